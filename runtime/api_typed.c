@@ -1,0 +1,161 @@
+/*
+ * api_typed.c: the definitions of the typed and sized RMA routines and of shmem_putmem and its
+ * untyped siblings.
+ *
+ * Everything here is expanded from FSH_TYPE_TABLE and FSH_SIZE_TABLE in shmem.h, the same
+ * tables that generate the prototypes, so a definition cannot drift from its declaration. Each
+ * body is exactly one call into the type-erased routines of api.h with a byte count or element
+ * size; argument checks, error messages and the transfer itself live there, in ordinary
+ * debuggable C. This file never checks arguments, never touches the fabric and holds no state.
+ * The `fn` passed down is __func__, so error messages name the routine the user called.
+ */
+#include <stdint.h>
+
+#include <shmem.h>
+
+#include "api.h"
+
+/* nelems * esize, or SIZE_MAX when the product overflows: a wrapped count would look like a
+ * small valid transfer, while SIZE_MAX is always rejected by api.c as exceeding the address
+ * space, so the overflow is reported instead of silently moving the wrong amount. */
+static inline size_t bytes_of(size_t nelems, size_t esize)
+{
+    if (esize != 0 && nelems > SIZE_MAX / esize) {
+        return SIZE_MAX;
+    }
+    return nelems * esize;
+}
+
+/* ------------------------------------------------------------------ untyped RMA */
+void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_put(__func__, SHMEM_CTX_DEFAULT, dest, source, nelems, pe, 0);
+}
+
+void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_get(__func__, SHMEM_CTX_DEFAULT, dest, source, nelems, pe, 0);
+}
+
+void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_put(__func__, SHMEM_CTX_DEFAULT, dest, source, nelems, pe, 1);
+}
+
+void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_get(__func__, SHMEM_CTX_DEFAULT, dest, source, nelems, pe, 1);
+}
+
+void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_put(__func__, ctx, dest, source, nelems, pe, 0);
+}
+
+void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_get(__func__, ctx, dest, source, nelems, pe, 0);
+}
+
+void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_put(__func__, ctx, dest, source, nelems, pe, 1);
+}
+
+void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    fsh_api_get(__func__, ctx, dest, source, nelems, pe, 1);
+}
+
+/* ------------------------------------------------------------------ typed RMA */
+/* The contiguous and strided routines of one type, in a plain and a ctx form. CTX is either
+ * `SHMEM_CTX_DEFAULT` (the plain form) or `ctx` (the parameter of the ctx form); PFX and ARG
+ * add that parameter to the ctx form's name and parameter list. */
+#define DEF_PUTGET(CTYPE, NAME, PFX, ARG, CTX)                                                   \
+    void shmem_##PFX##NAME##_put(ARG CTYPE *dest, const CTYPE *source, size_t nelems, int pe)    \
+    {                                                                                            \
+        fsh_api_put(__func__, CTX, dest, source, bytes_of(nelems, sizeof(CTYPE)), pe, 0);        \
+    }                                                                                            \
+    void shmem_##PFX##NAME##_put_nbi(ARG CTYPE *dest, const CTYPE *source, size_t nelems,        \
+                                     int pe)                                                     \
+    {                                                                                            \
+        fsh_api_put(__func__, CTX, dest, source, bytes_of(nelems, sizeof(CTYPE)), pe, 1);        \
+    }                                                                                            \
+    void shmem_##PFX##NAME##_get(ARG CTYPE *dest, const CTYPE *source, size_t nelems, int pe)    \
+    {                                                                                            \
+        fsh_api_get(__func__, CTX, dest, source, bytes_of(nelems, sizeof(CTYPE)), pe, 0);        \
+    }                                                                                            \
+    void shmem_##PFX##NAME##_get_nbi(ARG CTYPE *dest, const CTYPE *source, size_t nelems,        \
+                                     int pe)                                                     \
+    {                                                                                            \
+        fsh_api_get(__func__, CTX, dest, source, bytes_of(nelems, sizeof(CTYPE)), pe, 1);        \
+    }                                                                                            \
+    void shmem_##PFX##NAME##_iput(ARG CTYPE *dest, const CTYPE *source, ptrdiff_t dst,           \
+                                  ptrdiff_t sst, size_t nelems, int pe)                          \
+    {                                                                                            \
+        fsh_api_iput(__func__, CTX, dest, source, dst, sst, nelems, sizeof(CTYPE), pe);          \
+    }                                                                                            \
+    void shmem_##PFX##NAME##_iget(ARG CTYPE *dest, const CTYPE *source, ptrdiff_t dst,           \
+                                  ptrdiff_t sst, size_t nelems, int pe)                          \
+    {                                                                                            \
+        fsh_api_iget(__func__, CTX, dest, source, dst, sst, nelems, sizeof(CTYPE), pe);          \
+    }
+
+/* Single-element p and g. g's result starts at 0 so that, should api.c ever return from an
+ * error without writing it, the caller gets a defined value rather than stack garbage. */
+#define DEF_PG(CTYPE, NAME, PFX, ARG, CTX)                                                       \
+    void shmem_##PFX##NAME##_p(ARG CTYPE *dest, CTYPE value, int pe)                             \
+    {                                                                                            \
+        fsh_api_put(__func__, CTX, dest, &value, sizeof(CTYPE), pe, 0);                          \
+    }                                                                                            \
+    CTYPE shmem_##PFX##NAME##_g(ARG const CTYPE *source, int pe)                                 \
+    {                                                                                            \
+        CTYPE v = 0;                                                                             \
+        fsh_api_get(__func__, CTX, &v, source, sizeof(CTYPE), pe, 0);                            \
+        return v;                                                                                \
+    }
+
+#define CTX_ARG shmem_ctx_t ctx,
+#define DEF_RMA(CTYPE, NAME)                                                                     \
+    DEF_PUTGET(CTYPE, NAME, , , SHMEM_CTX_DEFAULT)                                               \
+    DEF_PUTGET(CTYPE, NAME, ctx_, CTX_ARG, ctx)                                                  \
+    DEF_PG(CTYPE, NAME, , , SHMEM_CTX_DEFAULT)                                                   \
+    DEF_PG(CTYPE, NAME, ctx_, CTX_ARG, ctx)
+#define DEF_RMA_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, DEF_RMA(CTYPE, NAME))
+
+FSH_TYPE_TABLE(DEF_RMA_ROW)
+
+/* ------------------------------------------------------------------ sized RMA */
+/* putN/getN/iputN/igetN: elements of N/8 bytes, whatever their type (ETYPE gives the size). */
+#define DEF_SIZED(BITS, ETYPE, PFX, ARG, CTX)                                                    \
+    void shmem_##PFX##put##BITS(ARG void *dest, const void *source, size_t nelems, int pe)       \
+    {                                                                                            \
+        fsh_api_put(__func__, CTX, dest, source, bytes_of(nelems, sizeof(ETYPE)), pe, 0);        \
+    }                                                                                            \
+    void shmem_##PFX##put##BITS##_nbi(ARG void *dest, const void *source, size_t nelems, int pe) \
+    {                                                                                            \
+        fsh_api_put(__func__, CTX, dest, source, bytes_of(nelems, sizeof(ETYPE)), pe, 1);        \
+    }                                                                                            \
+    void shmem_##PFX##get##BITS(ARG void *dest, const void *source, size_t nelems, int pe)       \
+    {                                                                                            \
+        fsh_api_get(__func__, CTX, dest, source, bytes_of(nelems, sizeof(ETYPE)), pe, 0);        \
+    }                                                                                            \
+    void shmem_##PFX##get##BITS##_nbi(ARG void *dest, const void *source, size_t nelems, int pe) \
+    {                                                                                            \
+        fsh_api_get(__func__, CTX, dest, source, bytes_of(nelems, sizeof(ETYPE)), pe, 1);        \
+    }                                                                                            \
+    void shmem_##PFX##iput##BITS(ARG void *dest, const void *source, ptrdiff_t dst,              \
+                                 ptrdiff_t sst, size_t nelems, int pe)                           \
+    {                                                                                            \
+        fsh_api_iput(__func__, CTX, dest, source, dst, sst, nelems, sizeof(ETYPE), pe);          \
+    }                                                                                            \
+    void shmem_##PFX##iget##BITS(ARG void *dest, const void *source, ptrdiff_t dst,              \
+                                 ptrdiff_t sst, size_t nelems, int pe)                           \
+    {                                                                                            \
+        fsh_api_iget(__func__, CTX, dest, source, dst, sst, nelems, sizeof(ETYPE), pe);          \
+    }
+#define DEF_SIZED_ROW(BITS, ETYPE)                                                               \
+    DEF_SIZED(BITS, ETYPE, , , SHMEM_CTX_DEFAULT)                                                \
+    DEF_SIZED(BITS, ETYPE, ctx_, CTX_ARG, ctx)
+
+FSH_SIZE_TABLE(DEF_SIZED_ROW)

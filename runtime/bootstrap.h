@@ -1,0 +1,46 @@
+/*
+ * bootstrap.h: who am I, who else is there, and one all-gather to introduce everybody.
+ *
+ * Backed by PMIx when a launcher started us (mpirun, srun --mpi=pmix, prterun), and by a
+ * one-PE implementation otherwise (a plain ./app is a singleton job, not an error). The
+ * bootstrap knows nothing of libfabric: it moves opaque bytes.
+ */
+#ifndef FSH_BOOTSTRAP_H
+#define FSH_BOOTSTRAP_H
+
+#include <stddef.h>
+
+struct fsh_boot_info {
+    int rank, size;
+    int local_rank, local_size;
+    int node_id, num_nodes;
+    int singleton;
+};
+
+struct fsh_boot_ops {
+    const char *name;
+    int (*init)(struct fsh_boot_info *info);
+    int (*allgather)(const void *mine, size_t len, void *all, double timeout_s);
+    int (*fence)(double timeout_s, void (*progress)(void));
+    void (*abort)(int status, const char *msg) __attribute__((noreturn));
+    void (*fini)(void);
+};
+
+extern const struct fsh_boot_ops fsh_boot_pmix_ops;
+extern const struct fsh_boot_ops fsh_boot_single_ops;
+
+/* PMIx when a launcher is present, else singleton. */
+int fsh_boot_init(struct fsh_boot_info *info);
+/* Every PE contributes len bytes (len equal on all PEs); all receives size*len bytes, rank order.
+ * timeout_s > 0 bounds the wait (a PE that never arrives ends the job with a message). */
+int fsh_boot_allgather(const void *mine, size_t len, void *all, double timeout_s);
+/* Wait until every PE arrived. progress (may be NULL) runs repeatedly while waiting, so a PE
+ * in the fence still serves the fabric operations peers aim at it. */
+int fsh_boot_fence(double timeout_s, void (*progress)(void));
+/* End the whole job: every PE, through the launcher. Never returns. */
+void fsh_boot_abort(int status, const char *msg) __attribute__((noreturn));
+void fsh_boot_fini(void);
+/* "pmix" or "singleton" */
+const char *fsh_boot_name(void);
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * bootstrap_pmix.c: the job's identity and the address exchange through PMIx.
+ *
+ * Reads rank, size, local rank/size, node id and node count; an all-gather is one
+ * PMIx_Put/Commit/Fence(collect data) followed by a local PMIx_Get per peer (the fence already
+ * brought the data here). PMIx status codes are translated here and nowhere else. Every fence
+ * carries PMIX_TIMEOUT so a PE that never arrives ends the job with a message instead of a hang.
+ */
+#include <errno.h>
+#include <pmix.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "error.h"
+#include "log.h"
+
+static pmix_proc_t me;
+static int initialized;
+static unsigned exchange_seq;
+
+static int pmix_to_errno(pmix_status_t rc)
+{
+    switch (rc) {
+    case PMIX_SUCCESS: return 0;
+    case PMIX_ERR_TIMEOUT: return -ETIMEDOUT;
+    case PMIX_ERR_NOMEM: return -ENOMEM;
+    case PMIX_ERR_NOT_FOUND: return -ENOENT;
+    case PMIX_ERR_UNREACH: return -EHOSTUNREACH;
+    default: return -EIO;
+    }
+}
+
+/* PMIx reports job attributes with different integer widths; accept any of them. */
+static int get_int(const pmix_proc_t *proc, const char *key, int *out)
+{
+    pmix_value_t *val = NULL;
+    pmix_status_t rc = PMIx_Get(proc, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS) {
+        return fsh_err(pmix_to_errno(rc), "check that the launcher supports PMIx (mpirun, srun --mpi=pmix, prterun)",
+                       "PMIx_Get(%s) failed: %s", key, PMIx_Error_string(rc));
+    }
+    int ok = 1;
+    switch (val->type) {
+    case PMIX_UINT32: *out = (int)val->data.uint32; break;
+    case PMIX_UINT16: *out = (int)val->data.uint16; break;
+    case PMIX_INT: *out = val->data.integer; break;
+    case PMIX_UINT: *out = (int)val->data.uint; break;
+    case PMIX_INT32: *out = (int)val->data.int32; break;
+    case PMIX_UINT64: *out = (int)val->data.uint64; break;
+    case PMIX_PROC_RANK: *out = (int)val->data.rank; break;
+    default: ok = 0; break;
+    }
+    PMIX_VALUE_RELEASE(val);
+    if (!ok) {
+        return fsh_err(-EPROTO, "report this launcher and PMIx version", "PMIx key %s has unexpected type", key);
+    }
+    return 0;
+}
+
+static int pmix_init(struct fsh_boot_info *info)
+{
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        /* No launcher: the caller falls back to a singleton. PMIx_Init may still have set up
+         * some state; release it. */
+        PMIx_Finalize(NULL, 0);
+        return pmix_to_errno(rc);
+    }
+    initialized = 1;
+    pmix_proc_t job = me;
+    job.rank = PMIX_RANK_WILDCARD;
+    memset(info, 0, sizeof(*info));
+    info->rank = (int)me.rank;
+    int err = get_int(&job, PMIX_JOB_SIZE, &info->size);
+    if (err == 0) {
+        err = get_int(&me, PMIX_LOCAL_RANK, &info->local_rank);
+    }
+    if (err == 0) {
+        err = get_int(&job, PMIX_LOCAL_SIZE, &info->local_size);
+    }
+    if (err == 0 && get_int(&me, PMIX_NODEID, &info->node_id) != 0) {
+        fsh_err_clear();
+        info->node_id = 0;
+    }
+    if (err == 0 && get_int(&job, PMIX_NUM_NODES, &info->num_nodes) != 0) {
+        fsh_err_clear();
+        info->num_nodes = (info->local_size == info->size) ? 1 : 0; /* 0: unknown, >1 */
+    }
+    return err;
+}
+
+struct fence_wait {
+    volatile int done;
+    pmix_status_t status;
+};
+
+static void fence_done(pmix_status_t status, void *cbdata)
+{
+    struct fence_wait *w = cbdata;
+    w->status = status;
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+}
+
+/* A fence, collecting data or not. Without progress it blocks in PMIx; with progress it uses
+ * the non-blocking fence and runs progress() until PMIx calls back. PMIX_TIMEOUT bounds both. */
+static int fence_impl(int collect, double timeout_s, void (*progress)(void))
+{
+    pmix_info_t info[2];
+    size_t ninfo = 0;
+    bool flag = collect ? true : false;
+    int timeout = (timeout_s > 0 && timeout_s < 2e9) ? (int)(timeout_s + 0.999) : 0;
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    ninfo++;
+    if (timeout > 0) {
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_TIMEOUT, &timeout, PMIX_INT);
+        ninfo++;
+    }
+    pmix_status_t rc;
+    if (!progress) {
+        rc = PMIx_Fence(NULL, 0, info, ninfo);
+    } else {
+        struct fence_wait w = {0, PMIX_SUCCESS};
+        rc = PMIx_Fence_nb(NULL, 0, info, ninfo, fence_done, &w);
+        if (rc == PMIX_SUCCESS) {
+            while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)) {
+                progress();
+                sched_yield();
+            }
+            rc = w.status;
+        }
+    }
+    for (size_t i = 0; i < ninfo; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    if (rc != PMIX_SUCCESS) {
+        return fsh_err(pmix_to_errno(rc),
+                       rc == PMIX_ERR_TIMEOUT ? "a PE did not reach shmem_init/shmem_finalize in time: check that every PE calls it; raise FABSHMEM_TIMEOUT for slow starts"
+                                              : "a PE may have died; see the launcher's messages",
+                       "PMIx_Fence failed: %s", PMIx_Error_string(rc));
+    }
+    return 0;
+}
+
+static int pmix_allgather(const void *mine, size_t len, void *all, double timeout_s)
+{
+    char key[PMIX_MAX_KEYLEN];
+    snprintf(key, sizeof(key), "fabshmem.x%u", exchange_seq++);
+    pmix_value_t val;
+    PMIX_VALUE_CONSTRUCT(&val);
+    val.type = PMIX_BYTE_OBJECT;
+    val.data.bo.bytes = (char *)mine;
+    val.data.bo.size = len;
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &val);
+    if (rc == PMIX_SUCCESS) {
+        rc = PMIx_Commit();
+    }
+    if (rc != PMIX_SUCCESS) {
+        return fsh_err(pmix_to_errno(rc), "see the launcher's messages",
+                       "PMIx_Put/Commit of %zu bytes failed: %s", len, PMIx_Error_string(rc));
+    }
+    int err = fence_impl(1, timeout_s, NULL);
+    if (err != 0) {
+        return err;
+    }
+    pmix_proc_t job = me;
+    pmix_value_t *v = NULL;
+    uint32_t size = 0;
+    job.rank = PMIX_RANK_WILDCARD;
+    rc = PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &v);
+    if (rc == PMIX_SUCCESS) {
+        size = v->data.uint32;
+        PMIX_VALUE_RELEASE(v);
+    }
+    for (uint32_t r = 0; r < size; r++) {
+        pmix_proc_t peer = me;
+        peer.rank = r;
+        rc = PMIx_Get(&peer, key, NULL, 0, &v);
+        if (rc != PMIX_SUCCESS) {
+            return fsh_err(pmix_to_errno(rc), "see the launcher's messages",
+                           "PMIx_Get of PE %u's %s failed: %s", r, key, PMIx_Error_string(rc));
+        }
+        if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size != len) {
+            size_t got = v->data.bo.size;
+            PMIX_VALUE_RELEASE(v);
+            return fsh_err(-EPROTO, "all PEs must run the same fabshmem build and configuration",
+                           "PE %u published %zu bytes, expected %zu", r, got, len);
+        }
+        memcpy((char *)all + (size_t)r * len, v->data.bo.bytes, len);
+        PMIX_VALUE_RELEASE(v);
+    }
+    return 0;
+}
+
+static int pmix_fence(double timeout_s, void (*progress)(void))
+{
+    return fence_impl(0, timeout_s, progress);
+}
+
+static void __attribute__((noreturn)) pmix_abort(int status, const char *msg)
+{
+    if (initialized) {
+        /* Ends every PE of the job through the launcher. */
+        PMIx_Abort(status ? status : 1, msg, NULL, 0);
+    }
+    _exit(status ? status : 1);
+}
+
+static void pmix_fini(void)
+{
+    if (initialized) {
+        PMIx_Finalize(NULL, 0);
+        initialized = 0;
+    }
+}
+
+const struct fsh_boot_ops fsh_boot_pmix_ops = {
+    .name = "pmix",
+    .init = pmix_init,
+    .allgather = pmix_allgather,
+    .fence = pmix_fence,
+    .abort = pmix_abort,
+    .fini = pmix_fini,
+};

@@ -1,0 +1,251 @@
+/*
+ * env.c: the only place that reads the environment.
+ *
+ * Owns the table of env.def, its parsing and its printing. Values are parsed once, at
+ * shmem_init, into one struct that never changes afterwards, so no hot path calls getenv().
+ * A malformed value is an error naming the variable and an accepted form; an unknown FABSHMEM_*
+ * variable (a typo, most often) is a warning naming the closest valid one.
+ */
+#include "env.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+#include "log.h"
+
+extern char **environ;
+
+static struct fsh_config config;
+
+enum row_type { T_BOOL, T_SIZE, T_LONG, T_DOUBLE, T_STR };
+
+struct row {
+    const char *name;
+    enum row_type type;
+    const char *def;
+    const char *help;
+    void *field;
+    bool set; /* given in the environment, as opposed to the default */
+};
+
+static struct row rows[] = {
+#define FSH_ENV(name, type, def, help) {#name, T_##type, def, help, &config.name, false},
+#include "env.def"
+#undef FSH_ENV
+};
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+int fsh_env_parse_size(const char *s, size_t *out)
+{
+    while (isspace((unsigned char)*s)) {
+        s++;
+    }
+    if (!isdigit((unsigned char)*s)) {
+        return -EINVAL;
+    }
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE) {
+        return -EINVAL;
+    }
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    /* Accept 512M, 512MB, 512MiB and 512m. */
+    if (shift && toupper((unsigned char)end[0]) == 'I' && toupper((unsigned char)end[1]) == 'B') {
+        end += 2;
+    } else if (toupper((unsigned char)*end) == 'B') {
+        end++;
+    }
+    while (isspace((unsigned char)*end)) {
+        end++;
+    }
+    if (*end != '\0') {
+        return -EINVAL;
+    }
+    if (shift && v > (UINT64_MAX >> shift)) {
+        return -EINVAL;
+    }
+    v <<= shift;
+    if (v > SIZE_MAX) {
+        return -EINVAL;
+    }
+    *out = (size_t)v;
+    return 0;
+}
+
+int fsh_env_parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"1", "y", "yes", "on", "true"};
+    static const char *const no[] = {"0", "n", "no", "off", "false", ""};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = true;
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = false;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+static int parse_row(struct row *r, const char *v)
+{
+    char *end;
+    switch (r->type) {
+    case T_BOOL:
+        if (fsh_env_parse_bool(v, r->field) != 0) {
+            return fsh_err(-EINVAL, "use 1 or 0 (also yes/no, on/off, true/false)",
+                           "%s='%s' is not a boolean", r->name, v);
+        }
+        return 0;
+    case T_SIZE:
+        if (fsh_env_parse_size(v, r->field) != 0) {
+            return fsh_err(-EINVAL, "use a number with an optional K, M, G or T suffix, e.g. 512M",
+                           "%s='%s' is not a size", r->name, v);
+        }
+        return 0;
+    case T_LONG:
+        errno = 0;
+        *(long *)r->field = strtol(v, &end, 0);
+        if (errno != 0 || end == v || *end != '\0') {
+            return fsh_err(-EINVAL, "use a whole number", "%s='%s' is not an integer", r->name, v);
+        }
+        return 0;
+    case T_DOUBLE:
+        errno = 0;
+        *(double *)r->field = strtod(v, &end);
+        if (errno != 0 || end == v || *end != '\0') {
+            return fsh_err(-EINVAL, "use a number, e.g. 30 or 0.5", "%s='%s' is not a number",
+                           r->name, v);
+        }
+        return 0;
+    case T_STR:
+        *(const char **)r->field = v;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+int fsh_env_load(void)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        const char *v = getenv(rows[i].name);
+        rows[i].set = (v != NULL);
+        int rc = parse_row(&rows[i], v ? v : rows[i].def);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+const struct fsh_config *fsh_env(void)
+{
+    return &config;
+}
+
+bool fsh_env_is_set(const char *name)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        if (strcmp(rows[i].name, name) == 0) {
+            return rows[i].set;
+        }
+    }
+    return false;
+}
+
+/* Levenshtein distance, bounded to short names; enough for typo hints. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) {
+        return SIZE_MAX;
+    }
+    size_t prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++) {
+        prev[j] = j;
+    }
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof(size_t) * (lb + 1));
+    }
+    return prev[lb];
+}
+
+const char *fsh_env_nearest(const char *name)
+{
+    const char *best = rows[0].name;
+    size_t best_d = SIZE_MAX;
+    for (size_t i = 0; i < NROWS; i++) {
+        size_t d = distance(name, rows[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = rows[i].name;
+        }
+    }
+    return best;
+}
+
+void fsh_env_warn_unknown(void)
+{
+    static const char prefix[] = "FABSHMEM_";
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, prefix, sizeof(prefix) - 1) != 0) {
+            continue;
+        }
+        char name[128];
+        size_t n = strcspn(*e, "=");
+        if (n >= sizeof(name)) {
+            n = sizeof(name) - 1;
+        }
+        memcpy(name, *e, n);
+        name[n] = '\0';
+        bool known = false;
+        for (size_t i = 0; i < NROWS && !known; i++) {
+            known = strcmp(rows[i].name, name) == 0;
+        }
+        if (!known) {
+            FSH_WARN("unknown variable %s ignored; did you mean %s? (SHMEM_INFO=1 lists them all)",
+                     name, fsh_env_nearest(name));
+        }
+    }
+}
+
+void fsh_env_print(FILE *out)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        const struct row *r = &rows[i];
+        char val[64];
+        switch (r->type) {
+        case T_BOOL: snprintf(val, sizeof(val), "%d", *(bool *)r->field); break;
+        case T_SIZE: snprintf(val, sizeof(val), "%zu", *(size_t *)r->field); break;
+        case T_LONG: snprintf(val, sizeof(val), "%ld", *(long *)r->field); break;
+        case T_DOUBLE: snprintf(val, sizeof(val), "%g", *(double *)r->field); break;
+        case T_STR: snprintf(val, sizeof(val), "%s", *(const char **)r->field); break;
+        }
+        fprintf(out, "  %-22s %-12s %-8s %s\n", r->name, val[0] ? val : "\"\"",
+                r->set ? "(set)" : "(default)", r->help);
+    }
+}

@@ -1,0 +1,43 @@
+/*
+ * env.h: the configuration, parsed once from the environment into one immutable struct.
+ *
+ * Fields are named exactly like the variables (see env.def), so a variable is greppable from
+ * its use to its definition. Only env.c calls getenv().
+ */
+#ifndef FSH_ENV_H
+#define FSH_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define FSH_ENV_T_BOOL bool
+#define FSH_ENV_T_SIZE size_t
+#define FSH_ENV_T_LONG long
+#define FSH_ENV_T_DOUBLE double
+#define FSH_ENV_T_STR const char *
+
+struct fsh_config {
+#define FSH_ENV(name, type, def, help) FSH_ENV_T_##type name;
+#include "env.def"
+#undef FSH_ENV
+};
+
+/* Parse every row; on a malformed value records the error (fsh_err) and returns -EINVAL. */
+int fsh_env_load(void);
+/* The parsed configuration; valid after fsh_env_load() succeeded. */
+const struct fsh_config *fsh_env(void);
+/* Warn once about FABSHMEM_* variables that are not in the table, naming the nearest row. */
+void fsh_env_warn_unknown(void);
+/* True when the variable was given in the environment (not defaulted). */
+bool fsh_env_is_set(const char *name);
+/* Print every row: name, value, whether it was set, and its help text. */
+void fsh_env_print(FILE *out);
+
+/* Parsers, exposed for unit tests. Return 0 or -EINVAL. */
+int fsh_env_parse_size(const char *s, size_t *out);
+int fsh_env_parse_bool(const char *s, bool *out);
+/* Nearest table name to `name` (edit distance), for "did you mean" hints. */
+const char *fsh_env_nearest(const char *name);
+
+#endif

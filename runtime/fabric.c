@@ -1,0 +1,413 @@
+/*
+ * fabric.c: chooses the libfabric provider and opens the PE's endpoint.
+ *
+ * Owns the fabric, domain, address vector (FI_AV_TABLE: fi_addr == PE), completion queue and
+ * RDM endpoint, and the provider limits everyone else obeys (inject size, message size, mr_mode,
+ * immediate-data size, queue depth). It never posts data operations (rma.c does) and never reads
+ * the CQ (progress.c does).
+ *
+ * Provider choice: FABSHMEM_PROVIDER or FI_PROVIDER when set; otherwise the first that works of
+ * efa, verbs;ofi_rxm, shm (only when every PE is on this node) and tcp;ofi_rxm. Each is asked
+ * for an RDM endpoint with RMA (atomics when available) and delivery-complete semantics: a
+ * completion then means the data is visible at the target, which is what shmem_quiet promises.
+ * No ordering between RMA operations is ever assumed, whatever msg_order the provider reports.
+ */
+#include "fabric.h"
+
+#include <errno.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "log.h"
+
+static struct {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    fi_addr_t *peers;
+    int npes;
+    struct fsh_fabric_attr attr;
+} fab;
+
+static const char *const default_order[] = {"efa", "verbs;ofi_rxm", "shm", "tcp;ofi_rxm"};
+
+static const struct {
+    const char *name;
+    uint64_t bit;
+} mr_bits[] = {
+    {"local", FI_MR_LOCAL},         {"virt_addr", FI_MR_VIRT_ADDR},
+    {"allocated", FI_MR_ALLOCATED}, {"prov_key", FI_MR_PROV_KEY},
+    {"raw", FI_MR_RAW},             {"hmem", FI_MR_HMEM},
+};
+
+static int parse_mr_mode(const char *s, uint64_t *out)
+{
+    *out = 0;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save)) {
+        size_t i;
+        for (i = 0; i < sizeof(mr_bits) / sizeof(mr_bits[0]); i++) {
+            if (strcmp(tok, mr_bits[i].name) == 0) {
+                *out |= mr_bits[i].bit;
+                break;
+            }
+        }
+        if (i == sizeof(mr_bits) / sizeof(mr_bits[0])) {
+            return fsh_err(-EINVAL, "use a comma-separated list of local, virt_addr, allocated, prov_key, raw, hmem",
+                           "FABSHMEM_MR_MODE: unknown mode '%s'", tok);
+        }
+    }
+    return 0;
+}
+
+static void mr_mode_str(uint64_t mode, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(mr_bits) / sizeof(mr_bits[0]); i++) {
+        if (mode & mr_bits[i].bit) {
+            n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
+                                  mr_bits[i].name);
+        }
+    }
+    if (n == 0) {
+        snprintf(buf, len, "none");
+    }
+}
+
+/* One fi_getinfo attempt. prov may be NULL (libfabric's own order, filtered by FI_PROVIDER). */
+static int try_provider(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
+                        uint64_t op_flags, struct fi_info **out)
+{
+    struct fi_info *hints = fi_allocinfo();
+    if (!hints) {
+        return -ENOMEM;
+    }
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = caps;
+    /* Every operation carries its own struct fsh_op, which begins with a fi_context2. */
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->mr_mode = (int)mr_offer;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+    hints->tx_attr->op_flags = op_flags;
+    if (prov) {
+        hints->fabric_attr->prov_name = strdup(prov);
+    }
+    if (domain && domain[0]) {
+        hints->domain_attr->name = strdup(domain);
+    }
+    int rc = fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, out);
+    fi_freeinfo(hints);
+    return rc;
+}
+
+/* Ask with the full wish list first, then give up what the provider can live without. */
+static int probe(const char *prov, const char *domain, uint64_t mr_offer, struct fi_info **out)
+{
+    const uint64_t rma = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    const uint64_t tries[][2] = {
+        {rma | FI_ATOMIC, FI_DELIVERY_COMPLETE},
+        {rma, FI_DELIVERY_COMPLETE},
+        {rma | FI_ATOMIC, 0},
+        {rma, 0},
+    };
+    int rc = -FI_ENODATA;
+    for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+        rc = try_provider(prov, domain, mr_offer, tries[i][0], tries[i][1], out);
+        if (rc == 0) {
+            return 0;
+        }
+    }
+    return rc;
+}
+
+static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                  uint64_t mr_offer, struct fi_info **out)
+{
+    const char *forced = cfg->FABSHMEM_PROVIDER[0] ? cfg->FABSHMEM_PROVIDER : NULL;
+    if (forced || cfg->FI_PROVIDER[0]) {
+        /* With only FI_PROVIDER set, libfabric filters its own list (FI_PROVIDER=tcp gives
+         * tcp;ofi_rxm for RDM); prov_name NULL lets it do that. */
+        int rc = probe(forced, cfg->FABSHMEM_DOMAIN, mr_offer, out);
+        if (rc != 0) {
+            const char *name = forced ? forced : cfg->FI_PROVIDER;
+            return fsh_err(-ENODEV,
+                           "unset FI_PROVIDER/FABSHMEM_PROVIDER or choose one listed by 'fi_info -t FI_EP_RDM -c FI_RMA'",
+                           "no libfabric provider '%s' offers FI_EP_RDM with RMA%s%s: %s", name,
+                           cfg->FABSHMEM_DOMAIN[0] ? " on domain " : "", cfg->FABSHMEM_DOMAIN,
+                           fi_strerror(-rc));
+        }
+        return 0;
+    }
+    bool one_node = boot->local_size == boot->size;
+    for (size_t i = 0; i < sizeof(default_order) / sizeof(default_order[0]); i++) {
+        if (strcmp(default_order[i], "shm") == 0 && !one_node) {
+            continue;
+        }
+        if (probe(default_order[i], cfg->FABSHMEM_DOMAIN, mr_offer, out) == 0) {
+            return 0;
+        }
+        FSH_DEBUG("provider %s not usable here", default_order[i]);
+    }
+    return fsh_err(-ENODEV, "install a libfabric provider (libfabric-bin lists them: fi_info -t FI_EP_RDM)",
+                   "no libfabric provider offers FI_EP_RDM with RMA (tried efa, verbs;ofi_rxm, %stcp;ofi_rxm)",
+                   one_node ? "shm, " : "");
+}
+
+static int fi_fail(int rc, const char *what)
+{
+    return fsh_err(rc, "check the provider with 'fi_info -v'; FABSHMEM_LOG=debug shows more",
+                   "%s failed on provider %s: %s", what, fab.attr.prov, fi_strerror(-rc));
+}
+
+static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
+{
+    struct fi_info *fi = fab.info;
+    struct fsh_fabric_attr *a = &fab.attr;
+    snprintf(a->prov, sizeof(a->prov), "%s", fi->fabric_attr->prov_name);
+    snprintf(a->domain, sizeof(a->domain), "%s", fi->domain_attr->name);
+    a->addr_format = fi->addr_format;
+    a->mr_mode = (uint64_t)fi->domain_attr->mr_mode;
+    /* A FABSHMEM_MR_MODE given by the user is not only offered but obeyed: the EFA code paths
+     * (local descriptors, provider keys, registration of allocated memory only) then run on
+     * providers that would not require them. Virtual addressing always follows the provider. */
+    uint64_t obey = a->mr_mode | (fsh_env_is_set("FABSHMEM_MR_MODE") ? mr_offer : 0);
+    a->mr_local = (obey & FI_MR_LOCAL) != 0;
+    a->mr_virt_addr = (a->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    a->mr_prov_key = (obey & FI_MR_PROV_KEY) != 0;
+    a->mr_allocated = (obey & FI_MR_ALLOCATED) != 0;
+    a->pins_memory = a->mr_local || a->mr_allocated || strncmp(a->prov, "efa", 3) == 0 ||
+                     strncmp(a->prov, "verbs", 5) == 0;
+    a->has_atomics = (fi->caps & FI_ATOMIC) != 0;
+    a->delivery_complete = (fi->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0;
+    a->manual_progress = fi->domain_attr->data_progress == FI_PROGRESS_MANUAL;
+    a->inject_size = fi->tx_attr->inject_size;
+    if (cfg->FABSHMEM_INJECT_SIZE >= 0 && (size_t)cfg->FABSHMEM_INJECT_SIZE < a->inject_size) {
+        a->inject_size = (size_t)cfg->FABSHMEM_INJECT_SIZE;
+    }
+    a->max_msg_size = fi->ep_attr->max_msg_size;
+    if (cfg->FABSHMEM_MAX_MSG_SIZE && cfg->FABSHMEM_MAX_MSG_SIZE < a->max_msg_size) {
+        a->max_msg_size = cfg->FABSHMEM_MAX_MSG_SIZE;
+    }
+    /* Keep pieces inside the address space arithmetic of every provider. */
+    if (a->max_msg_size > ((size_t)1 << 30)) {
+        a->max_msg_size = (size_t)1 << 30;
+    }
+    a->cq_data_size = fi->domain_attr->cq_data_size;
+    a->tx_depth = fi->tx_attr->size ? fi->tx_attr->size : 256;
+    if (cfg->FABSHMEM_TX_DEPTH > 0) {
+        a->tx_depth = (size_t)cfg->FABSHMEM_TX_DEPTH;
+    }
+    a->mr_key_size = fi->domain_attr->mr_key_size;
+}
+
+int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot)
+{
+    uint64_t mr_offer;
+    int rc = parse_mr_mode(cfg->FABSHMEM_MR_MODE, &mr_offer);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = choose(cfg, boot, mr_offer, &fab.info);
+    if (rc != 0) {
+        return rc;
+    }
+    fill_attr(cfg, mr_offer);
+    struct fsh_fabric_attr *a = &fab.attr;
+    if (a->cq_data_size < 4) {
+        return fsh_err(-ENOTSUP, "choose a provider with remote CQ data (efa, shm, tcp)",
+                       "provider %s carries %zu bytes of immediate data; fabshmem needs 4",
+                       a->prov, a->cq_data_size);
+    }
+    if (a->mr_key_size > 8) {
+        return fsh_err(-ENOTSUP, "choose another provider",
+                       "provider %s uses %zu-byte memory keys; fabshmem supports up to 8",
+                       a->prov, a->mr_key_size);
+    }
+    if (!a->delivery_complete) {
+        FSH_WARN("provider %s lacks FI_DELIVERY_COMPLETE: quiet relies on its default completion "
+                 "semantics", a->prov);
+    }
+    fab.npes = boot->size;
+
+    rc = fi_fabric(fab.info->fabric_attr, &fab.fabric, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_fabric");
+    }
+    rc = fi_domain(fab.fabric, fab.info, &fab.domain, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_domain");
+    }
+    struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)boot->size};
+    rc = fi_av_open(fab.domain, &av_attr, &fab.av, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_av_open");
+    }
+    /* Room for every operation we may have in flight plus a burst of remote events (signals,
+     * barrier notifications) that arrive without being asked for. */
+    struct fi_cq_attr cq_attr = {
+        .format = FI_CQ_FORMAT_DATA,
+        .size = a->tx_depth * 2 + 4096,
+        .wait_obj = FI_WAIT_NONE,
+    };
+    rc = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_cq_open");
+    }
+    rc = fi_endpoint(fab.domain, fab.info, &fab.ep, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_endpoint");
+    }
+    rc = fi_ep_bind(fab.ep, &fab.av->fid, 0);
+    if (rc == 0) {
+        rc = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+    }
+    if (rc != 0) {
+        return fi_fail(rc, "fi_ep_bind");
+    }
+    rc = fi_enable(fab.ep);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_enable");
+    }
+    char mm[96];
+    mr_mode_str(a->mr_mode, mm, sizeof(mm));
+    FSH_INFO("provider %s domain %s mr_mode %s inject %zu max_msg %zu cq_data %zu tx_depth %zu",
+             a->prov, a->domain, mm, a->inject_size, a->max_msg_size, a->cq_data_size,
+             a->tx_depth);
+    return 0;
+}
+
+int fsh_fabric_getname(void *buf, size_t buflen)
+{
+    size_t len = buflen;
+    int rc = fi_getname(&fab.ep->fid, buf, &len);
+    if (rc == -FI_ETOOSMALL) {
+        return fsh_err(-EOVERFLOW, "report the provider; fabshmem's address slot is too small",
+                       "provider %s address is %zu bytes, more than %zu", fab.attr.prov, len,
+                       buflen);
+    }
+    if (rc != 0) {
+        return fi_fail(rc, "fi_getname");
+    }
+    fab.attr.addrlen = len;
+    return (int)len;
+}
+
+int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes)
+{
+    /* String addresses (shm) go in back to back, each with its NUL; binary addresses (efa: 32
+     * bytes, tcp: sockaddr) at a fixed stride, which requires equal lengths. */
+    if (npes <= 0) {
+        return fsh_err(-EINVAL, "", "no peers to insert");
+    }
+    bool str = fab.attr.addr_format == FI_ADDR_STR;
+    size_t stride = lens[0];
+    size_t total = 0;
+    for (int i = 0; i < npes; i++) {
+        if (!str && lens[i] != stride) {
+            return fsh_err(-EPROTO, "run every PE with the same provider (FI_PROVIDER)",
+                           "PE %d's address is %u bytes, PE 0's is %zu", i, lens[i], stride);
+        }
+        total += lens[i] + (str ? 1 : 0);
+    }
+    uint8_t *packed = malloc(total ? total : 1);
+    fab.peers = calloc((size_t)npes, sizeof(fi_addr_t));
+    if (!packed || !fab.peers) {
+        free(packed);
+        return fsh_err(-ENOMEM, "", "out of memory for %d peer addresses", npes);
+    }
+    size_t off = 0;
+    for (int i = 0; i < npes; i++) {
+        const uint8_t *a = slots + (size_t)i * FSH_ADDR_MAX;
+        memcpy(packed + off, a, lens[i]);
+        off += lens[i];
+        if (str && (lens[i] == 0 || a[lens[i] - 1] != '\0')) {
+            packed[off++] = '\0';
+        }
+    }
+    int n = fi_av_insert(fab.av, packed, (size_t)npes, fab.peers, 0, NULL);
+    free(packed);
+    if (n != npes) {
+        return fsh_err(n < 0 ? n : -EPROTO, "check that all PEs can reach each other on this provider",
+                       "fi_av_insert of %d peers on %s inserted %d: %s", npes, fab.attr.prov, n,
+                       n < 0 ? fi_strerror(-n) : "some addresses were rejected");
+    }
+    fab.npes = npes;
+    return 0;
+}
+
+void fsh_fabric_describe(char *buf, size_t len)
+{
+    char mm[96];
+    mr_mode_str(fab.attr.mr_mode, mm, sizeof(mm));
+    snprintf(buf, len,
+             "provider %s, domain %s, address %zu bytes, mr_mode %s%s%s, inject %zu, "
+             "max message %zu, immediate data %zu bytes, tx depth %zu, atomics %s, "
+             "delivery-complete %s, %s progress",
+             fab.attr.prov, fab.attr.domain, fab.attr.addrlen, mm,
+             fab.attr.mr_local && !(fab.attr.mr_mode & FI_MR_LOCAL) ? " (+local forced)" : "",
+             fab.attr.mr_virt_addr ? "" : " (offset addressing)", fab.attr.inject_size,
+             fab.attr.max_msg_size, fab.attr.cq_data_size, fab.attr.tx_depth,
+             fab.attr.has_atomics ? "yes" : "no", fab.attr.delivery_complete ? "yes" : "no",
+             fab.attr.manual_progress ? "manual" : "auto");
+}
+
+static void close_fid(struct fid *fid, const char *what)
+{
+    if (fid) {
+        int rc = fi_close(fid);
+        if (rc != 0) {
+            FSH_WARN("closing %s: %s", what, fi_strerror(-rc));
+        }
+    }
+}
+
+void fsh_fabric_close(void)
+{
+    close_fid(fab.ep ? &fab.ep->fid : NULL, "endpoint");
+    close_fid(fab.av ? &fab.av->fid : NULL, "address vector");
+    close_fid(fab.cq ? &fab.cq->fid : NULL, "completion queue");
+    close_fid(fab.domain ? &fab.domain->fid : NULL, "domain");
+    close_fid(fab.fabric ? &fab.fabric->fid : NULL, "fabric");
+    if (fab.info) {
+        fi_freeinfo(fab.info);
+    }
+    free(fab.peers);
+    memset(&fab, 0, sizeof(fab));
+}
+
+const struct fsh_fabric_attr *fsh_fabric_attr(void)
+{
+    return &fab.attr;
+}
+
+struct fid_domain *fsh_fabric_domain(void)
+{
+    return fab.domain;
+}
+
+struct fid_ep *fsh_fabric_ep(void)
+{
+    return fab.ep;
+}
+
+struct fid_cq *fsh_fabric_cq(void)
+{
+    return fab.cq;
+}
+
+fi_addr_t fsh_fabric_peer(int pe)
+{
+    return fab.peers[pe];
+}

@@ -1,0 +1,60 @@
+/*
+ * fabric.h: the libfabric endpoint every other transport module posts to.
+ *
+ * One RDM endpoint per PE with one address vector (indexed by PE) and one completion queue.
+ * fabric.c chooses the provider and keeps its limits; rma.c, mr.c and progress.c use the
+ * handles below. Nothing above the transport layer includes <rdma/...>.
+ */
+#ifndef FSH_FABRIC_H
+#define FSH_FABRIC_H
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "env.h"
+
+/* What the rest of the runtime needs to know about the chosen provider. */
+struct fsh_fabric_attr {
+    char prov[64];
+    char domain[64];
+    uint32_t addr_format;
+    size_t addrlen;          /* our own address, as fi_getname returned it */
+    uint64_t mr_mode;        /* as returned by the provider */
+    bool mr_local;           /* local buffers need a descriptor (provider or forced) */
+    bool mr_virt_addr;       /* remote addresses are virtual addresses, else offsets */
+    bool mr_prov_key;        /* keys are chosen by the provider */
+    bool mr_allocated;       /* only allocated, pinned memory may be registered */
+    bool pins_memory;        /* registration locks pages (RLIMIT_MEMLOCK applies) */
+    bool has_atomics;
+    bool delivery_complete;  /* completions mean the data is visible at the target */
+    bool manual_progress;    /* data moves only while someone reads the CQ */
+    size_t inject_size;      /* 0: never inject */
+    size_t max_msg_size;     /* transfers are split into pieces of at most this */
+    size_t cq_data_size;     /* bytes of immediate data (4 on EFA) */
+    size_t tx_depth;         /* operations in flight before new ones wait */
+    size_t mr_key_size;
+};
+
+#define FSH_ADDR_MAX 240 /* slot for one PE's address in the exchange blob */
+
+int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot);
+void fsh_fabric_close(void);
+const struct fsh_fabric_attr *fsh_fabric_attr(void);
+
+/* My address, copied into buf (at most FSH_ADDR_MAX bytes); returns its length or -errno. */
+int fsh_fabric_getname(void *buf, size_t buflen);
+/* Insert every PE's address (slots of FSH_ADDR_MAX bytes, lengths in lens[]) in one call. */
+int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes);
+/* A short description of the provider for SHMEM_INFO and fabshmem-info. */
+void fsh_fabric_describe(char *buf, size_t len);
+
+struct fid_domain *fsh_fabric_domain(void);
+struct fid_ep *fsh_fabric_ep(void);
+struct fid_cq *fsh_fabric_cq(void);
+fi_addr_t fsh_fabric_peer(int pe);
+
+#endif

@@ -1,0 +1,312 @@
+/*
+ * heap.c: first-fit allocator over the symmetric heap, with coalescing.
+ *
+ * Blocks form one address-ordered list that tiles the heap exactly: live and free blocks
+ * alternate freely, but two free blocks are never adjacent (free merges them). The list nodes
+ * are ordinary private memory, never inside the heap: the heap is remotely writable, its
+ * bookkeeping must not be. Decisions depend only on the call sequence, never on addresses or
+ * time, so every PE that makes the same calls gets the same offsets.
+ *
+ * Costs are linear in the number of blocks, which stays small for symmetric allocations (they
+ * are collective and therefore coarse-grained).
+ */
+#include "heap.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "error.h"
+
+struct block {
+    size_t off, size;
+    bool live;
+    struct block *prev, *next;
+};
+
+static struct {
+    uint8_t *base;
+    size_t size;
+    struct block *head;
+} heap;
+
+/* The heap base is aligned to 2 MiB (huge-page friendly), so shmem_align up to 2 MiB yields
+ * truly aligned addresses on every PE. */
+#define HEAP_BASE_ALIGN ((size_t)2 << 20)
+
+void *fsh_heap_map(size_t size)
+{
+    size_t span = size + HEAP_BASE_ALIGN;
+    uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        fsh_err(-errno, "lower SHMEM_SYMMETRIC_SIZE or raise the address-space limit (ulimit -v)",
+                "cannot map a symmetric heap of %zu bytes: %s", size, strerror(errno));
+        return NULL;
+    }
+    uint8_t *base = (uint8_t *)(((uintptr_t)p + HEAP_BASE_ALIGN - 1) & ~(HEAP_BASE_ALIGN - 1));
+    if (base > p) {
+        munmap(p, (size_t)(base - p));
+    }
+    size_t tail = (size_t)((p + span) - (base + size));
+    if (tail) {
+        munmap(base + size, tail);
+    }
+    return base;
+}
+
+void fsh_heap_unmap(void *base, size_t size)
+{
+    if (base) {
+        munmap(base, size);
+    }
+}
+
+static struct block *node(size_t off, size_t size, bool live)
+{
+    struct block *b = calloc(1, sizeof(*b));
+    if (b) {
+        b->off = off;
+        b->size = size;
+        b->live = live;
+    }
+    return b;
+}
+
+int fsh_heap_init(void *base, size_t size)
+{
+    heap.base = base;
+    heap.size = size;
+    heap.head = node(0, size, false);
+    if (!heap.head) {
+        return fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
+    }
+    return 0;
+}
+
+void fsh_heap_fini(void)
+{
+    struct block *b = heap.head;
+    while (b) {
+        struct block *n = b->next;
+        free(b);
+        b = n;
+    }
+    memset(&heap, 0, sizeof(heap));
+}
+
+/* Split b so that it keeps its first `size` bytes; the rest becomes a new block after it. */
+static int split(struct block *b, size_t size, bool rest_live)
+{
+    if (b->size == size) {
+        return 0;
+    }
+    struct block *r = node(b->off + size, b->size - size, rest_live);
+    if (!r) {
+        return -ENOMEM;
+    }
+    r->prev = b;
+    r->next = b->next;
+    if (b->next) {
+        b->next->prev = r;
+    }
+    b->next = r;
+    b->size = size;
+    return 0;
+}
+
+/* Merge b with its free neighbours; returns the surviving block. */
+static struct block *coalesce(struct block *b)
+{
+    if (b->next && !b->next->live) {
+        struct block *n = b->next;
+        b->size += n->size;
+        b->next = n->next;
+        if (n->next) {
+            n->next->prev = b;
+        }
+        free(n);
+    }
+    if (b->prev && !b->prev->live) {
+        struct block *p = b->prev;
+        p->size += b->size;
+        p->next = b->next;
+        if (b->next) {
+            b->next->prev = p;
+        }
+        free(b);
+        b = p;
+    }
+    return b;
+}
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) & ~(a - 1);
+}
+
+void *fsh_heap_alloc(size_t size, size_t align)
+{
+    if (align < FSH_HEAP_MIN_ALIGN) {
+        align = FSH_HEAP_MIN_ALIGN;
+    }
+    if (align & (align - 1)) {
+        fsh_err(-EINVAL, "use a power of two", "alignment %zu is not a power of two", align);
+        return NULL;
+    }
+    if (size > heap.size) {
+        goto exhausted;
+    }
+    size = round_up(size ? size : 1, FSH_HEAP_MIN_ALIGN);
+    for (struct block *b = heap.head; b; b = b->next) {
+        if (b->live) {
+            continue;
+        }
+        /* Alignment is relative to the heap base, which is page aligned, so the offset is the
+         * same on every PE and so is the resulting address alignment. */
+        size_t start = round_up(b->off, align);
+        size_t lead = start - b->off;
+        if (lead > b->size || b->size - lead < size) {
+            continue;
+        }
+        if (lead && split(b, lead, false) != 0) {
+            goto nomem;
+        }
+        struct block *a = lead ? b->next : b;
+        if (split(a, size, false) != 0) {
+            goto nomem;
+        }
+        a->live = true;
+        return heap.base + a->off;
+    }
+exhausted:;
+    struct fsh_heap_stats st;
+    fsh_heap_stats(&st);
+    fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE (e.g. SHMEM_SYMMETRIC_SIZE=2G) or free blocks",
+            "symmetric heap exhausted: %zu bytes requested, %zu free in %zu pieces (largest %zu) of %zu",
+            size, st.free, st.free_blocks, st.largest_free, st.size);
+    return NULL;
+nomem:
+    fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
+    return NULL;
+}
+
+static struct block *find_live(const void *p)
+{
+    if (!heap.base || (const uint8_t *)p < heap.base || (const uint8_t *)p >= heap.base + heap.size) {
+        return NULL;
+    }
+    size_t off = (size_t)((const uint8_t *)p - heap.base);
+    for (struct block *b = heap.head; b && b->off <= off; b = b->next) {
+        if (b->off == off) {
+            return b->live ? b : NULL;
+        }
+    }
+    return NULL;
+}
+
+int fsh_heap_free(void *p)
+{
+    struct block *b = find_live(p);
+    if (!b) {
+        return fsh_err(-EINVAL, "pass a pointer returned by shmem_malloc/shmem_align/shmem_calloc/shmem_realloc, once",
+                       "%p is not a live symmetric block (freed twice, or not from the symmetric heap)",
+                       p);
+    }
+    b->live = false;
+    coalesce(b);
+    return 0;
+}
+
+size_t fsh_heap_block_size(const void *p)
+{
+    struct block *b = find_live(p);
+    return b ? b->size : 0;
+}
+
+void *fsh_heap_realloc(void *p, size_t size)
+{
+    struct block *b = find_live(p);
+    if (!b) {
+        fsh_err(-EINVAL, "pass a pointer returned by a symmetric allocation routine",
+                "%p is not a live symmetric block", p);
+        return NULL;
+    }
+    size_t want = round_up(size ? size : 1, FSH_HEAP_MIN_ALIGN);
+    if (size > heap.size) {
+        return fsh_heap_alloc(size, 0); /* records the exhaustion */
+    }
+    if (want <= b->size) {
+        /* Shrink in place; the tail becomes free and merges with what follows. */
+        if (want < b->size) {
+            if (split(b, want, false) != 0) {
+                fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
+                return NULL;
+            }
+            coalesce(b->next);
+        }
+        return p;
+    }
+    struct block *n = b->next;
+    if (n && !n->live && b->size + n->size >= want) {
+        /* Grow into the free neighbour. */
+        if (split(n, want - b->size, false) != 0) {
+            fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
+            return NULL;
+        }
+        b->size += n->size;
+        b->next = n->next;
+        if (n->next) {
+            n->next->prev = b;
+        }
+        free(n);
+        return p;
+    }
+    void *q = fsh_heap_alloc(size, 0);
+    if (!q) {
+        return NULL;
+    }
+    memcpy(q, p, b->size);
+    fsh_heap_free(p);
+    return q;
+}
+
+void fsh_heap_stats(struct fsh_heap_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->size = heap.size;
+    for (struct block *b = heap.head; b; b = b->next) {
+        st->blocks++;
+        if (b->live) {
+            st->used += b->size;
+        } else {
+            st->free += b->size;
+            st->free_blocks++;
+            if (b->size > st->largest_free) {
+                st->largest_free = b->size;
+            }
+        }
+    }
+}
+
+int fsh_heap_check(void)
+{
+    size_t expect = 0;
+    const struct block *prev = NULL;
+    for (const struct block *b = heap.head; b; prev = b, b = b->next) {
+        if (b->off != expect || b->size == 0 || b->prev != prev) {
+            return -1; /* gap, overlap, empty block or broken links */
+        }
+        if (prev && !prev->live && !b->live) {
+            return -2; /* adjacent free blocks were not merged */
+        }
+        if (b->live && b->off % FSH_HEAP_MIN_ALIGN) {
+            return -3;
+        }
+        expect = b->off + b->size;
+    }
+    return expect == heap.size ? 0 : -4;
+}

@@ -1,0 +1,44 @@
+/*
+ * heap.h: the symmetric heap allocator.
+ *
+ * Deterministic: the same sequence of calls gives the same offsets on every PE, which is what
+ * makes a block symmetric. It only does the bookkeeping (the collective barriers of
+ * shmem_malloc and friends are the API's); it never touches the fabric.
+ */
+#ifndef FSH_HEAP_H
+#define FSH_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Every block is aligned at least this much (a cache line; enough for any AMO type). */
+#define FSH_HEAP_MIN_ALIGN 64
+
+/* Map the heap memory (size rounded up to pages); returns its base or NULL (error recorded). */
+void *fsh_heap_map(size_t size);
+void fsh_heap_unmap(void *base, size_t size);
+
+/* Manage [base, base+size) — the bookkeeping itself lives outside the heap, so a remote write
+ * into the heap can never corrupt it. */
+int fsh_heap_init(void *base, size_t size);
+void fsh_heap_fini(void);
+
+/* NULL when no block fits (error recorded with the sizes); align: power of two or 0. */
+void *fsh_heap_alloc(size_t size, size_t align);
+/* -EINVAL when p is not the start of a live block (double free, foreign pointer). */
+int fsh_heap_free(void *p);
+/* Grow or shrink; in place when possible, else move (copying the old contents). NULL on
+ * failure, with the old block left as it was. */
+void *fsh_heap_realloc(void *p, size_t size);
+/* Size of the live block starting at p, 0 if none. */
+size_t fsh_heap_block_size(const void *p);
+
+struct fsh_heap_stats {
+    size_t size, used, free, largest_free;
+    size_t blocks, free_blocks;
+};
+void fsh_heap_stats(struct fsh_heap_stats *st);
+/* Check every invariant (ordering, no overlap, coalesced free space, totals); 0 when sound. */
+int fsh_heap_check(void);
+
+#endif

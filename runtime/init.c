@@ -1,0 +1,353 @@
+/*
+ * init.c: the one place that knows the order modules come up and go down.
+ *
+ *   init:  env -> log level -> bootstrap (PMIx or singleton) -> fabric -> progress ->
+ *          heap map -> memlock check -> registration (heap, data+bss) -> exchange (one
+ *          all-gather of {address, segment bases and keys}) -> AV insert -> allocator ->
+ *          collectives -> barrier
+ *   finalize: quiet -> barrier -> fence with progress -> everything closed in reverse
+ *
+ * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
+ * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
+ * the launcher. Modules never exit.
+ */
+#include "init.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "coll.h"
+#include "env.h"
+#include "error.h"
+#include "fabric.h"
+#include "heap.h"
+#include "log.h"
+#include "mr.h"
+#include "progress.h"
+#include "rma.h"
+#include "rt.h"
+#include "shmem.h"
+
+struct fsh_rt fsh_rt = {.pe = -1, .npes = 0, .log_level = FSH_LOG_WARN};
+
+static struct {
+    void *heap_base;
+    size_t heap_size;
+    int atexit_done;
+} lc;
+
+static void report(const char *fn, const char *fix, const char *msg)
+{
+    char who[32];
+    if (fsh_rt.pe >= 0) {
+        snprintf(who, sizeof(who), "PE %d/%d ", fsh_rt.pe, fsh_rt.npes);
+    } else {
+        who[0] = '\0';
+    }
+    /* Two lines, one write each, so PEs sharing a terminal do not interleave them. */
+    fprintf(stderr, "fabshmem: %s(%s:%d): %s: %s\n", who, fsh_rt.host, fsh_rt.pid, fn, msg);
+    if (fix && fix[0]) {
+        fprintf(stderr, "fabshmem: fix: %s\n", fix);
+    }
+    fflush(stderr);
+}
+
+static void identify(void)
+{
+    if (fsh_rt.pid == 0) {
+        fsh_rt.pid = (int)getpid();
+        if (gethostname(fsh_rt.host, sizeof(fsh_rt.host)) != 0) {
+            snprintf(fsh_rt.host, sizeof(fsh_rt.host), "?");
+        }
+        fsh_rt.host[sizeof(fsh_rt.host) - 1] = '\0';
+    }
+}
+
+void fsh_init_fatal(const char *fn, const char *fix, const char *fmt, ...)
+{
+    identify();
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    report(fn, fix, msg);
+    fflush(stdout);
+    fsh_boot_abort(1, msg);
+}
+
+void fsh_init_fatal_err(const char *fn, int rc)
+{
+    const struct fsh_error *e = fsh_err_last();
+    if (e) {
+        if (fsh_rt.log_level >= FSH_LOG_DEBUG) {
+            FSH_DEBUG("error first detected at %s:%d", e->file, e->line);
+        }
+        fsh_init_fatal(fn, e->fix, "%s", e->msg);
+    }
+    fsh_init_fatal(fn, "FABSHMEM_LOG=debug shows more", "internal error %d (%s)", rc,
+                   strerror(rc < 0 ? -rc : rc));
+}
+
+/* Cores of this node. Not the affinity mask: a launcher that binds each PE to one core does not
+ * make the PEs share cores. */
+static int cores_online(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static void print_info(const struct fsh_config *cfg)
+{
+    char fab[512];
+    fsh_fabric_describe(fab, sizeof(fab));
+    printf("%s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
+           SHMEM_MINOR_VERSION);
+    printf("  job: %d PEs on %d node(s), bootstrap %s, %s\n", fsh_rt.npes,
+           fsh_rt.num_nodes ? fsh_rt.num_nodes : 0, fsh_boot_name(),
+           fsh_rt.oversubscribed ? "oversubscribed (waits yield the CPU)" : "one core or more per PE");
+    printf("  fabric: %s\n", fab);
+    printf("  symmetric heap: %zu bytes at %p\n", lc.heap_size, lc.heap_base);
+    printf("  configuration (SHMEM_INFO=1):\n");
+    fsh_env_print(stdout);
+    fflush(stdout);
+}
+
+static bool want_yield(const struct fsh_config *cfg)
+{
+    if (strcmp(cfg->FABSHMEM_YIELD, "always") == 0) {
+        return true;
+    }
+    if (strcmp(cfg->FABSHMEM_YIELD, "never") == 0) {
+        return false;
+    }
+    return fsh_rt.oversubscribed;
+}
+
+/* The exchange blob of one PE: address length, address, then the segment table. */
+struct blob_head {
+    uint16_t addrlen;
+    uint8_t addr[FSH_ADDR_MAX];
+};
+
+static int exchange(double timeout)
+{
+    size_t mr_len = fsh_mr_blob_size();
+    size_t one = sizeof(struct blob_head) + mr_len;
+    size_t n = (size_t)fsh_rt.npes;
+    uint8_t *mine = calloc(1, one);
+    uint8_t *all = calloc(n, one);
+    uint8_t *slots = calloc(n, FSH_ADDR_MAX);
+    uint16_t *lens = calloc(n, sizeof(uint16_t));
+    int rc = -ENOMEM;
+    if (!mine || !all || !slots || !lens) {
+        fsh_err(rc, "", "out of memory for the exchange of %zu peers", n);
+        goto free_bufs;
+    }
+    struct blob_head head;
+    memset(&head, 0, sizeof(head));
+    rc = fsh_fabric_getname(head.addr, sizeof(head.addr));
+    if (rc < 0) {
+        goto free_bufs;
+    }
+    head.addrlen = (uint16_t)rc;
+    memcpy(mine, &head, sizeof(head));
+    fsh_mr_blob_pack(mine + sizeof(head));
+    rc = fsh_boot_allgather(mine, one, all, timeout);
+    if (rc != 0) {
+        goto free_bufs;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *b = all + i * one;
+        memcpy(&head, b, sizeof(head));
+        lens[i] = head.addrlen;
+        memcpy(slots + i * FSH_ADDR_MAX, head.addr, FSH_ADDR_MAX);
+        fsh_mr_blob_unpack((int)i, b + sizeof(head));
+    }
+    rc = fsh_fabric_insert_peers(slots, lens, (int)n);
+free_bufs:
+    free(mine);
+    free(all);
+    free(slots);
+    free(lens);
+    return rc;
+}
+
+static void at_exit(void)
+{
+    /* A program that returns from main without shmem_finalize is finalized here, so its peers
+     * are not left waiting in theirs. */
+    if (fsh_rt.state == FSH_STATE_RUNNING) {
+        fsh_init_finalize("shmem_finalize (at exit)");
+    }
+}
+
+void fsh_init_run(const char *fn, int requested, int *provided)
+{
+    identify();
+    if (fsh_rt.state == FSH_STATE_RUNNING) {
+        /* The spec allows repeated initialization; later calls change nothing. */
+        if (provided) {
+            *provided = fsh_rt.thread_level;
+        }
+        return;
+    }
+    if (fsh_rt.state == FSH_STATE_FINALIZED) {
+        fsh_init_fatal(fn, "initialize once per program run",
+                       "called after shmem_finalize: the library cannot be re-initialized");
+    }
+    int rc = fsh_env_load();
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
+    const struct fsh_config *cfg = fsh_env();
+    int level = fsh_log_parse_level(cfg->FABSHMEM_LOG);
+    if (level < 0) {
+        fsh_init_fatal(fn, "use error, warn, info, debug or trace", "FABSHMEM_LOG='%s' is not a level",
+                       cfg->FABSHMEM_LOG);
+    }
+    if (cfg->SHMEM_DEBUG && level < FSH_LOG_DEBUG) {
+        level = FSH_LOG_DEBUG;
+    }
+    fsh_rt.log_level = level;
+    fsh_rt.state = FSH_STATE_INIT;
+
+    struct fsh_boot_info boot;
+    rc = fsh_boot_init(&boot);
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
+    fsh_rt.pe = boot.rank;
+    fsh_rt.npes = boot.size;
+    fsh_rt.local_rank = boot.local_rank;
+    fsh_rt.local_size = boot.local_size;
+    fsh_rt.node_id = boot.node_id;
+    fsh_rt.num_nodes = boot.num_nodes;
+    fsh_rt.singleton = boot.singleton;
+    fsh_rt.oversubscribed = boot.local_size > cores_online();
+    if (fsh_rt.pe == 0) {
+        fsh_env_warn_unknown();
+    }
+    if (cfg->SHMEM_SYMMETRIC_SIZE < 4096) {
+        fsh_init_fatal(fn, "use at least 4K, e.g. SHMEM_SYMMETRIC_SIZE=512M",
+                       "SHMEM_SYMMETRIC_SIZE=%zu is too small", cfg->SHMEM_SYMMETRIC_SIZE);
+    }
+
+    double timeout = cfg->FABSHMEM_TIMEOUT;
+    rc = fsh_fabric_open(cfg, &boot);
+    if (rc == 0) {
+        rc = fsh_progress_init(fsh_fabric_attr()->tx_depth, want_yield(cfg), timeout);
+    }
+    if (rc == 0) {
+        rc = fsh_mr_init(boot.size);
+    }
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
+
+    void *data_base;
+    size_t data_len;
+    lc.heap_size = (cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
+    fsh_mr_find_data_segment(&data_base, &data_len);
+    rc = fsh_mr_check_memlock(lc.heap_size + data_len);
+    if (rc == 0) {
+        lc.heap_base = fsh_heap_map(lc.heap_size);
+        rc = lc.heap_base ? 0 : fsh_err_last()->code;
+    }
+    if (rc == 0) {
+        rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lc.heap_base, lc.heap_size);
+    }
+    if (rc == 0) {
+        rc = fsh_mr_reg_segment(FSH_SEG_DATA, data_base, data_len);
+    }
+    if (rc == 0) {
+        rc = exchange(timeout);
+    }
+    if (rc == 0) {
+        rc = fsh_heap_init(lc.heap_base, lc.heap_size);
+    }
+    if (rc == 0) {
+        rc = fsh_coll_init();
+    }
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
+    fsh_rt.thread_level = requested > SHMEM_THREAD_FUNNELED ? SHMEM_THREAD_FUNNELED : requested;
+    if (fsh_rt.thread_level < SHMEM_THREAD_SINGLE) {
+        fsh_rt.thread_level = SHMEM_THREAD_SINGLE;
+    }
+    if (provided) {
+        *provided = fsh_rt.thread_level;
+    }
+    fsh_rt.state = FSH_STATE_RUNNING;
+    if (!lc.atexit_done) {
+        atexit(at_exit);
+        lc.atexit_done = 1;
+    }
+    if (fsh_rt.pe == 0 && cfg->SHMEM_VERSION) {
+        printf("fabshmem: %s, OpenSHMEM %d.%d\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
+               SHMEM_MINOR_VERSION);
+        fflush(stdout);
+    }
+    if (fsh_rt.pe == 0 && cfg->SHMEM_INFO) {
+        print_info(cfg);
+    }
+    /* Nobody may target a peer before its endpoint is in every AV: the exchange fence already
+     * ordered that, and this barrier also proves the fabric path works end to end. */
+    rc = fsh_coll_barrier_all();
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
+    FSH_DEBUG("initialized: PE %d of %d, local %d of %d", fsh_rt.pe, fsh_rt.npes,
+              fsh_rt.local_rank, fsh_rt.local_size);
+}
+
+static void progress_once(void)
+{
+    (void)fsh_progress_poll();
+}
+
+void fsh_init_finalize(const char *fn)
+{
+    if (fsh_rt.state != FSH_STATE_RUNNING) {
+        return;
+    }
+    /* Everything this PE issued completes, every PE gets here, and our own barrier
+     * notifications are delivered (quiet again) before the endpoint closes. While waiting in
+     * the final fence the CQ keeps being read: a peer may still need us to progress its last
+     * operations (manual progress). */
+    int rc = fsh_coll_barrier_all();
+    if (rc == 0) {
+        rc = fsh_rma_quiet(&fsh_ctx_default);
+    }
+    if (rc == 0) {
+        rc = fsh_boot_fence(fsh_env()->FABSHMEM_TIMEOUT, progress_once);
+    }
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
+    fsh_rt.state = FSH_STATE_FINALIZED;
+    fsh_coll_fini();
+    fsh_heap_fini();
+    fsh_mr_fini();
+    fsh_progress_fini();
+    fsh_fabric_close();
+    fsh_heap_unmap(lc.heap_base, lc.heap_size);
+    lc.heap_base = NULL;
+    fsh_boot_fini();
+}
+
+void fsh_init_global_exit(int status)
+{
+    fflush(stdout);
+    fflush(stderr);
+    char msg[64];
+    snprintf(msg, sizeof(msg), "shmem_global_exit(%d) called by PE %d", status, fsh_rt.pe);
+    fsh_rt.state = FSH_STATE_FINALIZED; /* no implicit finalize at exit */
+    fsh_boot_abort(status, msg);
+}

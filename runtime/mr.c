@@ -1,0 +1,276 @@
+/*
+ * mr.c: memory registration of the symmetric segments, and address translation.
+ *
+ * Owns the local registrations (one per segment, plus short-lived ones for private buffers when
+ * the provider needs local descriptors) and the table of every peer's segment bases and keys.
+ * Addressing follows the provider's mr_mode and is never guessed: with FI_MR_VIRT_ADDR a remote
+ * address is the peer's virtual address, otherwise an offset into the registered region; with
+ * FI_MR_PROV_KEY the key is whatever the provider made, so keys are always read back with
+ * fi_mr_key() and exchanged.
+ */
+#define _GNU_SOURCE
+#include "mr.h"
+
+#include <errno.h>
+#include <link.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fabric.h"
+#include "log.h"
+
+struct seg_local {
+    uint8_t *base;
+    size_t len;
+    struct fid_mr *mr;
+    void *desc;
+    uint64_t key;
+};
+
+/* What a peer publishes per segment. */
+struct seg_remote {
+    uint64_t raddr; /* virtual base (FI_MR_VIRT_ADDR) or 0 (offset addressing) */
+    uint64_t key;
+    uint64_t len;
+};
+
+static struct {
+    struct seg_local local[FSH_NSEGS];
+    struct seg_remote *remote; /* [pe * FSH_NSEGS + seg] */
+    int npes;
+    uint64_t next_key;
+} mrs;
+
+int fsh_mr_init(int npes)
+{
+    mrs.remote = calloc((size_t)npes * FSH_NSEGS, sizeof(*mrs.remote));
+    if (!mrs.remote) {
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' segment tables", npes);
+    }
+    mrs.npes = npes;
+    mrs.next_key = FSH_NSEGS;
+    return 0;
+}
+
+void fsh_mr_fini(void)
+{
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        if (mrs.local[s].mr) {
+            fi_close(&mrs.local[s].mr->fid);
+        }
+    }
+    free(mrs.remote);
+    memset(&mrs, 0, sizeof(mrs));
+}
+
+struct phdr_search {
+    uintptr_t start, end;
+    int found;
+};
+
+static int find_exe(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct phdr_search *s = arg;
+    /* The first object is the executable itself. */
+    uintptr_t relro_end = 0, rw_start = 0, rw_end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+            if (!rw_start || lo < rw_start) {
+                rw_start = lo;
+            }
+            if (lo + ph->p_memsz > rw_end) {
+                rw_end = lo + ph->p_memsz;
+            }
+        } else if (ph->p_type == PT_GNU_RELRO) {
+            /* The loader makes this part read-only after relocation: registering it for
+             * remote write would fail on pinning providers, and nothing symmetric lives there. */
+            long page = sysconf(_SC_PAGESIZE);
+            relro_end = (lo + ph->p_memsz + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+        }
+    }
+    if (relro_end > rw_start && relro_end <= rw_end) {
+        rw_start = relro_end;
+    }
+    s->start = rw_start;
+    s->end = rw_end;
+    s->found = rw_end > rw_start;
+    return 1; /* stop after the executable */
+}
+
+int fsh_mr_find_data_segment(void **base, size_t *len)
+{
+    struct phdr_search s = {0};
+    dl_iterate_phdr(find_exe, &s);
+    if (!s.found) {
+        *base = NULL;
+        *len = 0;
+        return 0;
+    }
+    *base = (void *)s.start;
+    *len = s.end - s.start;
+    return 0;
+}
+
+static void human(size_t bytes, char *buf, size_t len)
+{
+    if (bytes >= ((size_t)1 << 30) && bytes % ((size_t)1 << 30) == 0) {
+        snprintf(buf, len, "%zu GiB", bytes >> 30);
+    } else if (bytes >= ((size_t)1 << 20)) {
+        snprintf(buf, len, "%zu MiB", bytes >> 20);
+    } else {
+        snprintf(buf, len, "%zu KiB", bytes >> 10);
+    }
+}
+
+/* Does this process hold CAP_IPC_LOCK (then the kernel ignores RLIMIT_MEMLOCK)? */
+static int has_ipc_lock(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) {
+        return 0;
+    }
+    char line[256];
+    unsigned long long eff = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    return (eff >> 14) & 1; /* CAP_IPC_LOCK */
+}
+
+int fsh_mr_check_memlock(size_t bytes)
+{
+    if (!fsh_fabric_attr()->pins_memory) {
+        return 0;
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= bytes || has_ipc_lock()) {
+        return 0;
+    }
+    char lim[32], need[32];
+    human((size_t)rl.rlim_cur, lim, sizeof(lim));
+    human(bytes, need, sizeof(need));
+    return fsh_err(-ENOMEM,
+                   "run with ulimit -l unlimited (memlock in /etc/security/limits.conf, or LimitMEMLOCK=infinity for a service), or lower SHMEM_SYMMETRIC_SIZE",
+                   "memlock limit %s is too low to register %s of symmetric memory on provider %s",
+                   lim, need, fsh_fabric_attr()->prov);
+}
+
+static int reg(void *base, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
+{
+    int rc = fi_mr_reg(fsh_fabric_domain(), base, len, access, 0, key, 0, mr, NULL);
+    if (rc != 0) {
+        char need[32];
+        human(len, need, sizeof(need));
+        return fsh_err(rc, rc == -FI_ENOMEM || rc == -ENOMEM ? "raise the memlock limit (ulimit -l unlimited) or lower SHMEM_SYMMETRIC_SIZE" : "FABSHMEM_LOG=debug and FI_LOG_LEVEL=warn show the provider's view",
+                       "registering %s at %p with %s failed: %s", need, base,
+                       fsh_fabric_attr()->prov, fi_strerror(-rc));
+    }
+    return 0;
+}
+
+int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len)
+{
+    struct seg_local *l = &mrs.local[seg];
+    l->base = base;
+    l->len = len;
+    if (len == 0) {
+        return 0;
+    }
+    int rc = reg(base, len, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, (uint64_t)seg,
+                 &l->mr);
+    if (rc != 0) {
+        return rc;
+    }
+    l->desc = fi_mr_desc(l->mr);
+    l->key = fi_mr_key(l->mr);
+    if (l->key == FI_KEY_NOTAVAIL) {
+        return fsh_err(-ENOTSUP, "choose a provider without FI_MR_RAW keys",
+                       "provider %s needs raw memory keys", fsh_fabric_attr()->prov);
+    }
+    return 0;
+}
+
+size_t fsh_mr_blob_size(void)
+{
+    return sizeof(struct seg_remote) * FSH_NSEGS;
+}
+
+void fsh_mr_blob_pack(void *blob)
+{
+    struct seg_remote r[FSH_NSEGS];
+    bool virt = fsh_fabric_attr()->mr_virt_addr;
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        r[s].raddr = virt ? (uint64_t)(uintptr_t)mrs.local[s].base : 0;
+        r[s].key = mrs.local[s].key;
+        r[s].len = mrs.local[s].len;
+    }
+    memcpy(blob, r, sizeof(r));
+}
+
+void fsh_mr_blob_unpack(int pe, const void *blob)
+{
+    memcpy(&mrs.remote[(size_t)pe * FSH_NSEGS], blob, sizeof(struct seg_remote) * FSH_NSEGS);
+}
+
+int fsh_mr_lookup(const void *addr, size_t len, enum fsh_seg *seg, uint64_t *off)
+{
+    uintptr_t a = (uintptr_t)addr;
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        const struct seg_local *l = &mrs.local[s];
+        uintptr_t b = (uintptr_t)l->base;
+        if (l->len && a >= b && a - b <= l->len && len <= l->len - (a - b)) {
+            *seg = (enum fsh_seg)s;
+            *off = a - b;
+            return 0;
+        }
+    }
+    return -EFAULT;
+}
+
+void fsh_mr_remote(int pe, enum fsh_seg seg, uint64_t off, uint64_t *raddr, uint64_t *key)
+{
+    const struct seg_remote *r = &mrs.remote[(size_t)pe * FSH_NSEGS + seg];
+    *raddr = r->raddr + off;
+    *key = r->key;
+}
+
+void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off)
+{
+    return mrs.local[seg].base + off;
+}
+
+int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp)
+{
+    enum fsh_seg seg;
+    uint64_t off;
+    *tmp = NULL;
+    if (fsh_mr_lookup(addr, len, &seg, &off) == 0) {
+        *desc = mrs.local[seg].desc;
+        return 0;
+    }
+    if (!fsh_fabric_attr()->mr_local) {
+        *desc = NULL;
+        return 0;
+    }
+    /* A private buffer on a provider that needs local descriptors: register it for the
+     * duration of the operation. Keys must be unique in the domain unless the provider picks
+     * them. */
+    int rc = reg((void *)addr, len, FI_READ | FI_WRITE, mrs.next_key++, tmp);
+    if (rc != 0) {
+        return rc;
+    }
+    *desc = fi_mr_desc(*tmp);
+    return 0;
+}

@@ -1,0 +1,46 @@
+/*
+ * mr.h: registered symmetric segments and remote address translation.
+ *
+ * Two segments are symmetric: the symmetric heap and the executable's data+bss. Each is
+ * registered once; its key and base are exchanged at init. A symmetric address is (segment,
+ * offset), and the same offset names the same object on every PE even though the segments sit
+ * at different virtual addresses (ASLR, PIE).
+ */
+#ifndef FSH_MR_H
+#define FSH_MR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fid_mr;
+
+enum fsh_seg { FSH_SEG_HEAP = 0, FSH_SEG_DATA, FSH_NSEGS };
+
+int fsh_mr_init(int npes);
+void fsh_mr_fini(void);
+
+/* The executable's writable data: .data and .bss, without the RELRO part. */
+int fsh_mr_find_data_segment(void **base, size_t *len);
+/* Fails with cause and fix when registering `bytes` would exceed RLIMIT_MEMLOCK on a provider
+ * that pins memory. */
+int fsh_mr_check_memlock(size_t bytes);
+int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len);
+
+/* The per-PE part of the exchange blob. */
+size_t fsh_mr_blob_size(void);
+void fsh_mr_blob_pack(void *blob);
+void fsh_mr_blob_unpack(int pe, const void *blob);
+
+/* Which segment holds [addr, addr+len); -EFAULT when none holds all of it. */
+int fsh_mr_lookup(const void *addr, size_t len, enum fsh_seg *seg, uint64_t *off);
+/* The remote address and key of (seg, off) on pe. */
+void fsh_mr_remote(int pe, enum fsh_seg seg, uint64_t off, uint64_t *raddr, uint64_t *key);
+/* Local address of (seg, off) on this PE. */
+void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off);
+
+/* A descriptor for a local buffer: the segment's when it lies in one, else a temporary
+ * registration (*tmp set, to be closed when the operation completes). */
+int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp);
+
+#endif

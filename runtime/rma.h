@@ -1,0 +1,47 @@
+/*
+ * rma.h: one-sided puts and gets on the fabric, and their completion.
+ *
+ * Callers pass the remote side as (segment, offset) from fsh_mr_lookup(); the local side is any
+ * buffer. A context (struct fsh_ctx) tracks its operations so quiet can wait for exactly them.
+ * Transfers larger than the provider's message limit are split; small puts are injected (the
+ * source is reusable on return).
+ */
+#ifndef FSH_RMA_H
+#define FSH_RMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mr.h"
+#include "progress.h"
+
+struct fsh_ctx {
+    struct fsh_op_track track;
+    long options;
+};
+
+extern struct fsh_ctx fsh_ctx_default;
+
+/* nbi false: return when src may be reused (put) / dest holds the data (get). */
+int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
+                int pe, bool nbi);
+int fsh_rma_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
+                int pe, bool nbi);
+/* Strided: element i goes from src + i*sst*esize to remote off + i*dst*esize. */
+int fsh_rma_iput(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize, int pe);
+int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, ptrdiff_t dst,
+                 ptrdiff_t sst, size_t nelems, size_t esize, int pe);
+/* A put whose arrival raises a remote event carrying imm (32 bits) at the target, delivered
+ * only once the data is in place. Non-blocking: src must stay valid until quiet. */
+int fsh_rma_put_imm(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                    size_t len, int pe, uint32_t imm);
+
+/* Wait until every operation of the context has completed (data visible at the target). */
+int fsh_rma_quiet(struct fsh_ctx *ctx);
+/* Order earlier puts before later ones to the same PE. With no ordering assumed on the fabric,
+ * this is completion of the earlier ones, i.e. quiet. */
+int fsh_rma_fence(struct fsh_ctx *ctx);
+
+#endif
