@@ -150,12 +150,12 @@ static size_t round_up(size_t v, size_t a)
 
 void *fsh_heap_alloc(size_t size, size_t align)
 {
-    if (align < FSH_HEAP_MIN_ALIGN) {
-        align = FSH_HEAP_MIN_ALIGN;
-    }
     if (align & (align - 1)) {
         fsh_err(-EINVAL, "use a power of two", "alignment %zu is not a power of two", align);
         return NULL;
+    }
+    if (align < FSH_HEAP_MIN_ALIGN) {
+        align = FSH_HEAP_MIN_ALIGN;
     }
     if (size > heap.size) {
         goto exhausted;
