@@ -6,8 +6,8 @@
  * every blocking call loops here. Completions are classified by their operation context, never
  * by their flags: providers disagree on flags (tcp;ofi_rxm marks a target completion
  * REMOTE_WRITE|REMOTE_CQ_DATA without FI_RMA; sockets sets FI_REMOTE_CQ_DATA on the
- * initiator's own completion). A completion with no context is a remote event; its immediate
- * data selects the handler.
+ * initiator's own completion). A completion whose context is not one of our operation
+ * records is a remote event; its immediate data selects the handler.
  *
  * A fabric error is reported once with the operation, the peer and the provider's words, and
  * propagated as -errno: the API boundary ends the job, because a lost put cannot be recovered.
@@ -90,6 +90,18 @@ static const char *kind_name(int kind)
     }
 }
 
+/* Our operation record, or NULL when the completion is someone else's: a remote event. Target
+ * completions do not reliably carry a NULL context (shm reports 0x1 for a write with immediate
+ * data), so membership in our pool is the test. */
+static struct fsh_op *own_op(void *context)
+{
+    uintptr_t c = (uintptr_t)context, lo = (uintptr_t)pg.pool;
+    if (c < lo || c >= lo + pg.depth * sizeof(struct fsh_op) || (c - lo) % sizeof(struct fsh_op)) {
+        return NULL;
+    }
+    return context;
+}
+
 static void complete(struct fsh_op *op)
 {
     if (op->tmp_mr) {
@@ -113,7 +125,7 @@ static int report_error(void)
     char provbuf[256];
     const char *prov = fi_cq_strerror(fsh_fabric_cq(), e.prov_errno, e.err_data, provbuf,
                                       sizeof(provbuf));
-    struct fsh_op *op = e.op_context;
+    struct fsh_op *op = own_op(e.op_context);
     pg.failed = 1;
     if (op) {
         int err = fsh_err(-(int)e.err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
@@ -142,7 +154,7 @@ int fsh_progress_poll(void)
         return fsh_err((int)n, "", "reading the completion queue failed: %s", fi_strerror((int)-n));
     }
     for (ssize_t i = 0; i < n; i++) {
-        struct fsh_op *op = ev[i].op_context;
+        struct fsh_op *op = own_op(ev[i].op_context);
         if (op) {
             complete(op);
             continue;
