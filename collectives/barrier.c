@@ -40,10 +40,12 @@
 static struct {
     uint64_t arrivals[MAX_SLOTS][MAX_ROUNDS];
     uint64_t epoch[MAX_SLOTS];
-    uint64_t *scratch; /* symmetric: target of notifications */
-    enum fsh_seg scratch_seg;
-    uint64_t scratch_off;
-    uint64_t token;    /* source of notifications; stays valid while they are in flight */
+    /* Two symmetric words: [0] is where peers' notifications land, [1] the source of ours.
+     * Both are in the registered heap, so no notification ever needs a registration of its
+     * own, even on providers that want local descriptors and do not inject. */
+    uint64_t *words;
+    enum fsh_seg seg;
+    uint64_t target_off;
 } bar;
 
 static void on_notify(uint32_t payload)
@@ -55,19 +57,19 @@ static void on_notify(uint32_t payload)
 
 int fsh_coll_init(void)
 {
-    bar.scratch = fsh_heap_alloc(sizeof(uint64_t), 0);
-    if (!bar.scratch) {
+    bar.words = fsh_heap_alloc(2 * sizeof(uint64_t), 0);
+    if (!bar.words) {
         return fsh_err_last()->code;
     }
-    if (fsh_mr_lookup(bar.scratch, sizeof(uint64_t), &bar.scratch_seg, &bar.scratch_off) != 0) {
-        return fsh_err(-EFAULT, "", "barrier scratch word is not in a registered segment");
+    if (fsh_mr_lookup(bar.words, 2 * sizeof(uint64_t), &bar.seg, &bar.target_off) != 0) {
+        return fsh_err(-EFAULT, "", "barrier words are not in a registered segment");
     }
     return fsh_progress_register_imm(FSH_IMM_COLL, on_notify);
 }
 
 void fsh_coll_fini(void)
 {
-    /* The scratch word goes with the heap. */
+    /* The barrier words go with the heap. */
 }
 
 struct arrival {
@@ -90,9 +92,11 @@ static int dissemination(unsigned slot, int me, int n, const char *what)
         int from = (me - dist + n) % n;
         uint32_t imm = ((uint32_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT) |
                        (slot << IMM_SLOT_SHIFT) | k;
-        bar.token = epoch;
-        int rc = fsh_rma_put_imm(&fsh_ctx_default, bar.scratch_seg, bar.scratch_off, &bar.token,
-                                 sizeof(bar.token), to, imm);
+        /* The value is never read (the immediate is the message); a notification still in
+         * flight from the previous barrier may see it change, harmlessly. */
+        bar.words[1] = epoch;
+        int rc = fsh_rma_put_imm(&fsh_ctx_default, bar.seg, bar.target_off, &bar.words[1],
+                                 sizeof(uint64_t), to, imm);
         if (rc != 0) {
             return rc;
         }
