@@ -1,0 +1,159 @@
+#!/bin/sh
+# run_error.sh PROGRAM: runs one error test (tests/errors/<case>) and checks that it fails the
+# way users are told it fails: its exit status, and its combined stdout+stderr against
+# tests/errors/<case>.expect. Prints `errors/<case>: PASS` or `errors/<case>: FAIL (why)` with the
+# output indented; exits 0 or 1. A run is bounded by $FSH_ERROR_TIMEOUT (default 60) seconds: a
+# hang is a failure ('hung').
+#
+# The .expect format, one item per line:
+#   # text            a comment
+#   np: N             run under mpirun with N PEs (default 1); `np: 0` runs the program
+#                     directly, without a launcher
+#   env: VAR=value    set VAR for the run (repeatable; no quoting, the value is the rest of the
+#                     line); passed to every PE
+#   ulimit: ARGS      `ulimit ARGS` applied in the runner's subshell before launching, e.g.
+#                     `ulimit: -l 64`
+#   as-root: CMD      when the runner is root, launch through CMD (a command prefix), e.g. to drop
+#                     a capability root holds: `as-root: setpriv --inh-caps=-ipc_lock
+#                     --bounding-set=-ipc_lock` (with CAP_IPC_LOCK the memlock limit is void)
+#   exit: nonzero     the run must exit with a non-zero status (the default)
+#   exit: N           the run must exit with status N (0 for a warning that is not fatal)
+#   anything else     an extended regular expression (grep -E) that must match at least one
+#                     line of the output
+# Blank lines are ignored. The caller's FABSHMEM_*, SHMEM_* and FI_* variables are passed on, and
+# SHMEM_SYMMETRIC_SIZE is 64M unless the caller or the .expect file sets it.
+
+prog=$1
+if [ -z "$prog" ]; then
+    echo "usage: $0 PROGRAM" >&2
+    exit 2
+fi
+name=$(basename "$prog")
+label="errors/$name"
+if [ -z "$top_srcdir" ]; then
+    top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
+fi
+expect=$top_srcdir/tests/errors/$name.expect
+mpirun=${MPIRUN:-mpirun}
+limit=${FSH_ERROR_TIMEOUT:-60}
+
+if [ ! -f "$expect" ]; then
+    echo "$label: FAIL (no $expect)"
+    exit 1
+fi
+if [ ! -x "$prog" ]; then
+    echo "$label: FAIL (no executable $prog)"
+    exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fsh_err.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+trim() {
+    printf '%s\n' "$1" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//'
+}
+
+np=1
+want_exit=nonzero
+ulimit_args=""
+as_root=""
+: >"$tmp/env"
+: >"$tmp/regex"
+while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+    "#"*) ;;
+    np:*) np=$(trim "${line#np:}") ;;
+    env:*) trim "${line#env:}" >>"$tmp/env" ;;
+    ulimit:*) ulimit_args=$(trim "${line#ulimit:}") ;;
+    as-root:*) as_root=$(trim "${line#as-root:}") ;;
+    exit:*) want_exit=$(trim "${line#exit:}") ;;
+    *)
+        re=$(trim "$line")
+        if [ -n "$re" ]; then
+            printf '%s\n' "$re" >>"$tmp/regex"
+        fi
+        ;;
+    esac
+done <"$expect"
+
+case $np in
+'' | *[!0-9]*)
+    echo "$label: FAIL (bad 'np: $np' in $expect)"
+    exit 1
+    ;;
+esac
+
+out=$tmp/out
+(
+    exec >"$out" 2>&1 </dev/null
+    names=$(env | grep -E '^(FABSHMEM|SHMEM|FI)_[A-Za-z0-9_]*=' | cut -d= -f1)
+    if [ -z "$SHMEM_SYMMETRIC_SIZE" ]; then
+        export SHMEM_SYMMETRIC_SIZE=64M
+        names="$names SHMEM_SYMMETRIC_SIZE"
+    fi
+    while IFS= read -r kv; do
+        case $kv in
+        [A-Za-z_]*=*)
+            export "${kv?}"
+            names="$names ${kv%%=*}"
+            ;;
+        *)
+            echo "run_error.sh: bad 'env: $kv' in $expect"
+            exit 98
+            ;;
+        esac
+    done <"$tmp/env"
+    if [ -n "$ulimit_args" ]; then
+        # shellcheck disable=SC2086 # the arguments are words by design
+        ulimit $ulimit_args || {
+            echo "run_error.sh: 'ulimit $ulimit_args' failed"
+            exit 98
+        }
+    fi
+    wrap=""
+    if [ -n "$as_root" ] && [ "$(id -u)" = 0 ]; then
+        wrap=$as_root
+    fi
+    if [ "$np" = 0 ]; then
+        # shellcheck disable=SC2086 # the prefix is words by design
+        exec $wrap timeout -k 5 "$limit" "$prog"
+    fi
+    xargs=""
+    for v in $(echo "$names" | tr ' ' '\n' | sort -u); do
+        xargs="$xargs -x $v"
+    done
+    # shellcheck disable=SC2086 # word splitting of the argument lists is intended
+    exec $wrap timeout -k 5 "$limit" "$mpirun" --allow-run-as-root --oversubscribe --bind-to none \
+        -n "$np" $xargs $FSH_MPIRUN_ARGS "$prog"
+)
+rc=$?
+
+why=""
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    why="hung: no exit within ${limit}s"
+elif [ "$rc" = 98 ] && grep -q '^run_error.sh: ' "$out"; then
+    why=$(grep '^run_error.sh: ' "$out" | head -n 1)
+elif [ "$want_exit" = nonzero ]; then
+    if [ "$rc" = 0 ]; then
+        why="exit 0, want non-zero"
+    fi
+elif [ "$rc" != "$want_exit" ]; then
+    why="exit $rc, want $want_exit"
+fi
+if [ -z "$why" ]; then
+    while IFS= read -r re; do
+        if ! grep -Eq -e "$re" "$out"; then
+            why="no output line matches /$re/"
+            break
+        fi
+    done <"$tmp/regex"
+fi
+
+if [ -z "$why" ]; then
+    echo "$label: PASS"
+    exit 0
+fi
+echo "$label: FAIL ($why)"
+tail -n 40 "$out" | sed 's/^/    /'
+exit 1

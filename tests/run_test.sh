@@ -1,0 +1,195 @@
+#!/bin/sh
+# run_test.sh PROGRAM: runs one MPI test program over the whole matrix and prints one line per
+# case:
+#     <name> [<config> np=<n>]: PASS | FAIL (exit N) | FAIL (timed out after Ns) | SKIP (reason)
+#     <name> [singleton]: ...
+# and, for a failing case, the last 30 lines of its output, indented (so tests/summary.sh
+# counts only the case lines). Exit status: 0 when no case failed (skips allowed), 1 when any
+# failed, 77 when every case skipped.
+#
+# The matrix:
+#   configurations  $FSH_TEST_CONFIGS (default "shm tcp shm-efamr"):
+#       shm        FI_PROVIDER=shm
+#       tcp        FI_PROVIDER=tcp FI_TCP_NODELAY=1, and FI_TCP_IFACE=lo when the caller set no
+#                  interface and libfabric's tcp provider accepts lo here
+#       shm-efamr  FI_PROVIDER=shm FABSHMEM_MR_MODE=local,allocated,prov_key: no virt_addr, so
+#                  remote addresses are offsets and every buffer passes a local descriptor, as
+#                  on EFA
+#   PE counts       $FSH_TEST_NPS (default "1 2 3 4"), each run as
+#       timeout $FSH_TEST_TIMEOUT (default 120) $MPIRUN --allow-run-as-root --oversubscribe
+#               --bind-to none -n NP -x VAR... $FSH_MPIRUN_ARGS PROGRAM
+#   plus one singleton run: the program started directly, without a launcher, FI_PROVIDER=shm
+#   (skipped when FSH_TEST_SINGLETON=0).
+#
+# Per-test files beside the source, tests/mpi/<name>.*, all optional ('#' starts a comment):
+#   <name>.nps  the PE counts this test runs with (intersected with $FSH_TEST_NPS when the
+#               caller set it); without 1 in it, the singleton run is skipped too.
+#   <name>.env  VAR=value lines (one per line, no quoting) applied to every run of the test, over everything else (the
+#               test needs them: e.g. a heap size).
+#
+# Environment of every run: SHMEM_SYMMETRIC_SIZE=64M unless the caller set it (keeps 4 PEs
+# small); every FABSHMEM_*, SHMEM_* and FI_* variable of the caller; then the configuration's
+# variables; then <name>.env. All are passed to the PEs with mpirun -x.
+
+prog=$1
+if [ -z "$prog" ]; then
+    echo "usage: $0 PROGRAM" >&2
+    exit 2
+fi
+name=$(basename "$prog")
+if [ -z "$top_srcdir" ]; then
+    top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
+fi
+testdir=$top_srcdir/tests/mpi
+mpirun=${MPIRUN:-mpirun}
+limit=${FSH_TEST_TIMEOUT:-120}
+configs=${FSH_TEST_CONFIGS:-"shm tcp shm-efamr"}
+
+# Strip comments and join the words of a .nps file's lines.
+words() {
+    sed -e 's/#.*//' "$1" | tr -s ' \t\n' '   '
+}
+
+nps=${FSH_TEST_NPS:-"1 2 3 4"}
+singleton=${FSH_TEST_SINGLETON:-1}
+if [ -f "$testdir/$name.nps" ]; then
+    file_nps=$(words "$testdir/$name.nps")
+    if [ -n "$FSH_TEST_NPS" ]; then
+        nps=""
+        for n in $file_nps; do
+            case " $FSH_TEST_NPS " in *" $n "*) nps="$nps $n" ;; esac
+        done
+    else
+        nps=$file_nps
+    fi
+    case " $file_nps " in *" 1 "*) ;; *) singleton=0 ;; esac
+fi
+
+# The caller's variables that every PE must see.
+caller_vars=$(env | grep -E '^(FABSHMEM|SHMEM|FI)_[A-Za-z0-9_]*=' | cut -d= -f1 | sort -u)
+
+# tcp over loopback: use lo unless the caller chose an interface or libfabric rejects lo.
+tcp_iface=""
+if [ -z "$FI_TCP_IFACE" ]; then
+    case " $configs " in
+    *" tcp "*)
+        if ! command -v fi_info >/dev/null 2>&1 ||
+            FI_TCP_IFACE=lo fi_info -p tcp >/dev/null 2>&1; then
+            tcp_iface=lo
+        fi
+        ;;
+    esac
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fsh_test.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+npass=0
+nfail=0
+nskip=0
+
+# run_case LABEL CONFIG NP: one run; NP=0 means the singleton (no launcher).
+run_case() {
+    label=$1
+    out=$tmp/out
+    (
+        exec >"$out" 2>&1 </dev/null
+        names=$caller_vars
+        if [ -z "$SHMEM_SYMMETRIC_SIZE" ]; then
+            export SHMEM_SYMMETRIC_SIZE=64M
+            names="$names SHMEM_SYMMETRIC_SIZE"
+        fi
+        case $2 in
+        shm)
+            export FI_PROVIDER=shm
+            ;;
+        tcp)
+            export FI_PROVIDER=tcp FI_TCP_NODELAY=1
+            names="$names FI_TCP_NODELAY"
+            if [ -n "$tcp_iface" ]; then
+                export FI_TCP_IFACE="$tcp_iface"
+                names="$names FI_TCP_IFACE"
+            fi
+            ;;
+        shm-efamr)
+            export FI_PROVIDER=shm FABSHMEM_MR_MODE=local,allocated,prov_key
+            names="$names FABSHMEM_MR_MODE"
+            ;;
+        *)
+            echo "run_test.sh: unknown configuration '$2' (known: shm tcp shm-efamr)"
+            exit 99
+            ;;
+        esac
+        names="$names FI_PROVIDER"
+        if [ -f "$testdir/$name.env" ]; then
+            while IFS= read -r kv; do
+                kv=$(printf '%s\n' "${kv%%#*}" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
+                case $kv in
+                [A-Za-z_]*=*)
+                    export "${kv?}"
+                    names="$names ${kv%%=*}"
+                    ;;
+                "") ;;
+                *)
+                    echo "run_test.sh: $testdir/$name.env: not VAR=value: $kv"
+                    exit 99
+                    ;;
+                esac
+            done <"$testdir/$name.env"
+        fi
+        if [ "$3" = 0 ]; then
+            exec timeout -k 10 "$limit" "$prog"
+        fi
+        xargs=""
+        for v in $(echo "$names" | tr ' ' '\n' | sort -u); do
+            xargs="$xargs -x $v"
+        done
+        # shellcheck disable=SC2086 # word splitting of the argument lists is intended
+        exec timeout -k 10 "$limit" "$mpirun" --allow-run-as-root --oversubscribe \
+            --bind-to none -n "$3" $xargs $FSH_MPIRUN_ARGS "$prog"
+    )
+    rc=$?
+    case $rc in
+    0)
+        echo "$label: PASS"
+        npass=$((npass + 1))
+        ;;
+    77)
+        why=$(sed -n 's/.*: SKIP (\(.*\))$/\1/p' "$out" | head -n 1)
+        echo "$label: SKIP (${why:-exit 77})"
+        nskip=$((nskip + 1))
+        ;;
+    *)
+        case $rc in
+        124 | 137) echo "$label: FAIL (timed out after ${limit}s)" ;;
+        99) echo "$label: FAIL (runner: $(head -n 1 "$out"))" ;;
+        *) echo "$label: FAIL (exit $rc)" ;;
+        esac
+        tail -n 30 "$out" | sed 's/^/    /'
+        nfail=$((nfail + 1))
+        ;;
+    esac
+}
+
+if [ ! -x "$prog" ]; then
+    echo "$name: FAIL (no executable $prog)"
+    exit 1
+fi
+
+for c in $configs; do
+    for n in $nps; do
+        run_case "$name [$c np=$n]" "$c" "$n"
+    done
+done
+if [ "$singleton" != 0 ]; then
+    run_case "$name [singleton]" shm 0
+fi
+
+if [ "$nfail" -gt 0 ]; then
+    exit 1
+fi
+if [ "$npass" -eq 0 ] && [ "$nskip" -gt 0 ]; then
+    exit 77
+fi
+exit 0
