@@ -95,8 +95,8 @@ static int dissemination(unsigned slot, int me, int n, const char *what)
         /* The value is never read (the immediate is the message); a notification still in
          * flight from the previous barrier may see it change, harmlessly. */
         bar.words[1] = epoch;
-        int rc = fsh_rma_put_imm(&fsh_ctx_default, bar.seg, bar.target_off, &bar.words[1],
-                                 sizeof(uint64_t), to, imm);
+        int rc = fsh_rma_write(&fsh_ctx_default, NULL, &bar.words[1], sizeof(uint64_t), to,
+                               bar.seg, bar.target_off, true, imm);
         if (rc != 0) {
             return rc;
         }
@@ -116,7 +116,7 @@ static int dissemination(unsigned slot, int me, int n, const char *what)
 
 int fsh_coll_barrier_all(void)
 {
-    int rc = fsh_rma_quiet(&fsh_ctx_default);
+    int rc = fsh_rma_quiet_all();
     if (rc != 0) {
         return rc;
     }

@@ -90,6 +90,13 @@ typedef struct fsh_ctx *shmem_ctx_t;
 FSH_API extern shmem_ctx_t const SHMEM_CTX_DEFAULT;
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
 
+/* ------------------------------------------------------------------ teams */
+/* A team is an ordered set of PEs. SHMEM_TEAM_WORLD holds every PE; contexts created with
+ * shmem_ctx_create belong to it. */
+typedef struct fsh_team *shmem_team_t;
+FSH_API extern shmem_team_t const SHMEM_TEAM_WORLD;
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+
 /* ------------------------------------------------------------------ the type table
  * One row per C type of the spec's typed interfaces. Columns are 0/1 memberships of the spec's
  * tables:
@@ -196,6 +203,20 @@ FSH_API void shmem_fence(void);
 FSH_API void shmem_ctx_quiet(shmem_ctx_t ctx);
 FSH_API void shmem_ctx_fence(shmem_ctx_t ctx);
 
+/* ------------------------------------------------------------------ contexts */
+FSH_API int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+FSH_API void shmem_ctx_destroy(shmem_ctx_t ctx);
+FSH_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+
+/* ------------------------------------------------------------------ signals */
+FSH_API uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
+FSH_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
+
+/* ------------------------------------------------------------------ distributed locks */
+FSH_API void shmem_set_lock(long *lock);
+FSH_API void shmem_clear_lock(long *lock);
+FSH_API int shmem_test_lock(long *lock);
+
 /* ------------------------------------------------------------------ barrier and sync */
 FSH_API void shmem_barrier_all(void);
 FSH_API void shmem_sync_all(void);
@@ -273,6 +294,165 @@ FSH_TYPE_TABLE(FSH_DECL_RMA_ROW)
     FSH_API void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest, const void *source,           \
                                       ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 FSH_SIZE_TABLE(FSH_DECL_SIZED)
+
+/* ------------------------------------------------------------------ typed AMOs (generated) */
+/* Each family is written once for both forms: PFX is empty for the plain form and ctx_ for the
+ * ctx form, and FSH_PARAM_##PFX opens the parameter list with the context only in the latter
+ * (a prefix token, unlike a macro argument holding a comma, can be passed on safely). */
+#define FSH_PARAM_
+#define FSH_PARAM_ctx_ shmem_ctx_t ctx,
+
+/* Standard AMO types (AMO=1): compare_swap, inc and add, with their fetching _nbi forms. */
+#define FSH_DECL_AMO(CTYPE, NAME, PFX)                                                           \
+    FSH_API CTYPE shmem_##PFX##NAME##_atomic_compare_swap(FSH_PARAM_##PFX CTYPE *dest,           \
+                                                          CTYPE cond, CTYPE value, int pe);      \
+    FSH_API CTYPE shmem_##PFX##NAME##_atomic_fetch_inc(FSH_PARAM_##PFX CTYPE *dest, int pe);     \
+    FSH_API void shmem_##PFX##NAME##_atomic_inc(FSH_PARAM_##PFX CTYPE *dest, int pe);            \
+    FSH_API CTYPE shmem_##PFX##NAME##_atomic_fetch_add(FSH_PARAM_##PFX CTYPE *dest, CTYPE value, \
+                                                       int pe);                                  \
+    FSH_API void shmem_##PFX##NAME##_atomic_add(FSH_PARAM_##PFX CTYPE *dest, CTYPE value,        \
+                                                int pe);                                         \
+    FSH_API void shmem_##PFX##NAME##_atomic_compare_swap_nbi(FSH_PARAM_##PFX CTYPE *fetch,       \
+                                                             CTYPE *dest, CTYPE cond,            \
+                                                             CTYPE value, int pe);               \
+    FSH_API void shmem_##PFX##NAME##_atomic_fetch_inc_nbi(FSH_PARAM_##PFX CTYPE *fetch,          \
+                                                          CTYPE *dest, int pe);                  \
+    FSH_API void shmem_##PFX##NAME##_atomic_fetch_add_nbi(FSH_PARAM_##PFX CTYPE *fetch,          \
+                                                          CTYPE *dest, CTYPE value, int pe);
+
+/* Extended AMO types (EXTAMO=1): fetch, set and swap. */
+#define FSH_DECL_EXTAMO(CTYPE, NAME, PFX)                                                        \
+    FSH_API CTYPE shmem_##PFX##NAME##_atomic_fetch(FSH_PARAM_##PFX const CTYPE *source, int pe); \
+    FSH_API void shmem_##PFX##NAME##_atomic_set(FSH_PARAM_##PFX CTYPE *dest, CTYPE value,        \
+                                                int pe);                                         \
+    FSH_API CTYPE shmem_##PFX##NAME##_atomic_swap(FSH_PARAM_##PFX CTYPE *dest, CTYPE value,      \
+                                                  int pe);                                       \
+    FSH_API void shmem_##PFX##NAME##_atomic_fetch_nbi(FSH_PARAM_##PFX CTYPE *fetch,              \
+                                                      const CTYPE *source, int pe);              \
+    FSH_API void shmem_##PFX##NAME##_atomic_swap_nbi(FSH_PARAM_##PFX CTYPE *fetch, CTYPE *dest,  \
+                                                     CTYPE value, int pe);
+
+/* Bitwise AMO types (BITAMO=1): and, or, xor, each fetching, non-fetching and fetching _nbi. */
+#define FSH_DECL_BITOP(CTYPE, NAME, PFX, OP)                                                     \
+    FSH_API CTYPE shmem_##PFX##NAME##_atomic_fetch_##OP(FSH_PARAM_##PFX CTYPE *dest,             \
+                                                        CTYPE value, int pe);                    \
+    FSH_API void shmem_##PFX##NAME##_atomic_##OP(FSH_PARAM_##PFX CTYPE *dest, CTYPE value,       \
+                                                 int pe);                                        \
+    FSH_API void shmem_##PFX##NAME##_atomic_fetch_##OP##_nbi(FSH_PARAM_##PFX CTYPE *fetch,       \
+                                                             CTYPE *dest, CTYPE value, int pe);
+#define FSH_DECL_BITAMO(CTYPE, NAME, PFX)                                                        \
+    FSH_DECL_BITOP(CTYPE, NAME, PFX, and)                                                        \
+    FSH_DECL_BITOP(CTYPE, NAME, PFX, or)                                                         \
+    FSH_DECL_BITOP(CTYPE, NAME, PFX, xor)
+
+#define FSH_DECL_AMO_ROW(CTYPE, NAME, RMA, AMO, EXT, BIT, ...)                                   \
+    FSH_IF(AMO, FSH_DECL_AMO(CTYPE, NAME, ) FSH_DECL_AMO(CTYPE, NAME, ctx_))                     \
+    FSH_IF(EXT, FSH_DECL_EXTAMO(CTYPE, NAME, ) FSH_DECL_EXTAMO(CTYPE, NAME, ctx_))               \
+    FSH_IF(BIT, FSH_DECL_BITAMO(CTYPE, NAME, ) FSH_DECL_BITAMO(CTYPE, NAME, ctx_))
+FSH_TYPE_TABLE(FSH_DECL_AMO_ROW)
+
+/* The deprecated (OpenSHMEM 1.3) AMO names exist only for the types 1.3 had: the standard ones
+ * for int, long and long long, fetch/set/swap also for float and double. These short lists
+ * are subsets of the AMO and EXTAMO columns; the deprecated typed wait adds short. */
+#define FSH_DEPRECATED_AMO_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
+#define FSH_DEPRECATED_EXTAMO_TYPES(X)                                                           \
+    X(float, float) X(double, double) FSH_DEPRECATED_AMO_TYPES(X)
+#define FSH_DEPRECATED_WAIT_TYPES(X) X(short, short) FSH_DEPRECATED_AMO_TYPES(X)
+
+#define FSH_DECL_DEPRECATED_AMO(CTYPE, NAME)                                                     \
+    FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_cswap(CTYPE *dest, CTYPE cond, CTYPE value,      \
+                                                      int pe);                                   \
+    FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_finc(CTYPE *dest, int pe);                       \
+    FSH_API FSH_DEPRECATED void shmem_##NAME##_inc(CTYPE *dest, int pe);                         \
+    FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_fadd(CTYPE *dest, CTYPE value, int pe);          \
+    FSH_API FSH_DEPRECATED void shmem_##NAME##_add(CTYPE *dest, CTYPE value, int pe);
+#define FSH_DECL_DEPRECATED_EXTAMO(CTYPE, NAME)                                                  \
+    FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_fetch(const CTYPE *source, int pe);              \
+    FSH_API FSH_DEPRECATED void shmem_##NAME##_set(CTYPE *dest, CTYPE value, int pe);            \
+    FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_swap(CTYPE *dest, CTYPE value, int pe);
+FSH_DEPRECATED_AMO_TYPES(FSH_DECL_DEPRECATED_AMO)
+FSH_DEPRECATED_EXTAMO_TYPES(FSH_DECL_DEPRECATED_EXTAMO)
+FSH_API FSH_DEPRECATED long shmem_swap(long *target, long value, int pe);
+
+/* ------------------------------------------------------------------ typed p2p sync (generated) */
+/* SYNC=1 rows: wait_until and test on one ivar, and the _all/_any/_some forms on an array of
+ * nelems ivars (status masks elements out; may be NULL), each also comparing against a vector
+ * of cmp_values. _any returns the index of a satisfied element (SIZE_MAX if none); _some
+ * stores the indices of all satisfied elements in indices and returns their number. */
+#define FSH_DECL_SYNC(CTYPE, NAME)                                                               \
+    FSH_API void shmem_##NAME##_wait_until(CTYPE *ivar, int cmp, CTYPE cmp_value);               \
+    FSH_API void shmem_##NAME##_wait_until_all(CTYPE *ivars, size_t nelems, const int *status,   \
+                                               int cmp, CTYPE cmp_value);                        \
+    FSH_API size_t shmem_##NAME##_wait_until_any(CTYPE *ivars, size_t nelems, const int *status, \
+                                                 int cmp, CTYPE cmp_value);                      \
+    FSH_API size_t shmem_##NAME##_wait_until_some(CTYPE *ivars, size_t nelems, size_t *indices,  \
+                                                  const int *status, int cmp, CTYPE cmp_value);  \
+    FSH_API void shmem_##NAME##_wait_until_all_vector(CTYPE *ivars, size_t nelems,               \
+                                                      const int *status, int cmp,                \
+                                                      CTYPE *cmp_values);                        \
+    FSH_API size_t shmem_##NAME##_wait_until_any_vector(CTYPE *ivars, size_t nelems,             \
+                                                        const int *status, int cmp,              \
+                                                        CTYPE *cmp_values);                      \
+    FSH_API size_t shmem_##NAME##_wait_until_some_vector(CTYPE *ivars, size_t nelems,            \
+                                                         size_t *indices, const int *status,     \
+                                                         int cmp, CTYPE *cmp_values);            \
+    FSH_API int shmem_##NAME##_test(CTYPE *ivar, int cmp, CTYPE cmp_value);                      \
+    FSH_API int shmem_##NAME##_test_all(CTYPE *ivars, size_t nelems, const int *status, int cmp, \
+                                        CTYPE cmp_value);                                        \
+    FSH_API size_t shmem_##NAME##_test_any(CTYPE *ivars, size_t nelems, const int *status,       \
+                                           int cmp, CTYPE cmp_value);                            \
+    FSH_API size_t shmem_##NAME##_test_some(CTYPE *ivars, size_t nelems, size_t *indices,        \
+                                            const int *status, int cmp, CTYPE cmp_value);        \
+    FSH_API int shmem_##NAME##_test_all_vector(CTYPE *ivars, size_t nelems, const int *status,   \
+                                               int cmp, CTYPE *cmp_values);                      \
+    FSH_API size_t shmem_##NAME##_test_any_vector(CTYPE *ivars, size_t nelems,                   \
+                                                  const int *status, int cmp,                    \
+                                                  CTYPE *cmp_values);                            \
+    FSH_API size_t shmem_##NAME##_test_some_vector(CTYPE *ivars, size_t nelems, size_t *indices, \
+                                                   const int *status, int cmp,                   \
+                                                   CTYPE *cmp_values);
+#define FSH_DECL_SYNC_ROW(CTYPE, NAME, RMA, AMO, EXT, BIT, SYNC, ...)                            \
+    FSH_IF(SYNC, FSH_DECL_SYNC(CTYPE, NAME))
+FSH_TYPE_TABLE(FSH_DECL_SYNC_ROW)
+
+/* Deprecated: shmem_TYPENAME_wait(ivar, v) waits until *ivar != v; the untyped forms take a
+ * long. In C11 the shmem_wait_until generic below takes the untyped function's name. */
+#define FSH_DECL_DEPRECATED_WAIT(CTYPE, NAME)                                                    \
+    FSH_API FSH_DEPRECATED void shmem_##NAME##_wait(CTYPE *ivar, CTYPE cmp_value);
+FSH_DEPRECATED_WAIT_TYPES(FSH_DECL_DEPRECATED_WAIT)
+FSH_API FSH_DEPRECATED void shmem_wait(long *ivar, long cmp_value);
+FSH_API FSH_DEPRECATED void shmem_wait_until(long *ivar, int cmp, long cmp_value);
+
+/* ------------------------------------------------------------------ put with signal (generated) */
+/* nelems elements to dest on pe, then the 64-bit signal at sig_addr on pe updated with sig_op
+ * (SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD), never visible before the data. Typed for RMA=1
+ * rows; sized for FSH_SIZE_TABLE plus `mem`, whose elements are bytes (shmem_putmem_signal). */
+#define FSH_DECL_SIGNAL(CTYPE, NAME, PFX)                                                        \
+    FSH_API void shmem_##PFX##NAME##_put_signal(FSH_PARAM_##PFX CTYPE *dest,                     \
+                                                const CTYPE *source, size_t nelems,              \
+                                                uint64_t *sig_addr, uint64_t signal,             \
+                                                int sig_op, int pe);                             \
+    FSH_API void shmem_##PFX##NAME##_put_signal_nbi(FSH_PARAM_##PFX CTYPE *dest,                 \
+                                                    const CTYPE *source, size_t nelems,          \
+                                                    uint64_t *sig_addr, uint64_t signal,         \
+                                                    int sig_op, int pe);
+#define FSH_DECL_SIGNAL_ROW(CTYPE, NAME, RMA, ...)                                               \
+    FSH_IF(RMA, FSH_DECL_SIGNAL(CTYPE, NAME, ) FSH_DECL_SIGNAL(CTYPE, NAME, ctx_))
+FSH_TYPE_TABLE(FSH_DECL_SIGNAL_ROW)
+
+#define FSH_DECL_SIZED_SIGNAL_(BITS, PFX)                                                        \
+    FSH_API void shmem_##PFX##put##BITS##_signal(FSH_PARAM_##PFX void *dest, const void *source, \
+                                                 size_t nelems, uint64_t *sig_addr,              \
+                                                 uint64_t signal, int sig_op, int pe);           \
+    FSH_API void shmem_##PFX##put##BITS##_signal_nbi(FSH_PARAM_##PFX void *dest,                 \
+                                                     const void *source, size_t nelems,          \
+                                                     uint64_t *sig_addr, uint64_t signal,        \
+                                                     int sig_op, int pe);
+#define FSH_DECL_SIZED_SIGNAL(BITS, ETYPE)                                                       \
+    FSH_DECL_SIZED_SIGNAL_(BITS, ) FSH_DECL_SIZED_SIGNAL_(BITS, ctx_)
+FSH_SIZE_TABLE(FSH_DECL_SIZED_SIGNAL)
+FSH_DECL_SIZED_SIGNAL(mem, unsigned char)
+
 /* END GENERATED TYPED API */
 
 /* ------------------------------------------------------------------ C11 generic RMA */
@@ -349,7 +529,164 @@ FSH_SIZE_TABLE(FSH_DECL_SIZED)
 #define shmem_iput(...) FSH_CAT(FSH_G_iput_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
 #define shmem_iget(...) FSH_CAT(FSH_G_iget_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
 
-#endif /* C11 generic RMA */
+
+/* ---------------------------------------------------------- C11 generic AMO, sync and signal */
+/* The same scheme for atomics, point-to-point synchronization and put-with-signal, with one
+ * more filter: a row joins an operation's list only when it is in that operation's spec table
+ * too, so shmem_atomic_fetch_and on a float * or shmem_wait_until on a char * is a compile
+ * error. FSH_GA_<COL>(<row>, PFX, OP) is the association `, T *: shmem_<PFX><NAME>_<OP>` of a
+ * row whose COL and GEN columns are both 1, and nothing for any other row. Operation names
+ * are only ever pasted, never expanded, so a user macro named like one (test, atomic_add)
+ * cannot break these. */
+#define FSH_IF_00(...)
+#define FSH_IF_01(...)
+#define FSH_IF_10(...)
+#define FSH_IF_11(...) __VA_ARGS__
+#define FSH_IF2(a, b, ...) FSH_IF_##a##b(__VA_ARGS__)
+#define FSH_GA_RMA(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                   \
+    FSH_IF2(R, GEN, , T *: shmem_##PFX##N##_##OP)
+#define FSH_GA_AMO(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                   \
+    FSH_IF2(A, GEN, , T *: shmem_##PFX##N##_##OP)
+#define FSH_GA_EXT(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                   \
+    FSH_IF2(E, GEN, , T *: shmem_##PFX##N##_##OP)
+#define FSH_GA_BIT(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                   \
+    FSH_IF2(B, GEN, , T *: shmem_##PFX##N##_##OP)
+#define FSH_GA_SYNC(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                  \
+    FSH_IF2(S, GEN, , T *: shmem_##PFX##N##_##OP)
+/* atomic_fetch reads through a const TYPE *source and accepts it with or without const. */
+#define FSH_GA_EXTC(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                  \
+    FSH_IF2(E, GEN, , T *: shmem_##PFX##N##_##OP, const T *: shmem_##PFX##N##_##OP)
+
+/* The per-operation row macros FSH_GLIST expands: plain form, then ctx form. */
+#define FSH_GA_atomic_compare_swap(...) FSH_GA_AMO(__VA_ARGS__, , atomic_compare_swap)
+#define FSH_GA_ctx_atomic_compare_swap(...) FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_compare_swap)
+#define FSH_GA_atomic_fetch_inc(...) FSH_GA_AMO(__VA_ARGS__, , atomic_fetch_inc)
+#define FSH_GA_ctx_atomic_fetch_inc(...) FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_fetch_inc)
+#define FSH_GA_atomic_inc(...) FSH_GA_AMO(__VA_ARGS__, , atomic_inc)
+#define FSH_GA_ctx_atomic_inc(...) FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_inc)
+#define FSH_GA_atomic_fetch_add(...) FSH_GA_AMO(__VA_ARGS__, , atomic_fetch_add)
+#define FSH_GA_ctx_atomic_fetch_add(...) FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_fetch_add)
+#define FSH_GA_atomic_add(...) FSH_GA_AMO(__VA_ARGS__, , atomic_add)
+#define FSH_GA_ctx_atomic_add(...) FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_add)
+#define FSH_GA_atomic_compare_swap_nbi(...) FSH_GA_AMO(__VA_ARGS__, , atomic_compare_swap_nbi)
+#define FSH_GA_ctx_atomic_compare_swap_nbi(...)                                                  \
+    FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_compare_swap_nbi)
+#define FSH_GA_atomic_fetch_inc_nbi(...) FSH_GA_AMO(__VA_ARGS__, , atomic_fetch_inc_nbi)
+#define FSH_GA_ctx_atomic_fetch_inc_nbi(...) FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_fetch_inc_nbi)
+#define FSH_GA_atomic_fetch_add_nbi(...) FSH_GA_AMO(__VA_ARGS__, , atomic_fetch_add_nbi)
+#define FSH_GA_ctx_atomic_fetch_add_nbi(...) FSH_GA_AMO(__VA_ARGS__, ctx_, atomic_fetch_add_nbi)
+#define FSH_GA_atomic_fetch(...) FSH_GA_EXTC(__VA_ARGS__, , atomic_fetch)
+#define FSH_GA_ctx_atomic_fetch(...) FSH_GA_EXTC(__VA_ARGS__, ctx_, atomic_fetch)
+#define FSH_GA_atomic_set(...) FSH_GA_EXT(__VA_ARGS__, , atomic_set)
+#define FSH_GA_ctx_atomic_set(...) FSH_GA_EXT(__VA_ARGS__, ctx_, atomic_set)
+#define FSH_GA_atomic_swap(...) FSH_GA_EXT(__VA_ARGS__, , atomic_swap)
+#define FSH_GA_ctx_atomic_swap(...) FSH_GA_EXT(__VA_ARGS__, ctx_, atomic_swap)
+#define FSH_GA_atomic_fetch_nbi(...) FSH_GA_EXT(__VA_ARGS__, , atomic_fetch_nbi)
+#define FSH_GA_ctx_atomic_fetch_nbi(...) FSH_GA_EXT(__VA_ARGS__, ctx_, atomic_fetch_nbi)
+#define FSH_GA_atomic_swap_nbi(...) FSH_GA_EXT(__VA_ARGS__, , atomic_swap_nbi)
+#define FSH_GA_ctx_atomic_swap_nbi(...) FSH_GA_EXT(__VA_ARGS__, ctx_, atomic_swap_nbi)
+#define FSH_GA_atomic_fetch_and(...) FSH_GA_BIT(__VA_ARGS__, , atomic_fetch_and)
+#define FSH_GA_ctx_atomic_fetch_and(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_fetch_and)
+#define FSH_GA_atomic_fetch_or(...) FSH_GA_BIT(__VA_ARGS__, , atomic_fetch_or)
+#define FSH_GA_ctx_atomic_fetch_or(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_fetch_or)
+#define FSH_GA_atomic_fetch_xor(...) FSH_GA_BIT(__VA_ARGS__, , atomic_fetch_xor)
+#define FSH_GA_ctx_atomic_fetch_xor(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_fetch_xor)
+#define FSH_GA_atomic_and(...) FSH_GA_BIT(__VA_ARGS__, , atomic_and)
+#define FSH_GA_ctx_atomic_and(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_and)
+#define FSH_GA_atomic_or(...) FSH_GA_BIT(__VA_ARGS__, , atomic_or)
+#define FSH_GA_ctx_atomic_or(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_or)
+#define FSH_GA_atomic_xor(...) FSH_GA_BIT(__VA_ARGS__, , atomic_xor)
+#define FSH_GA_ctx_atomic_xor(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_xor)
+#define FSH_GA_atomic_fetch_and_nbi(...) FSH_GA_BIT(__VA_ARGS__, , atomic_fetch_and_nbi)
+#define FSH_GA_ctx_atomic_fetch_and_nbi(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_fetch_and_nbi)
+#define FSH_GA_atomic_fetch_or_nbi(...) FSH_GA_BIT(__VA_ARGS__, , atomic_fetch_or_nbi)
+#define FSH_GA_ctx_atomic_fetch_or_nbi(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_fetch_or_nbi)
+#define FSH_GA_atomic_fetch_xor_nbi(...) FSH_GA_BIT(__VA_ARGS__, , atomic_fetch_xor_nbi)
+#define FSH_GA_ctx_atomic_fetch_xor_nbi(...) FSH_GA_BIT(__VA_ARGS__, ctx_, atomic_fetch_xor_nbi)
+#define FSH_GA_wait_until(...) FSH_GA_SYNC(__VA_ARGS__, , wait_until)
+#define FSH_GA_wait_until_all(...) FSH_GA_SYNC(__VA_ARGS__, , wait_until_all)
+#define FSH_GA_wait_until_any(...) FSH_GA_SYNC(__VA_ARGS__, , wait_until_any)
+#define FSH_GA_wait_until_some(...) FSH_GA_SYNC(__VA_ARGS__, , wait_until_some)
+#define FSH_GA_wait_until_all_vector(...) FSH_GA_SYNC(__VA_ARGS__, , wait_until_all_vector)
+#define FSH_GA_wait_until_any_vector(...) FSH_GA_SYNC(__VA_ARGS__, , wait_until_any_vector)
+#define FSH_GA_wait_until_some_vector(...) FSH_GA_SYNC(__VA_ARGS__, , wait_until_some_vector)
+#define FSH_GA_test(...) FSH_GA_SYNC(__VA_ARGS__, , test)
+#define FSH_GA_test_all(...) FSH_GA_SYNC(__VA_ARGS__, , test_all)
+#define FSH_GA_test_any(...) FSH_GA_SYNC(__VA_ARGS__, , test_any)
+#define FSH_GA_test_some(...) FSH_GA_SYNC(__VA_ARGS__, , test_some)
+#define FSH_GA_test_all_vector(...) FSH_GA_SYNC(__VA_ARGS__, , test_all_vector)
+#define FSH_GA_test_any_vector(...) FSH_GA_SYNC(__VA_ARGS__, , test_any_vector)
+#define FSH_GA_test_some_vector(...) FSH_GA_SYNC(__VA_ARGS__, , test_some_vector)
+#define FSH_GA_put_signal(...) FSH_GA_RMA(__VA_ARGS__, , put_signal)
+#define FSH_GA_ctx_put_signal(...) FSH_GA_RMA(__VA_ARGS__, ctx_, put_signal)
+#define FSH_GA_put_signal_nbi(...) FSH_GA_RMA(__VA_ARGS__, , put_signal_nbi)
+#define FSH_GA_ctx_put_signal_nbi(...) FSH_GA_RMA(__VA_ARGS__, ctx_, put_signal_nbi)
+
+/* FSH_GCALL(OP, NPLAIN, args): the plain form when there are NPLAIN arguments, selected on the
+ * first (the pointer the operation is typed by: dest, source, fetch or ivars), else the ctx
+ * form, selected on the second. Any other count names an undefined FSH_GSEL_* and fails.
+ * FSH_G1/FSH_G2 take the row macros of both forms and use the one they need. */
+#define FSH_G1(L1, L2, a, ...) _Generic((a) FSH_TYPE_TABLE(L1))(a, __VA_ARGS__)
+#define FSH_G2(L1, L2, c, a, ...) _Generic((a) FSH_TYPE_TABLE(L2))(c, a, __VA_ARGS__)
+#define FSH_GSEL_2_2 FSH_G1
+#define FSH_GSEL_2_3 FSH_G2
+#define FSH_GSEL_3_3 FSH_G1
+#define FSH_GSEL_3_4 FSH_G2
+#define FSH_GSEL_4_4 FSH_G1
+#define FSH_GSEL_4_5 FSH_G2
+#define FSH_GSEL_5_5 FSH_G1
+#define FSH_GSEL_5_6 FSH_G2
+#define FSH_GSEL_7_7 FSH_G1
+#define FSH_GSEL_7_8 FSH_G2
+#define FSH_GCALL(OP, NPLAIN, ...)                                                               \
+    FSH_CAT(FSH_GSEL_##NPLAIN##_, FSH_NARG(__VA_ARGS__))(FSH_GA_##OP, FSH_GA_ctx_##OP,           \
+                                                         __VA_ARGS__)
+/* Synchronization has no ctx forms: always selected on ivar/ivars, the first argument. */
+#define FSH_GSYNC(OP, ...) FSH_G1(FSH_GA_##OP, , __VA_ARGS__)
+
+#define shmem_atomic_fetch(...) FSH_GCALL(atomic_fetch, 2, __VA_ARGS__)
+#define shmem_atomic_set(...) FSH_GCALL(atomic_set, 3, __VA_ARGS__)
+#define shmem_atomic_swap(...) FSH_GCALL(atomic_swap, 3, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) FSH_GCALL(atomic_compare_swap, 4, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...) FSH_GCALL(atomic_fetch_inc, 2, __VA_ARGS__)
+#define shmem_atomic_inc(...) FSH_GCALL(atomic_inc, 2, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) FSH_GCALL(atomic_fetch_add, 3, __VA_ARGS__)
+#define shmem_atomic_add(...) FSH_GCALL(atomic_add, 3, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) FSH_GCALL(atomic_fetch_and, 3, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...) FSH_GCALL(atomic_fetch_or, 3, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) FSH_GCALL(atomic_fetch_xor, 3, __VA_ARGS__)
+#define shmem_atomic_and(...) FSH_GCALL(atomic_and, 3, __VA_ARGS__)
+#define shmem_atomic_or(...) FSH_GCALL(atomic_or, 3, __VA_ARGS__)
+#define shmem_atomic_xor(...) FSH_GCALL(atomic_xor, 3, __VA_ARGS__)
+/* The fetching _nbi forms are selected on `fetch`, their first (non-ctx) argument. */
+#define shmem_atomic_fetch_nbi(...) FSH_GCALL(atomic_fetch_nbi, 3, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...) FSH_GCALL(atomic_swap_nbi, 4, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) FSH_GCALL(atomic_compare_swap_nbi, 5, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) FSH_GCALL(atomic_fetch_inc_nbi, 3, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) FSH_GCALL(atomic_fetch_add_nbi, 4, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) FSH_GCALL(atomic_fetch_and_nbi, 4, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...) FSH_GCALL(atomic_fetch_or_nbi, 4, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) FSH_GCALL(atomic_fetch_xor_nbi, 4, __VA_ARGS__)
+
+#define shmem_wait_until(...) FSH_GSYNC(wait_until, __VA_ARGS__)
+#define shmem_wait_until_all(...) FSH_GSYNC(wait_until_all, __VA_ARGS__)
+#define shmem_wait_until_any(...) FSH_GSYNC(wait_until_any, __VA_ARGS__)
+#define shmem_wait_until_some(...) FSH_GSYNC(wait_until_some, __VA_ARGS__)
+#define shmem_wait_until_all_vector(...) FSH_GSYNC(wait_until_all_vector, __VA_ARGS__)
+#define shmem_wait_until_any_vector(...) FSH_GSYNC(wait_until_any_vector, __VA_ARGS__)
+#define shmem_wait_until_some_vector(...) FSH_GSYNC(wait_until_some_vector, __VA_ARGS__)
+#define shmem_test(...) FSH_GSYNC(test, __VA_ARGS__)
+#define shmem_test_all(...) FSH_GSYNC(test_all, __VA_ARGS__)
+#define shmem_test_any(...) FSH_GSYNC(test_any, __VA_ARGS__)
+#define shmem_test_some(...) FSH_GSYNC(test_some, __VA_ARGS__)
+#define shmem_test_all_vector(...) FSH_GSYNC(test_all_vector, __VA_ARGS__)
+#define shmem_test_any_vector(...) FSH_GSYNC(test_any_vector, __VA_ARGS__)
+#define shmem_test_some_vector(...) FSH_GSYNC(test_some_vector, __VA_ARGS__)
+
+#define shmem_put_signal(...) FSH_GCALL(put_signal, 7, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) FSH_GCALL(put_signal_nbi, 7, __VA_ARGS__)
+
+#endif /* C11 generic selection */
 
 #ifdef __cplusplus
 }

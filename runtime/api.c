@@ -20,10 +20,14 @@
 #include "init.h"
 #include "log.h"
 #include "mr.h"
+#include "lock.h"
+#include "progress.h"
 #include "rma.h"
 #include "rt.h"
 #include "shmem.h"
 #include "shmemx.h"
+#include "signal.h"
+#include "team.h"
 
 FSH_API shmem_ctx_t const SHMEM_CTX_DEFAULT = &fsh_ctx_default;
 
@@ -185,6 +189,202 @@ void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
     done(fn, fsh_rma_iget(c, dest, seg, off, dst, sst, nelems, esize, pe));
 }
 
+/* ------------------------------------------------------------------ atomics */
+
+static inline void check_aligned(const char *fn, const char *what, const void *addr, size_t size)
+{
+    if (__builtin_expect(((uintptr_t)addr & (size - 1)) != 0, 0)) {
+        fsh_init_fatal(fn, "atomics need naturally aligned objects: use a variable of the type, or shmem_align",
+                       "%s %p is not aligned to %zu bytes", what, addr, size);
+    }
+}
+
+void fsh_api_amo(const char *fn, shmem_ctx_t ctx, int op, void *target, const void *value,
+                 const void *cond, void *fetch, size_t size, int fi_dt, int pe, int nbi)
+{
+    running(fn);
+    struct fsh_ctx *c = check_ctx(fn, ctx);
+    check_pe(fn, pe);
+    enum fsh_seg seg;
+    uint64_t off;
+    check_sym(fn, op == FSH_AMO_FETCH ? "source" : "dest", target, size, &seg, &off);
+    check_aligned(fn, op == FSH_AMO_FETCH ? "source" : "dest", target, size);
+    if (fsh_amo_fetches(op)) {
+        check_local(fn, "fetch", fetch, size);
+    }
+    done(fn, fsh_amo(c, op, seg, off, value, cond, fetch, size, pe, nbi != 0));
+}
+
+/* ------------------------------------------------------------------ point-to-point sync */
+
+static inline void check_cmp(const char *fn, int cmp)
+{
+    if (__builtin_expect(!fsh_wait_cmp_valid(cmp), 0)) {
+        fsh_init_fatal(fn, "use SHMEM_CMP_EQ, _NE, _GT, _GE, _LT or _LE", "invalid comparison %d",
+                       cmp);
+    }
+}
+
+size_t fsh_api_sync(const char *fn, int mode, int block, void *ivars, size_t nelems,
+                    const int *status, int cmp, const void *values, int vector, size_t esize,
+                    int is_signed, size_t *indices)
+{
+    running(fn);
+    check_cmp(fn, cmp);
+    if (nelems > 0) {
+        enum fsh_seg seg;
+        uint64_t off;
+        check_sym(fn, "ivars", ivars, nelems * esize, &seg, &off);
+        check_aligned(fn, "ivars", ivars, esize);
+        check_local(fn, "cmp_values", values, 1);
+        if (mode == FSH_SYNC_SOME) {
+            check_local(fn, "indices", indices, 1);
+        }
+    }
+    int err = 0;
+    size_t r = fsh_wait_sync(mode, block != 0, ivars, nelems, status, cmp, values, vector != 0,
+                             esize, is_signed != 0, indices, fn, &err);
+    done(fn, err);
+    return r;
+}
+
+/* ------------------------------------------------------------------ signals */
+
+static inline void check_signal(const char *fn, const uint64_t *sig_addr, enum fsh_seg *seg,
+                                uint64_t *off)
+{
+    check_sym(fn, "sig_addr", sig_addr, sizeof(uint64_t), seg, off);
+    check_aligned(fn, "sig_addr", sig_addr, sizeof(uint64_t));
+}
+
+void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void *src,
+                        size_t nbytes, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                        int nbi)
+{
+    running(fn);
+    struct fsh_ctx *c = check_ctx(fn, ctx);
+    check_pe(fn, pe);
+    check_size(fn, nbytes);
+    if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD) {
+        fsh_init_fatal(fn, "use SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", "invalid sig_op %d", sig_op);
+    }
+    enum fsh_seg dseg = FSH_SEG_HEAP, sseg;
+    uint64_t doff = 0, soff;
+    if (nbytes > 0) {
+        check_sym(fn, "dest", dest, nbytes, &dseg, &doff);
+        check_local(fn, "source", src, nbytes);
+    }
+    check_signal(fn, sig_addr, &sseg, &soff);
+    done(fn, fsh_signal_put(c, dseg, doff, src, nbytes, sseg, soff, signal, sig_op, pe, nbi != 0));
+}
+
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
+{
+    running(__func__);
+    enum fsh_seg seg;
+    uint64_t off;
+    check_signal(__func__, sig_addr, &seg, &off);
+    /* One pass of progress, so a loop of fetches also lets signals land. */
+    done(__func__, fsh_progress_poll() < 0 ? -EIO : 0);
+    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+}
+
+uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
+{
+    running(__func__);
+    check_cmp(__func__, cmp);
+    enum fsh_seg seg;
+    uint64_t off;
+    check_signal(__func__, sig_addr, &seg, &off);
+    int err = 0;
+    fsh_wait_sync(FSH_SYNC_ONE, true, sig_addr, 1, NULL, cmp, &cmp_value, false,
+                  sizeof(uint64_t), false, NULL, __func__, &err);
+    done(__func__, err);
+    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+}
+
+/* ------------------------------------------------------------------ locks */
+
+static void check_lock(const char *fn, long *lock, enum fsh_seg *seg, uint64_t *off)
+{
+    running(fn);
+    check_sym(fn, "lock", lock, sizeof(long), seg, off);
+    check_aligned(fn, "lock", lock, sizeof(long));
+}
+
+void shmem_set_lock(long *lock)
+{
+    enum fsh_seg seg;
+    uint64_t off;
+    check_lock(__func__, lock, &seg, &off);
+    done(__func__, fsh_lock_set(seg, off));
+}
+
+void shmem_clear_lock(long *lock)
+{
+    enum fsh_seg seg;
+    uint64_t off;
+    check_lock(__func__, lock, &seg, &off);
+    done(__func__, fsh_lock_clear(seg, off));
+}
+
+int shmem_test_lock(long *lock)
+{
+    enum fsh_seg seg;
+    uint64_t off;
+    check_lock(__func__, lock, &seg, &off);
+    int acquired = 0;
+    done(__func__, fsh_lock_test(seg, off, &acquired));
+    return acquired ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------ contexts */
+
+int shmem_ctx_create(long options, shmem_ctx_t *ctx)
+{
+    running(__func__);
+    const long known = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
+    if (options & ~known) {
+        fsh_init_fatal(__func__, "combine SHMEM_CTX_SERIALIZED, SHMEM_CTX_PRIVATE and SHMEM_CTX_NOSTORE",
+                       "unknown option bits 0x%lx", options & ~known);
+    }
+    struct fsh_ctx *c;
+    if (fsh_rma_ctx_create(options, &c) != 0) {
+        /* The spec's failure mode: nonzero return, SHMEM_CTX_INVALID. */
+        fsh_err_clear();
+        *ctx = SHMEM_CTX_INVALID;
+        return 1;
+    }
+    *ctx = c;
+    return 0;
+}
+
+void shmem_ctx_destroy(shmem_ctx_t ctx)
+{
+    running(__func__);
+    if (ctx == SHMEM_CTX_INVALID) {
+        return; /* the spec: no effect */
+    }
+    if (ctx == SHMEM_CTX_DEFAULT) {
+        fsh_init_fatal(__func__, "destroy only contexts made by shmem_ctx_create",
+                       "SHMEM_CTX_DEFAULT cannot be destroyed");
+    }
+    done(__func__, fsh_rma_ctx_destroy(ctx));
+}
+
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
+{
+    running(__func__);
+    if (ctx == SHMEM_CTX_INVALID || !team) {
+        if (team) {
+            *team = SHMEM_TEAM_INVALID;
+        }
+        return -1;
+    }
+    *team = SHMEM_TEAM_WORLD;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ setup, exit, query */
 
 void shmem_init(void)
@@ -282,6 +482,7 @@ void shmem_quiet(void)
     running(__func__);
     done(__func__, fsh_rma_quiet(&fsh_ctx_default));
 }
+
 
 void shmem_fence(void)
 {

@@ -10,7 +10,22 @@
 #define FSH_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <shmem.h>
+
+#include "amo.h"
+#include "wait.h"
+
+/* nelems * esize, or SIZE_MAX when the product overflows: a wrapped count would look like a
+ * small valid transfer, while SIZE_MAX is always rejected by api.c as exceeding the address
+ * space, so the overflow is reported instead of silently moving the wrong amount. */
+static inline size_t bytes_of(size_t nelems, size_t esize)
+{
+    if (esize != 0 && nelems > SIZE_MAX / esize) {
+        return SIZE_MAX;
+    }
+    return nelems * esize;
+}
 
 /* Contiguous put/get of nbytes. nbi != 0: return before completion (shmem_quiet completes). */
 void fsh_api_put(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
@@ -23,5 +38,35 @@ void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe);
 void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe);
+
+/* ------------------------------------------------------------------ atomics */
+/* enum fsh_amo_op (FSH_AMO_FETCH, ...) is in amo.h. */
+/* One atomic on the size-byte object at symmetric `target` of pe. value: the operand (NULL for
+ * fetch/inc/fetch_inc); cond: the compare value (cswap only); fetch: where the old value goes
+ * (NULL for the non-fetching ops). fi_dt is the libfabric datatype (FSH_TYPE_FI_OF(T) from
+ * types.h). nbi != 0 (fetching _nbi forms): *fetch is valid after shmem_quiet. */
+void fsh_api_amo(const char *fn, shmem_ctx_t ctx, int op, void *target, const void *value,
+                 const void *cond, void *fetch, size_t size, int fi_dt, int pe, int nbi);
+
+/* ------------------------------------------------------------------ point-to-point sync */
+/* enum fsh_sync_mode (FSH_SYNC_ONE, ...) is in wait.h. */
+/* Compare ivars[i] (esize bytes, signed or not) with values[vector ? i : 0] under cmp
+ * (SHMEM_CMP_*), skipping every i whose status[i] != 0 (status may be NULL).
+ * block != 0: wait until satisfied, driving progress; else test (after one progress pass).
+ *   ONE  (wait_until/test on one ivar, nelems 1): 1 if satisfied, else 0
+ *   ALL  1 if every unmasked element is satisfied (none unmasked: 1), else 0
+ *   ANY  the index of one satisfied element; SIZE_MAX if none (or all masked)
+ *   SOME stores the indices of all satisfied elements in indices[], returns how many
+ *        (a wait returns as soon as at least one is; 0 only when all are masked). */
+size_t fsh_api_sync(const char *fn, int mode, int block, void *ivars, size_t nelems,
+                    const int *status, int cmp, const void *values, int vector, size_t esize,
+                    int is_signed, size_t *indices);
+
+/* ------------------------------------------------------------------ put with signal */
+/* nbytes at dest of pe, then the 64-bit signal at sig_addr of pe updated with sig_op
+ * (SHMEM_SIGNAL_SET/ADD); the signal is never visible before the data. */
+void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void *src,
+                        size_t nbytes, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                        int nbi);
 
 #endif

@@ -15,17 +15,6 @@
 
 #include "api.h"
 
-/* nelems * esize, or SIZE_MAX when the product overflows: a wrapped count would look like a
- * small valid transfer, while SIZE_MAX is always rejected by api.c as exceeding the address
- * space, so the overflow is reported instead of silently moving the wrong amount. */
-static inline size_t bytes_of(size_t nelems, size_t esize)
-{
-    if (esize != 0 && nelems > SIZE_MAX / esize) {
-        return SIZE_MAX;
-    }
-    return nelems * esize;
-}
-
 /* ------------------------------------------------------------------ untyped RMA */
 void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
 {

@@ -29,9 +29,13 @@
 #include "log.h"
 #include "mr.h"
 #include "progress.h"
+#include "amo.h"
 #include "rma.h"
 #include "rt.h"
 #include "shmem.h"
+#include "signal.h"
+#include "team.h"
+#include "xport.h"
 
 struct fsh_rt fsh_rt = {.pe = -1, .npes = 0, .log_level = FSH_LOG_WARN};
 
@@ -127,6 +131,40 @@ static bool want_yield(const struct fsh_config *cfg)
         return false;
     }
     return fsh_rt.oversubscribed;
+}
+
+/* FABSHMEM_CHAOS: a comma-separated subset of reorder, delay. */
+static void parse_chaos(const char *fn, const char *spec, bool *reorder, bool *delay)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", spec);
+    *reorder = *delay = false;
+    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(tok, "reorder") == 0) {
+            *reorder = true;
+        } else if (strcmp(tok, "delay") == 0) {
+            *delay = true;
+        } else {
+            fsh_init_fatal(fn, "use reorder, delay or both (comma-separated)",
+                           "FABSHMEM_CHAOS: unknown mode '%s'", tok);
+        }
+    }
+}
+
+static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
+{
+    const char *v = cfg->FABSHMEM_PROGRESS_THREAD;
+    if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0) {
+        return true;
+    }
+    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+        return false;
+    }
+    if (strcmp(v, "auto") != 0) {
+        fsh_init_fatal(fn, "use auto, on or off", "FABSHMEM_PROGRESS_THREAD='%s' is not a choice", v);
+    }
+    return fsh_fabric_attr()->manual_progress;
 }
 
 /* The exchange blob of one PE: address length, address, then the segment table. */
@@ -239,9 +277,23 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
 
     double timeout = cfg->FABSHMEM_TIMEOUT;
+    bool chaos_reorder, chaos_delay;
+    parse_chaos(fn, cfg->FABSHMEM_CHAOS, &chaos_reorder, &chaos_delay);
+    uint64_t seed = (uint64_t)cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
     rc = fsh_fabric_open(cfg, &boot);
     if (rc == 0) {
-        rc = fsh_progress_init(fsh_fabric_attr()->tx_depth, want_yield(cfg), timeout);
+        struct fsh_progress_config pc = {
+            .depth = fsh_fabric_attr()->tx_depth,
+            .yield = want_yield(cfg),
+            .timeout = timeout,
+            .user_timeout = cfg->FABSHMEM_WAIT_TIMEOUT,
+            .chaos_delay = chaos_delay,
+            .seed = seed,
+        };
+        rc = fsh_progress_init(&pc);
+    }
+    if (rc == 0) {
+        rc = fsh_xport_init(chaos_reorder, seed);
     }
     if (rc == 0) {
         rc = fsh_mr_init(boot.size);
@@ -272,14 +324,30 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_heap_init(lc.heap_base, lc.heap_size);
     }
     if (rc == 0) {
+        rc = fsh_amo_init();
+    }
+    if (rc == 0) {
+        fsh_team_init_world(fsh_rt.pe, fsh_rt.npes);
         rc = fsh_coll_init();
+    }
+    if (rc == 0) {
+        rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS);
+    }
+    /* Every level is provided: the engine lock makes concurrent calls safe. */
+    fsh_rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
+    if (fsh_rt.thread_level < SHMEM_THREAD_SINGLE) {
+        fsh_rt.thread_level = SHMEM_THREAD_SINGLE;
+    }
+    if (fsh_rt.thread_level >= SHMEM_THREAD_SERIALIZED) {
+        /* SERIALIZED: calls from different threads, never at once, but the progress thread
+         * may still run beside them; MULTIPLE: calls at once. */
+        fsh_progress_enable_locking();
+    }
+    if (rc == 0 && want_progress_thread(fn, cfg)) {
+        rc = fsh_progress_thread_start(cfg->FABSHMEM_PROGRESS_INTERVAL);
     }
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
-    }
-    fsh_rt.thread_level = requested > SHMEM_THREAD_FUNNELED ? SHMEM_THREAD_FUNNELED : requested;
-    if (fsh_rt.thread_level < SHMEM_THREAD_SINGLE) {
-        fsh_rt.thread_level = SHMEM_THREAD_SINGLE;
     }
     if (provided) {
         *provided = fsh_rt.thread_level;
@@ -323,7 +391,7 @@ void fsh_init_finalize(const char *fn)
      * operations (manual progress). */
     int rc = fsh_coll_barrier_all();
     if (rc == 0) {
-        rc = fsh_rma_quiet(&fsh_ctx_default);
+        rc = fsh_rma_quiet_all();
     }
     if (rc == 0) {
         rc = fsh_boot_fence(fsh_env()->FABSHMEM_TIMEOUT, progress_once);
@@ -332,9 +400,13 @@ void fsh_init_finalize(const char *fn)
         fsh_init_fatal_err(fn, rc);
     }
     fsh_rt.state = FSH_STATE_FINALIZED;
+    fsh_progress_thread_stop();
+    fsh_signal_fini();
     fsh_coll_fini();
+    fsh_amo_fini();
     fsh_heap_fini();
     fsh_mr_fini();
+    fsh_xport_fini();
     fsh_progress_fini();
     fsh_fabric_close();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);

@@ -251,6 +251,22 @@ void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off)
     return mrs.local[seg].base + off;
 }
 
+int fsh_mr_reg_local(void *buf, size_t len, struct fid_mr **mr, void **desc)
+{
+    int rc = reg(buf, len, FI_READ | FI_WRITE, mrs.next_key++, mr);
+    if (rc == 0) {
+        *desc = fi_mr_desc(*mr);
+    }
+    return rc;
+}
+
+void fsh_mr_dereg_local(struct fid_mr *mr)
+{
+    if (mr) {
+        fi_close(&mr->fid);
+    }
+}
+
 int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp)
 {
     enum fsh_seg seg;

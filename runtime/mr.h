@@ -39,6 +39,11 @@ void fsh_mr_remote(int pe, enum fsh_seg seg, uint64_t off, uint64_t *raddr, uint
 /* Local address of (seg, off) on this PE. */
 void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off);
 
+/* Register private memory the runtime reuses for many operations (bounce buffers); the
+ * descriptor stays valid until fsh_mr_dereg_local. */
+int fsh_mr_reg_local(void *buf, size_t len, struct fid_mr **mr, void **desc);
+void fsh_mr_dereg_local(struct fid_mr *mr);
+
 /* A descriptor for a local buffer: the segment's when it lies in one, else a temporary
  * registration (*tmp set, to be closed when the operation completes). */
 int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp);

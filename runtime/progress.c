@@ -1,20 +1,30 @@
 /*
  * progress.c: the progress engine.
  *
- * Owns the operation pool and the CQ reading. With manual data progress (shm, tcp;ofi_rxm, efa)
- * nothing moves, including reads and writes aimed at this PE, unless someone reads the CQ, so
- * every blocking call loops here. Completions are classified by their operation context, never
- * by their flags: providers disagree on flags (tcp;ofi_rxm marks a target completion
- * REMOTE_WRITE|REMOTE_CQ_DATA without FI_RMA; sockets sets FI_REMOTE_CQ_DATA on the
- * initiator's own completion). A completion whose context is not one of our operation
- * records is a remote event; its immediate data selects the handler.
+ * Owns the operation pool, the CQ reading, the engine lock and the progress thread. With manual
+ * data progress (shm, tcp;ofi_rxm, efa) nothing moves, including reads, writes and atomics
+ * aimed at this PE, unless someone reads the CQ, so every blocking call loops here, and the
+ * progress thread covers a PE that computes without calling the library.
+ *
+ * Completions are classified by their operation context, never by their flags: providers
+ * disagree on flags (tcp;ofi_rxm marks a target completion REMOTE_WRITE|REMOTE_CQ_DATA without
+ * FI_RMA; sockets sets FI_REMOTE_CQ_DATA on the initiator's own completion), and target
+ * completions do not reliably carry a NULL context (shm reports 0x1). A completion whose
+ * context is one of our operation records is ours; any other is a remote event, and its
+ * immediate data selects the handler.
+ *
+ * Under FABSHMEM_CHAOS=delay, entries read from the CQ are held in a small buffer and handed
+ * out in random order over later polls, so handlers see remote events (and the initiator sees
+ * completions) in orders SRD could produce.
  *
  * A fabric error is reported once with the operation, the peer and the provider's words, and
  * propagated as -errno: the API boundary ends the job, because a lost put cannot be recovered.
  */
+#define _GNU_SOURCE
 #include "progress.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <sched.h>
@@ -27,15 +37,31 @@
 #include "log.h"
 #include "rt.h"
 
+#define HOLD_MAX 64 /* completions held back under chaos */
+
 static struct {
     struct fsh_op *pool;
     struct fsh_op *free;
     size_t depth;
     size_t in_use;
     bool yield;
-    double timeout;
+    double timeout, user_timeout;
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
+    void (*poll_hook)(void);
     int failed; /* a fabric error was seen: every later wait fails at once */
+    /* engine lock */
+    bool locking;
+    pthread_mutex_t lock;
+    /* progress thread */
+    pthread_t thread;
+    bool thread_running;
+    volatile int thread_stop;
+    long interval_us;
+    /* chaos: held CQ entries */
+    bool chaos_delay;
+    uint64_t rng;
+    struct fi_cq_data_entry held[HOLD_MAX];
+    size_t nheld;
 } pg;
 
 static double now(void)
@@ -45,27 +71,46 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int fsh_progress_init(size_t depth, bool yield, double timeout_s)
+static uint64_t rnd(void)
 {
-    pg.pool = calloc(depth, sizeof(*pg.pool));
+    /* xorshift64*: plenty for shuffling test traffic. */
+    pg.rng ^= pg.rng >> 12;
+    pg.rng ^= pg.rng << 25;
+    pg.rng ^= pg.rng >> 27;
+    return pg.rng * 2685821657736338717ULL;
+}
+
+int fsh_progress_init(const struct fsh_progress_config *cfg)
+{
+    pg.pool = calloc(cfg->depth, sizeof(*pg.pool));
     if (!pg.pool) {
         return fsh_err(-ENOMEM, "lower FABSHMEM_TX_DEPTH", "cannot allocate %zu operation records",
-                       depth);
+                       cfg->depth);
     }
-    for (size_t i = 0; i < depth; i++) {
-        pg.pool[i].next_free = (i + 1 < depth) ? &pg.pool[i + 1] : NULL;
+    for (size_t i = 0; i < cfg->depth; i++) {
+        pg.pool[i].next_free = (i + 1 < cfg->depth) ? &pg.pool[i + 1] : NULL;
     }
     pg.free = pg.pool;
-    pg.depth = depth;
+    pg.depth = cfg->depth;
     pg.in_use = 0;
-    pg.yield = yield;
-    pg.timeout = timeout_s;
+    pg.yield = cfg->yield;
+    pg.timeout = cfg->timeout;
+    pg.user_timeout = cfg->user_timeout;
     pg.failed = 0;
+    pg.chaos_delay = cfg->chaos_delay;
+    pg.rng = cfg->seed * 0x9e3779b97f4a7c15ULL + 1;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&pg.lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     return 0;
 }
 
 void fsh_progress_fini(void)
 {
+    fsh_progress_thread_stop();
+    pthread_mutex_destroy(&pg.lock);
     free(pg.pool);
     memset(&pg, 0, sizeof(pg));
 }
@@ -79,6 +124,30 @@ int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn)
     return 0;
 }
 
+void fsh_progress_set_poll_hook(void (*fn)(void))
+{
+    pg.poll_hook = fn;
+}
+
+void fsh_progress_enable_locking(void)
+{
+    pg.locking = true;
+}
+
+void fsh_progress_lock(void)
+{
+    if (pg.locking) {
+        pthread_mutex_lock(&pg.lock);
+    }
+}
+
+void fsh_progress_unlock(void)
+{
+    if (pg.locking) {
+        pthread_mutex_unlock(&pg.lock);
+    }
+}
+
 static const char *kind_name(int kind)
 {
     switch (kind) {
@@ -90,9 +159,7 @@ static const char *kind_name(int kind)
     }
 }
 
-/* Our operation record, or NULL when the completion is someone else's: a remote event. Target
- * completions do not reliably carry a NULL context (shm reports 0x1 for a write with immediate
- * data), so membership in our pool is the test. */
+/* Our operation record, or NULL when the completion is someone else's: a remote event. */
 static struct fsh_op *own_op(void *context)
 {
     uintptr_t c = (uintptr_t)context, lo = (uintptr_t)pg.pool;
@@ -107,9 +174,13 @@ static void complete(struct fsh_op *op)
     if (op->tmp_mr) {
         fi_close(&op->tmp_mr->fid);
     }
-    op->track->completed++;
+    if (op->copy_dst) {
+        memcpy(op->copy_dst, op->copy_src, op->copy_len);
+    }
+    /* Release: whoever sees the new count also sees the copied result. */
+    __atomic_store_n(&op->track->completed, op->track->completed + 1, __ATOMIC_RELEASE);
     if (op->sync) {
-        op->sync->completed++;
+        __atomic_store_n(&op->sync->completed, op->sync->completed + 1, __ATOMIC_RELEASE);
     }
     fsh_progress_op_put(op);
 }
@@ -131,6 +202,7 @@ static int report_error(void)
         int err = fsh_err(-(int)e.err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
                           "%s of %zu bytes to PE %d failed: %s (%s)", kind_name(op->kind),
                           op->len, op->pe, fi_strerror((int)e.err), prov ? prov : "");
+        op->copy_dst = NULL;
         complete(op);
         return err;
     }
@@ -139,40 +211,89 @@ static int report_error(void)
                    prov ? prov : "");
 }
 
-int fsh_progress_poll(void)
+static void dispatch(const struct fi_cq_data_entry *ev)
 {
+    struct fsh_op *op = own_op(ev->op_context);
+    if (op) {
+        complete(op);
+        return;
+    }
+    if (ev->flags & FI_REMOTE_CQ_DATA) {
+        uint32_t imm = (uint32_t)ev->data;
+        unsigned kind = imm >> FSH_IMM_KIND_SHIFT;
+        if (kind < FSH_IMM_NKINDS && pg.handlers[kind]) {
+            pg.handlers[kind](imm & FSH_IMM_PAYLOAD_MASK);
+        } else {
+            FSH_WARN("remote event with unknown kind %u (immediate 0x%08x) dropped", kind, imm);
+        }
+    }
+}
+
+/* Chaos: keep what was read, hand out a random part of what is held. */
+static int dispatch_shuffled(const struct fi_cq_data_entry *ev, ssize_t n)
+{
+    int handled = 0;
+    for (ssize_t i = 0; i < n; i++) {
+        if (pg.nheld == HOLD_MAX) {
+            size_t k = (size_t)(rnd() % pg.nheld);
+            struct fi_cq_data_entry e = pg.held[k];
+            pg.held[k] = pg.held[--pg.nheld];
+            dispatch(&e);
+            handled++;
+        }
+        pg.held[pg.nheld++] = ev[i];
+    }
+    /* Release about half of what is held, in random order; an idle poll releases everything
+     * so nothing is held forever. */
+    size_t release = (n == 0) ? pg.nheld : pg.nheld / 2 + (size_t)(rnd() % 2);
+    while (release-- && pg.nheld) {
+        size_t k = (size_t)(rnd() % pg.nheld);
+        struct fi_cq_data_entry e = pg.held[k];
+        pg.held[k] = pg.held[--pg.nheld];
+        dispatch(&e);
+        handled++;
+    }
+    return handled;
+}
+
+static int poll_locked(void)
+{
+    if (pg.poll_hook) {
+        pg.poll_hook();
+    }
     struct fi_cq_data_entry ev[16];
     ssize_t n = fi_cq_read(fsh_fabric_cq(), ev, 16);
-    if (n == -FI_EAGAIN) {
-        return pg.failed ? -EIO : 0;
-    }
     if (n == -FI_EAVAIL) {
         return report_error();
     }
-    if (n < 0) {
+    if (n < 0 && n != -FI_EAGAIN) {
         pg.failed = 1;
         return fsh_err((int)n, "", "reading the completion queue failed: %s", fi_strerror((int)-n));
     }
+    if (n == -FI_EAGAIN) {
+        n = 0;
+    }
+    if (pg.chaos_delay) {
+        return dispatch_shuffled(ev, n);
+    }
     for (ssize_t i = 0; i < n; i++) {
-        struct fsh_op *op = own_op(ev[i].op_context);
-        if (op) {
-            complete(op);
-            continue;
-        }
-        if (ev[i].flags & FI_REMOTE_CQ_DATA) {
-            uint32_t imm = (uint32_t)ev[i].data;
-            unsigned kind = imm >> FSH_IMM_KIND_SHIFT;
-            if (kind < FSH_IMM_NKINDS && pg.handlers[kind]) {
-                pg.handlers[kind](imm & FSH_IMM_PAYLOAD_MASK);
-            } else {
-                FSH_WARN("remote event with unknown kind %u (immediate 0x%08x) dropped", kind, imm);
-            }
-        }
+        dispatch(&ev[i]);
+    }
+    if (n == 0 && pg.failed) {
+        return -EIO;
     }
     return (int)n;
 }
 
-int fsh_progress_backoff(double *start, const char *what, int peer)
+int fsh_progress_poll(void)
+{
+    fsh_progress_lock();
+    int n = poll_locked();
+    fsh_progress_unlock();
+    return n;
+}
+
+static int backoff(double *start, double timeout, const char *what, int peer)
 {
     if (*start == 0) {
         *start = now();
@@ -181,20 +302,26 @@ int fsh_progress_backoff(double *start, const char *what, int peer)
     if (pg.yield) {
         sched_yield();
     }
-    if (pg.timeout > 0 && now() - *start > pg.timeout) {
+    if (timeout > 0 && now() - *start > timeout) {
         char who[32] = "";
         if (peer >= 0) {
             snprintf(who, sizeof(who), " for PE %d", peer);
         }
         return fsh_err(-ETIMEDOUT,
-                       "a peer may be stuck or dead, or never entering the matching call; raise FABSHMEM_TIMEOUT if the work is just slow",
+                       "a peer may be stuck or dead, or never entering the matching call; raise the timeout (FABSHMEM_TIMEOUT, FABSHMEM_WAIT_TIMEOUT for user waits) if the work is just slow",
                        "%s: waited %.0f s%s with %llu operation(s) in flight and no end in sight",
-                       what, pg.timeout, who, (unsigned long long)pg.in_use);
+                       what, timeout, who, (unsigned long long)pg.in_use);
     }
     return 0;
 }
 
-int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int peer)
+int fsh_progress_backoff(double *start, const char *what, int peer)
+{
+    return backoff(start, pg.timeout, what, peer);
+}
+
+static int wait_impl(fsh_done_fn done, const void *arg, const char *what, int peer,
+                     double timeout)
 {
     double start = 0;
     unsigned idle = 0;
@@ -212,7 +339,7 @@ int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int p
         }
         /* Check the clock (and yield) only every so often: clock_gettime is not free. */
         if (++idle % 64 == 0 || pg.yield) {
-            int rc = fsh_progress_backoff(&start, what, peer);
+            int rc = backoff(&start, timeout, what, peer);
             if (rc != 0) {
                 return rc;
             }
@@ -220,15 +347,30 @@ int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int p
     }
 }
 
+int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int peer)
+{
+    return wait_impl(done, arg, what, peer, pg.timeout);
+}
+
+int fsh_progress_wait_user(fsh_done_fn done, const void *arg, const char *what, int peer)
+{
+    return wait_impl(done, arg, what, peer, pg.user_timeout);
+}
+
+bool fsh_progress_track_done(const struct fsh_op_track *t)
+{
+    return __atomic_load_n(&t->completed, __ATOMIC_ACQUIRE) ==
+           __atomic_load_n(&t->posted, __ATOMIC_ACQUIRE);
+}
+
 static bool track_done(const void *arg)
 {
-    const struct fsh_op_track *t = arg;
-    return t->completed == t->posted;
+    return fsh_progress_track_done(arg);
 }
 
 int fsh_progress_wait_track(const struct fsh_op_track *t, const char *what)
 {
-    if (t->completed == t->posted) {
+    if (fsh_progress_track_done(t)) {
         return pg.failed ? -EIO : 0;
     }
     return fsh_progress_wait(track_done, t, what, -1);
@@ -252,6 +394,7 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
     op->len = len;
     op->sync = NULL;
     op->tmp_mr = NULL;
+    op->copy_dst = NULL;
     return op;
 }
 
@@ -262,7 +405,59 @@ void fsh_progress_op_put(struct fsh_op *op)
     pg.in_use--;
 }
 
+size_t fsh_progress_op_index(const struct fsh_op *op)
+{
+    return (size_t)(op - pg.pool);
+}
+
+size_t fsh_progress_depth(void)
+{
+    return pg.depth;
+}
+
 uint64_t fsh_progress_inflight(void)
 {
     return pg.in_use;
+}
+
+/* ------------------------------------------------------------------ progress thread */
+
+static void *thread_main(void *arg)
+{
+    long sleep_us = pg.interval_us;
+    while (!__atomic_load_n(&pg.thread_stop, __ATOMIC_ACQUIRE)) {
+        int n = fsh_progress_poll();
+        if (n < 0) {
+            /* The error is recorded; the application's next call reports it. */
+            break;
+        }
+        if (n == 0) {
+            struct timespec ts = {sleep_us / 1000000, (sleep_us % 1000000) * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+int fsh_progress_thread_start(long interval_us)
+{
+    pg.interval_us = interval_us > 0 ? interval_us : 1;
+    pg.thread_stop = 0;
+    fsh_progress_enable_locking();
+    int rc = pthread_create(&pg.thread, NULL, thread_main, NULL);
+    if (rc != 0) {
+        return fsh_err(-rc, "set FABSHMEM_PROGRESS_THREAD=off", "cannot start the progress thread: %s",
+                       strerror(rc));
+    }
+    pg.thread_running = true;
+    return 0;
+}
+
+void fsh_progress_thread_stop(void)
+{
+    if (pg.thread_running) {
+        __atomic_store_n(&pg.thread_stop, 1, __ATOMIC_RELEASE);
+        pthread_join(pg.thread, NULL);
+        pg.thread_running = false;
+    }
 }

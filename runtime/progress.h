@@ -1,12 +1,17 @@
 /*
- * progress.h: the completion queue, the per-operation records, and the one wait loop.
+ * progress.h: the completion queue, the per-operation records, the engine lock, and the one
+ * wait loop.
  *
  * Every fabric operation carries a struct fsh_op from a fixed pool; its completion bumps the
- * counters of the tracks it belongs to (a context's, and optionally a blocking call's own).
- * Remote events (immediate data of a write aimed at us) are dispatched by the kind in their top
- * four bits to the handler registered for it. Every blocking wait in the runtime is
- * fsh_progress_wait(): it polls, yields when oversubscribed, and ends with a report naming the
- * operation and the peer after FABSHMEM_TIMEOUT seconds.
+ * counters of the tracks it belongs to (a context's, and optionally a blocking call's own) and
+ * copies a fetched result out. Remote events (immediate data of a write aimed at us) are
+ * dispatched by the kind in their top four bits to the handler registered for it. Every
+ * blocking wait in the runtime is fsh_progress_wait*(): it polls, yields when oversubscribed,
+ * and ends with a report naming the operation and the peer after its timeout.
+ *
+ * Threads: when the program asked for SHMEM_THREAD_MULTIPLE or the progress thread runs, all
+ * engine state (CQ, endpoint, pool, tracks, remote-event state) is guarded by one recursive
+ * lock, taken with fsh_progress_lock(); otherwise the lock costs one predictable branch.
  */
 #ifndef FSH_PROGRESS_H
 #define FSH_PROGRESS_H
@@ -29,6 +34,9 @@ struct fsh_op {
     struct fsh_op_track *track;  /* the context's track */
     struct fsh_op_track *sync;   /* a blocking call's own track, or NULL */
     struct fid_mr *tmp_mr;       /* temporary registration, released on completion */
+    void *copy_dst;              /* on completion copy copy_len bytes from copy_src here */
+    const void *copy_src;
+    size_t copy_len;
     size_t len;
     int kind;                    /* enum fsh_op_kind, for error reports */
     int pe;
@@ -38,28 +46,58 @@ struct fsh_op {
 /* Immediate data (32 bits; EFA carries 4 bytes): kind in bits 31..28, the rest the kind's. */
 #define FSH_IMM_KIND_SHIFT 28
 #define FSH_IMM_PAYLOAD_MASK ((1u << FSH_IMM_KIND_SHIFT) - 1)
-enum fsh_imm_kind { FSH_IMM_COLL = 1, FSH_IMM_NKINDS = 16 };
+enum fsh_imm_kind {
+    FSH_IMM_COLL = 1,     /* collectives' synchronization (barrier.c) */
+    FSH_IMM_SIG_DESC = 2, /* put-with-signal: descriptor landed (signal.c) */
+    FSH_IMM_SIG_DATA = 3, /* put-with-signal: one data piece landed (signal.c) */
+    FSH_IMM_NKINDS = 16
+};
 typedef void (*fsh_imm_handler)(uint32_t payload);
 
-int fsh_progress_init(size_t depth, bool yield, double timeout_s);
+struct fsh_progress_config {
+    size_t depth;          /* operation records */
+    bool yield;            /* waits yield the CPU between polls */
+    double timeout;        /* internal waits, seconds; 0: none */
+    double user_timeout;   /* user waits, seconds; 0: none */
+    bool chaos_delay;      /* hold completions and remote events, deliver them shuffled */
+    uint64_t seed;
+};
+
+int fsh_progress_init(const struct fsh_progress_config *cfg);
 void fsh_progress_fini(void);
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
+/* Called on every poll, before the CQ is read (the transport releases held operations). */
+void fsh_progress_set_poll_hook(void (*fn)(void));
+
+/* Make the engine lock real (before a second thread may enter the library). */
+void fsh_progress_enable_locking(void);
+void fsh_progress_lock(void);
+void fsh_progress_unlock(void);
+/* The progress thread: polls, and sleeps interval_us when it found nothing. */
+int fsh_progress_thread_start(long interval_us);
+void fsh_progress_thread_stop(void);
 
 /* An operation record; polls while the pool is empty. NULL (error recorded) on timeout or a
- * fabric error. */
+ * fabric error. Caller holds the engine lock. */
 struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len);
 /* Give back a record whose operation was never posted. */
 void fsh_progress_op_put(struct fsh_op *op);
+/* The record's index in the pool (0 .. depth-1), for per-operation side buffers. */
+size_t fsh_progress_op_index(const struct fsh_op *op);
+size_t fsh_progress_depth(void);
 
 /* Read the CQ once and dispatch. >= 0 events handled, or -errno after a fabric error (the
- * error is recorded with the peer and the operation). */
+ * error is recorded with the peer and the operation). Takes the engine lock. */
 int fsh_progress_poll(void);
 
-/* Poll until done(arg) is true. what/peer name the wait in the timeout report (peer -1: none). */
+/* Poll until done(arg) is true. what/peer name the wait in the timeout report (peer -1: none).
+ * _wait uses the internal timeout (FABSHMEM_TIMEOUT), _wait_user the user one. */
 typedef bool (*fsh_done_fn)(const void *arg);
 int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int peer);
+int fsh_progress_wait_user(fsh_done_fn done, const void *arg, const char *what, int peer);
 /* Poll until every operation of the track completed. */
 int fsh_progress_wait_track(const struct fsh_op_track *t, const char *what);
+bool fsh_progress_track_done(const struct fsh_op_track *t);
 
 /* Called by busy loops that are not waits (EAGAIN retries): yields when oversubscribed and
  * returns -ETIMEDOUT (recorded) once FABSHMEM_TIMEOUT has passed since *start (0: now). */

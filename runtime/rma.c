@@ -9,7 +9,7 @@
  *  - A put small enough is injected (FI_INJECT): the source may be reused at once, and the
  *    operation still completes later, which quiet counts.
  *  - A transfer larger than the provider's message size is split into pieces.
- *  - -FI_EAGAIN means "make progress and retry"; the retry loop is bounded by FABSHMEM_TIMEOUT.
+ *  - Operations are handed to xport.c, which retries -FI_EAGAIN with progress.
  *  - Local buffers get a descriptor when the provider needs one (FI_MR_LOCAL): the segment's, or
  *    a temporary registration released when the operation completes.
  * It never reads the CQ itself (progress.c does) and never blocks except through
@@ -19,28 +19,33 @@
 
 #include <errno.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_rma.h>
+#include <rdma/fi_domain.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "fabric.h"
 #include "log.h"
+#include "xport.h"
 
 struct fsh_ctx fsh_ctx_default;
+static struct fsh_ctx *ctx_list = &fsh_ctx_default;
 
 /* Post one piece: a write (optionally with immediate data) or a read. */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
-                int pe, uint64_t raddr, uint64_t key, uint32_t imm)
+                int pe, uint64_t raddr, uint64_t key, bool has_imm, uint32_t imm)
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
     bool inject = write && len <= fa->inject_size;
     void *desc = NULL;
     struct fid_mr *tmp = NULL;
+    int rc = 0;
+    fsh_progress_lock();
     if (!inject && fa->mr_local) {
-        int rc = fsh_mr_desc(local, len, &desc, &tmp);
+        rc = fsh_mr_desc(local, len, &desc, &tmp);
         if (rc != 0) {
-            return rc;
+            goto unlock;
         }
     }
     struct fsh_op *op = fsh_progress_op_get(kind, pe, len);
@@ -48,67 +53,34 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         if (tmp) {
             fi_close(&tmp->fid);
         }
-        return fsh_err_last() ? fsh_err_last()->code : -EIO;
+        rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
+        goto unlock;
     }
     op->track = &ctx->track;
     op->sync = sync;
     op->tmp_mr = tmp;
-
-    struct iovec iov = {.iov_base = local, .iov_len = len};
-    struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = key};
-    struct fi_msg_rma msg = {
-        .msg_iov = &iov,
-        .desc = &desc,
-        .iov_count = 1,
-        .addr = fsh_fabric_peer(pe),
-        .rma_iov = &rma,
-        .rma_iov_count = 1,
-        .context = op,
-        .data = imm,
-    };
     uint64_t flags = FI_COMPLETION;
     if (write) {
         flags |= fa->delivery_complete ? FI_DELIVERY_COMPLETE : 0;
         flags |= inject ? FI_INJECT : 0;
-        flags |= (kind == FSH_OP_PUT_IMM) ? FI_REMOTE_CQ_DATA : 0;
+        flags |= has_imm ? FI_REMOTE_CQ_DATA : 0;
     }
-    double start = 0;
-    int err = 0;
-    for (;;) {
-        ssize_t rc = write ? fi_writemsg(fsh_fabric_ep(), &msg, flags)
-                           : fi_readmsg(fsh_fabric_ep(), &msg, flags);
-        if (rc == 0) {
-            break;
-        }
-        if (rc != -FI_EAGAIN) {
-            err = fsh_err((int)rc, "FABSHMEM_LOG=debug and FI_LOG_LEVEL=warn show the provider's view",
-                          "posting a %s of %zu bytes to PE %d failed: %s",
-                          write ? "write" : "read", len, pe, fi_strerror((int)-rc));
-            goto release_op;
-        }
-        /* The provider's queue is full: drain completions, then retry. */
-        err = fsh_progress_poll();
-        if (err == 0) {
-            err = fsh_progress_backoff(&start, write ? "put: provider queue full"
-                                                     : "get: provider queue full", pe);
-        }
-        if (err < 0) {
-            goto release_op;
-        }
-    }
-    ctx->track.posted++;
-    if (sync) {
-        sync->posted++;
-    }
-    return 0;
-
-release_op:
-    op->tmp_mr = NULL;
-    fsh_progress_op_put(op);
-    if (tmp) {
-        fi_close(&tmp->fid);
-    }
-    return err;
+    struct fsh_xreq r = {
+        .type = write ? FSH_X_WRITE : FSH_X_READ,
+        .op = op,
+        .pe = pe,
+        .local = local,
+        .len = len,
+        .desc = desc,
+        .raddr = raddr,
+        .key = key,
+        .data = imm,
+        .flags = flags,
+    };
+    rc = fsh_xport_post(&r);
+unlock:
+    fsh_progress_unlock();
+    return rc;
 }
 
 /* Post [0, len) in pieces of at most the provider's message size. */
@@ -120,7 +92,7 @@ static int post_split(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, 
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     for (size_t done = 0; done < len;) {
         size_t n = len - done < max ? len - done : max;
-        int rc = post(ctx, sync, kind, (char *)local + done, n, pe, raddr + done, key, 0);
+        int rc = post(ctx, sync, kind, (char *)local + done, n, pe, raddr + done, key, false, 0);
         if (rc != 0) {
             return rc;
         }
@@ -178,7 +150,8 @@ static int strided(struct fsh_ctx *ctx, int kind, char *local, enum fsh_seg seg,
         fsh_mr_remote(pe, seg, off, &raddr, &key);
         for (size_t i = 0; i < nelems && rc == 0; i++) {
             rc = post(ctx, &sync, kind, local + (ptrdiff_t)i * lstride * (ptrdiff_t)esize, esize,
-                      pe, raddr + (uint64_t)((ptrdiff_t)i * rstride * (ptrdiff_t)esize), key, 0);
+                      pe, raddr + (uint64_t)((ptrdiff_t)i * rstride * (ptrdiff_t)esize), key,
+                      false, 0);
         }
     }
     int wrc = fsh_progress_wait_track(&sync, kind == FSH_OP_GET ? "iget: waiting for the data"
@@ -198,16 +171,13 @@ int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off
     return strided(ctx, FSH_OP_GET, dest, seg, off, sst, dst, nelems, esize, pe);
 }
 
-int fsh_rma_put_imm(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
-                    size_t len, int pe, uint32_t imm)
+int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
+                  int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm)
 {
-    if (len > fsh_fabric_attr()->max_msg_size) {
-        return fsh_err(-EMSGSIZE, "", "a notified put of %zu bytes exceeds the provider's %zu",
-                       len, fsh_fabric_attr()->max_msg_size);
-    }
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
-    return post(ctx, NULL, FSH_OP_PUT_IMM, (void *)src, len, pe, raddr, key, imm);
+    return post(ctx, sync, has_imm ? FSH_OP_PUT_IMM : FSH_OP_PUT, (void *)src, len, pe, raddr,
+                key, has_imm, imm);
 }
 
 int fsh_rma_quiet(struct fsh_ctx *ctx)
@@ -218,4 +188,49 @@ int fsh_rma_quiet(struct fsh_ctx *ctx)
 int fsh_rma_fence(struct fsh_ctx *ctx)
 {
     return fsh_rma_quiet(ctx);
+}
+
+int fsh_rma_quiet_all(void)
+{
+    fsh_progress_lock();
+    for (struct fsh_ctx *c = ctx_list; c; c = c->next) {
+        int rc = fsh_rma_quiet(c);
+        if (rc != 0) {
+            fsh_progress_unlock();
+            return rc;
+        }
+    }
+    fsh_progress_unlock();
+    return 0;
+}
+
+int fsh_rma_ctx_create(long options, struct fsh_ctx **out)
+{
+    struct fsh_ctx *c = calloc(1, sizeof(*c));
+    if (!c) {
+        return fsh_err(-ENOMEM, "destroy contexts no longer needed", "out of memory for a context");
+    }
+    c->options = options;
+    fsh_progress_lock();
+    c->next = ctx_list;
+    ctx_list = c;
+    fsh_progress_unlock();
+    *out = c;
+    return 0;
+}
+
+int fsh_rma_ctx_destroy(struct fsh_ctx *ctx)
+{
+    /* The spec: destroying a context completes its outstanding operations. */
+    int rc = fsh_rma_quiet(ctx);
+    fsh_progress_lock();
+    for (struct fsh_ctx **p = &ctx_list; *p; p = &(*p)->next) {
+        if (*p == ctx) {
+            *p = ctx->next;
+            break;
+        }
+    }
+    fsh_progress_unlock();
+    free(ctx);
+    return rc;
 }

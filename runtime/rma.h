@@ -19,9 +19,15 @@
 struct fsh_ctx {
     struct fsh_op_track track;
     long options;
+    struct fsh_ctx *next; /* live contexts, for quiet of all */
 };
 
 extern struct fsh_ctx fsh_ctx_default;
+
+/* shmem_ctx_create/destroy: an independent completion stream on the same endpoint. Destroy
+ * completes the context's operations first. */
+int fsh_rma_ctx_create(long options, struct fsh_ctx **ctx);
+int fsh_rma_ctx_destroy(struct fsh_ctx *ctx);
 
 /* nbi false: return when src may be reused (put) / dest holds the data (get). */
 int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
@@ -33,13 +39,17 @@ int fsh_rma_iput(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void
                  ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize, int pe);
 int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, ptrdiff_t dst,
                  ptrdiff_t sst, size_t nelems, size_t esize, int pe);
-/* A put whose arrival raises a remote event carrying imm (32 bits) at the target, delivered
- * only once the data is in place. Non-blocking: src must stay valid until quiet. */
-int fsh_rma_put_imm(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
-                    size_t len, int pe, uint32_t imm);
+/* One write of len bytes (at most the provider's message size) to (seg, off) of pe. With
+ * has_imm it raises a remote event carrying imm (32 bits) at the target once its data is in
+ * place. Non-blocking; src must stay valid until the operation completes unless len fits the
+ * inject size. sync (may be NULL) counts it too. */
+int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
+                  int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm);
 
 /* Wait until every operation of the context has completed (data visible at the target). */
 int fsh_rma_quiet(struct fsh_ctx *ctx);
+/* Quiet every live context (barrier_all, finalize). */
+int fsh_rma_quiet_all(void);
 /* Order earlier puts before later ones to the same PE. With no ordering assumed on the fabric,
  * this is completion of the earlier ones, i.e. quiet. */
 int fsh_rma_fence(struct fsh_ctx *ctx);

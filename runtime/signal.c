@@ -1,0 +1,289 @@
+/*
+ * signal.c: put-with-signal, correct when the fabric delivers out of order.
+ *
+ * The rule: the target applies a signal only after all the data it guards has landed, and the
+ * initiator needs neither a fence nor a round trip to make that so.
+ *
+ * Wire protocol. Every PE owns, in its symmetric heap, an inbox of S descriptor slots per
+ * source PE (S = FABSHMEM_SIGNAL_SLOTS, a power of two <= 64) and an array applied[src]. A
+ * put-with-signal from PE s to PE t with sequence number q (s's q-th signal to t) uses slot
+ * k = q mod S and is at most 1 + P fabric writes, each carrying a 32-bit immediate (EFA carries
+ * exactly 4 bytes):
+ *
+ *     bits 31..28  kind: 2 = descriptor landed, 3 = a data piece landed
+ *     bits 27..6   source PE s (22 bits: 4M PEs)
+ *     bits  5..0   slot k
+ *
+ *   - P data writes (P = 0 when the data is at most 16 bytes, else ceil(len / max message
+ *     size)), straight from the source buffer to the destination, immediate kind 3;
+ *   - one 64-byte descriptor write into t's inbox[s][k], immediate kind 2:
+ *     {q, signal address (segment << 56 | offset), signal value, SHMEM_SIGNAL_SET or _ADD,
+ *      P, and for small puts the data itself (<= 16 bytes) with its destination}.
+ *
+ * A signal of any 64-bit value and either operation thus travels in the descriptor, not in
+ * the 4-byte immediate, which only names the slot. The target counts, per (s, k), the data
+ * pieces seen and whether the descriptor was seen; the arrival order does not matter: pieces
+ * before the descriptor are counted and wait, a descriptor before its pieces waits for them.
+ * When the descriptor is there and the count reaches its P, the target copies inline data,
+ * applies the signal with a release-ordered atomic (SET: store; ADD: fetch-add, wrapping
+ * modulo 2^64), and marks q applied. A completion event for a write is raised only once that
+ * write's data is in memory, so "all P events seen" means "all data landed".
+ *
+ * Flow control: slot k can only be reused once the target applied the signal that held it. The
+ * target publishes applied[s] = the q below which every signal from s was applied (signals may
+ * complete out of order; a 64-bit mask of completed slots beyond the prefix advances it). The
+ * initiator allows S signals in flight per target; when they are all in flight it reads
+ * t's applied[s] (one 8-byte get) and waits, driving progress, until a slot frees. That round
+ * trip happens only when a target falls S signals behind, never in the common case.
+ *
+ * Fabric operations per put-with-signal: 1 for up to 16 bytes, 2 for anything up to the
+ * provider's message size, 1 + ceil(len / max message) beyond.
+ */
+#include "signal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "fabric.h"
+#include "heap.h"
+#include "log.h"
+#include "progress.h"
+#include "rma.h"
+#include "rt.h"
+#include "shmem.h"
+
+#define INLINE_MAX 16
+#define SLOT_BITS 6
+#define PE_BITS 22
+#define SEG_SHIFT 56
+
+struct desc {
+    uint64_t seq;
+    uint64_t sig;   /* segment << 56 | offset */
+    uint64_t value;
+    uint64_t dest;  /* inline data destination: segment << 56 | offset */
+    uint32_t op;    /* SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD */
+    uint32_t pieces;
+    uint32_t inline_len;
+    uint32_t reserved;
+    uint8_t data[INLINE_MAX];
+};
+_Static_assert(sizeof(struct desc) == 64, "descriptor is 64 bytes on the wire");
+
+struct slot_state {
+    uint32_t arrived;
+    uint32_t have_desc;
+};
+
+static struct {
+    unsigned slots;
+    int npes;
+    /* symmetric (heap) */
+    struct desc *inbox;   /* [src * slots + k]: where peers' descriptors land */
+    struct desc *outbox;  /* [dst * slots + k]: ours, staged until delivered */
+    uint64_t *applied;    /* [src]: prefix of src's signals applied here; read by src */
+    enum fsh_seg seg;
+    uint64_t inbox_off, applied_off;
+    /* target side, private */
+    struct slot_state *state; /* [src * slots + k] */
+    uint64_t *done_mask;      /* [src]: slots applied beyond the prefix */
+    /* initiator side, private */
+    uint64_t *sent;           /* [dst]: next sequence number */
+    uint64_t *known;          /* [dst]: last applied prefix read from dst */
+    uint64_t *probe;          /* [1]: landing spot of those reads (registered heap) */
+} sg;
+
+static inline uint64_t pack_addr(enum fsh_seg seg, uint64_t off)
+{
+    return ((uint64_t)seg << SEG_SHIFT) | off;
+}
+
+static inline void *unpack_addr(uint64_t a)
+{
+    return fsh_mr_local_addr((enum fsh_seg)(a >> SEG_SHIFT), a & ((1ULL << SEG_SHIFT) - 1));
+}
+
+static void apply(int src, unsigned k, struct slot_state *st)
+{
+    const struct desc *d = &sg.inbox[(size_t)src * sg.slots + k];
+    if (d->inline_len) {
+        memcpy(unpack_addr(d->dest), d->data, d->inline_len);
+    }
+    uint64_t *sig = unpack_addr(d->sig);
+    if (d->op == SHMEM_SIGNAL_ADD) {
+        __atomic_fetch_add(sig, d->value, __ATOMIC_RELEASE);
+    } else {
+        __atomic_store_n(sig, d->value, __ATOMIC_RELEASE);
+    }
+    /* Advance the applied prefix; slots applied out of order wait in the mask. */
+    uint64_t q = d->seq;
+    st->arrived = 0;
+    st->have_desc = 0;
+    uint64_t prefix = sg.applied[src];
+    sg.done_mask[src] |= 1ULL << (q % sg.slots);
+    while (sg.done_mask[src] & (1ULL << (prefix % sg.slots))) {
+        sg.done_mask[src] &= ~(1ULL << (prefix % sg.slots));
+        prefix++;
+    }
+    __atomic_store_n(&sg.applied[src], prefix, __ATOMIC_RELEASE);
+}
+
+static void on_event(uint32_t payload, bool is_desc)
+{
+    unsigned k = payload & ((1u << SLOT_BITS) - 1);
+    int src = (int)(payload >> SLOT_BITS);
+    if (src >= sg.npes || k >= sg.slots) {
+        FSH_WARN("signal event from PE %d slot %u is out of range: dropped", src, k);
+        return;
+    }
+    struct slot_state *st = &sg.state[(size_t)src * sg.slots + k];
+    if (is_desc) {
+        st->have_desc = 1;
+    } else {
+        st->arrived++;
+    }
+    if (st->have_desc && st->arrived == sg.inbox[(size_t)src * sg.slots + k].pieces) {
+        apply(src, k, st);
+    }
+}
+
+static void on_desc(uint32_t payload)
+{
+    on_event(payload, true);
+}
+
+static void on_data(uint32_t payload)
+{
+    on_event(payload, false);
+}
+
+int fsh_signal_init(long slots)
+{
+    if (slots < 1 || slots > 64 || (slots & (slots - 1))) {
+        return fsh_err(-EINVAL, "use a power of two from 1 to 64",
+                       "FABSHMEM_SIGNAL_SLOTS=%ld is not a power of two in 1..64", slots);
+    }
+    if (fsh_rt.npes > (1 << PE_BITS)) {
+        return fsh_err(-ENOTSUP, "run at most 4194304 PEs",
+                       "put-with-signal addresses at most %d PEs", 1 << PE_BITS);
+    }
+    sg.slots = (unsigned)slots;
+    sg.npes = fsh_rt.npes;
+    size_t n = (size_t)sg.npes;
+    size_t boxes = n * sg.slots * sizeof(struct desc);
+    /* One symmetric block, the same size on every PE: inbox, outbox, applied[]. */
+    uint8_t *block = fsh_heap_alloc(2 * boxes + n * sizeof(uint64_t) + 64, 0);
+    if (!block) {
+        return fsh_err_last()->code;
+    }
+    memset(block, 0, 2 * boxes + n * sizeof(uint64_t) + 64);
+    sg.inbox = (struct desc *)block;
+    sg.outbox = (struct desc *)(block + boxes);
+    sg.applied = (uint64_t *)(block + 2 * boxes);
+    sg.probe = (uint64_t *)(block + 2 * boxes + n * sizeof(uint64_t));
+    uint64_t off;
+    if (fsh_mr_lookup(block, 2 * boxes, &sg.seg, &off) != 0) {
+        return fsh_err(-EFAULT, "", "signal mailboxes are not in a registered segment");
+    }
+    sg.inbox_off = off;
+    sg.applied_off = off + 2 * boxes;
+    sg.state = calloc(n * sg.slots, sizeof(*sg.state));
+    sg.done_mask = calloc(n, sizeof(uint64_t));
+    sg.sent = calloc(n, sizeof(uint64_t));
+    sg.known = calloc(n, sizeof(uint64_t));
+    if (!sg.state || !sg.done_mask || !sg.sent || !sg.known) {
+        return fsh_err(-ENOMEM, "", "out of memory for signal state of %zu peers", n);
+    }
+    int rc = fsh_progress_register_imm(FSH_IMM_SIG_DESC, on_desc);
+    if (rc == 0) {
+        rc = fsh_progress_register_imm(FSH_IMM_SIG_DATA, on_data);
+    }
+    return rc;
+}
+
+void fsh_signal_fini(void)
+{
+    free(sg.state);
+    free(sg.done_mask);
+    free(sg.sent);
+    free(sg.known);
+    memset(&sg, 0, sizeof(sg));
+}
+
+struct slot_wait {
+    int pe;
+    uint64_t seq;
+};
+
+/* Is there a free slot toward pe? Reads pe's applied prefix for us when there is not. */
+static bool slot_free(const void *arg)
+{
+    const struct slot_wait *w = arg;
+    if (w->seq - sg.known[w->pe] < sg.slots) {
+        return true;
+    }
+    uint64_t off = sg.applied_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
+    if (fsh_rma_get(&fsh_ctx_default, sg.probe, sg.seg, off, sizeof(uint64_t), w->pe, false) == 0 &&
+        *sg.probe > sg.known[w->pe]) {
+        sg.known[w->pe] = *sg.probe;
+    }
+    return w->seq - sg.known[w->pe] < sg.slots;
+}
+
+int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const void *src,
+                   size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
+                   bool nbi)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    struct fsh_op_track sync = {0, 0};
+    int rc = 0;
+    fsh_progress_lock();
+    struct slot_wait w = {pe, sg.sent[pe]};
+    if (!slot_free(&w)) {
+        rc = fsh_progress_wait(slot_free, &w, "put-with-signal: the target has not applied the earlier signals", pe);
+        if (rc != 0) {
+            goto unlock;
+        }
+    }
+    sg.sent[pe]++;
+    unsigned k = (unsigned)(w.seq % sg.slots);
+    uint32_t who = ((uint32_t)fsh_rt.pe << SLOT_BITS) | k;
+    struct desc *d = &sg.outbox[(size_t)pe * sg.slots + k];
+    memset(d, 0, sizeof(*d));
+    d->seq = w.seq;
+    d->sig = pack_addr(sseg, soff);
+    d->value = value;
+    d->op = (uint32_t)op;
+    if (len <= INLINE_MAX) {
+        d->inline_len = (uint32_t)len;
+        d->dest = pack_addr(dseg, doff);
+        if (len) {
+            memcpy(d->data, src, len);
+        }
+    } else {
+        size_t max = fa->max_msg_size;
+        d->pieces = (uint32_t)((len + max - 1) / max);
+        uint32_t imm = ((uint32_t)FSH_IMM_SIG_DATA << FSH_IMM_KIND_SHIFT) | who;
+        for (size_t done = 0; done < len && rc == 0; done += max) {
+            size_t n = len - done < max ? len - done : max;
+            rc = fsh_rma_write(ctx, nbi ? NULL : &sync, (const char *)src + done, n, pe, dseg,
+                               doff + done, true, imm);
+        }
+        if (rc != 0) {
+            goto unlock;
+        }
+    }
+    uint64_t inbox = sg.inbox_off + ((uint64_t)fsh_rt.pe * sg.slots + k) * sizeof(struct desc);
+    rc = fsh_rma_write(ctx, NULL, d, sizeof(*d), pe, sg.seg, inbox, true,
+                       ((uint32_t)FSH_IMM_SIG_DESC << FSH_IMM_KIND_SHIFT) | who);
+unlock:
+    fsh_progress_unlock();
+    /* A blocking put-with-signal returns when the source may be reused: at once when it was
+     * copied (inline or injected), else when its pieces completed. */
+    if (rc == 0 && !nbi && !fsh_progress_track_done(&sync)) {
+        rc = fsh_progress_wait_track(&sync, "put-with-signal: waiting for the data to leave");
+    }
+    return rc;
+}

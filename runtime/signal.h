@@ -1,0 +1,26 @@
+/*
+ * signal.h: put-with-signal (the protocol is described in signal.c).
+ */
+#ifndef FSH_SIGNAL_H
+#define FSH_SIGNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mr.h"
+
+struct fsh_ctx;
+
+/* Allocate the mailboxes (symmetric, the same on every PE) and register the event handlers. */
+int fsh_signal_init(long slots);
+void fsh_signal_fini(void);
+
+/* len bytes from src to (dseg, doff) of pe, then the 64-bit signal at (sseg, soff) of pe
+ * updated with op (SHMEM_SIGNAL_SET/ADD) once every byte landed. Blocking (nbi false): returns
+ * when src may be reused. */
+int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const void *src,
+                   size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
+                   bool nbi);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * wait.c: waiting for and testing symmetric variables that peers update.
+ *
+ * Peers change these variables behind the program's back (a put, an atomic, a signal applied
+ * by our progress engine), so every read is an atomic acquire load of the right width: the
+ * compiler cannot hoist it out of the loop, and data written before the update (a signal's
+ * payload) is visible once the new value is. Every round of a wait drives progress first:
+ * with manual-progress providers the update may not land until this PE reads its CQ.
+ */
+#include "wait.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "progress.h"
+#include "shmem.h"
+
+bool fsh_wait_cmp_valid(int cmp)
+{
+    return cmp >= SHMEM_CMP_EQ && cmp <= SHMEM_CMP_LE;
+}
+
+static int64_t load_signed(const void *p, size_t esize)
+{
+    switch (esize) {
+    case 1: return __atomic_load_n((const int8_t *)p, __ATOMIC_ACQUIRE);
+    case 2: return __atomic_load_n((const int16_t *)p, __ATOMIC_ACQUIRE);
+    case 4: return __atomic_load_n((const int32_t *)p, __ATOMIC_ACQUIRE);
+    default: return __atomic_load_n((const int64_t *)p, __ATOMIC_ACQUIRE);
+    }
+}
+
+static uint64_t load_unsigned(const void *p, size_t esize)
+{
+    switch (esize) {
+    case 1: return __atomic_load_n((const uint8_t *)p, __ATOMIC_ACQUIRE);
+    case 2: return __atomic_load_n((const uint16_t *)p, __ATOMIC_ACQUIRE);
+    case 4: return __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE);
+    default: return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
+    }
+}
+
+#define CMP(a, cmp, b)                                                                        \
+    ((cmp) == SHMEM_CMP_EQ   ? (a) == (b)                                                     \
+     : (cmp) == SHMEM_CMP_NE ? (a) != (b)                                                     \
+     : (cmp) == SHMEM_CMP_GT ? (a) > (b)                                                      \
+     : (cmp) == SHMEM_CMP_GE ? (a) >= (b)                                                     \
+     : (cmp) == SHMEM_CMP_LT ? (a) < (b)                                                      \
+                             : (a) <= (b))
+
+bool fsh_wait_compare(const void *a, int cmp, const void *b, size_t esize, bool is_signed)
+{
+    if (is_signed) {
+        int64_t x = load_signed(a, esize), y = load_signed(b, esize);
+        return CMP(x, cmp, y);
+    }
+    uint64_t x = load_unsigned(a, esize), y = load_unsigned(b, esize);
+    return CMP(x, cmp, y);
+}
+
+struct query {
+    int mode;
+    char *ivars;
+    size_t nelems;
+    const int *status;
+    int cmp;
+    const char *values;
+    bool vector;
+    size_t esize;
+    bool is_signed;
+    size_t *indices;
+    size_t result;
+};
+
+static bool satisfied(const struct query *q, size_t i)
+{
+    const char *v = q->values + (q->vector ? i * q->esize : 0);
+    return fsh_wait_compare(q->ivars + i * q->esize, q->cmp, v, q->esize, q->is_signed);
+}
+
+/* Evaluate once; true when the wait is over, with the mode's result in q->result. */
+static bool evaluate(const void *arg)
+{
+    struct query *q = (struct query *)arg;
+    size_t unmasked = 0, hits = 0;
+    for (size_t i = 0; i < q->nelems; i++) {
+        if (q->status && q->status[i]) {
+            continue;
+        }
+        unmasked++;
+        if (!satisfied(q, i)) {
+            if (q->mode == FSH_SYNC_ALL || q->mode == FSH_SYNC_ONE) {
+                q->result = 0;
+                return false;
+            }
+            continue;
+        }
+        if (q->mode == FSH_SYNC_ANY) {
+            q->result = i;
+            return true;
+        }
+        if (q->mode == FSH_SYNC_SOME) {
+            q->indices[hits] = i;
+        }
+        hits++;
+    }
+    switch (q->mode) {
+    case FSH_SYNC_ONE:
+    case FSH_SYNC_ALL:
+        q->result = 1;
+        return true;
+    case FSH_SYNC_ANY:
+        q->result = SIZE_MAX;
+        return unmasked == 0; /* nothing can ever satisfy it: the wait is over */
+    default:
+        q->result = hits;
+        return hits > 0 || unmasked == 0;
+    }
+}
+
+size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int *status,
+                     int cmp, const void *values, bool vector, size_t esize, bool is_signed,
+                     size_t *indices, const char *what, int *err)
+{
+    struct query q = {mode, ivars, nelems, status, cmp, values, vector, esize, is_signed,
+                      indices, 0};
+    *err = 0;
+    if (!block) {
+        /* A test makes progress once, so a test loop also moves the fabric. */
+        int rc = fsh_progress_poll();
+        if (rc < 0) {
+            *err = rc;
+            return 0;
+        }
+        evaluate(&q);
+        return q.result;
+    }
+    if (!evaluate(&q)) {
+        *err = fsh_progress_wait_user(evaluate, &q, what, -1);
+    }
+    return q.result;
+}

@@ -1,0 +1,247 @@
+/*
+ * xport.c: posting operations to the endpoint.
+ *
+ * Owns the calls fi_writemsg, fi_readmsg, fi_atomicmsg, fi_fetch_atomicmsg and
+ * fi_compare_atomicmsg, their -FI_EAGAIN handling, and the chaos "reorder" queue. An operation
+ * counts as posted (its tracks' posted counters grow) when xport accepts it, held or not, so
+ * quiet waits for held operations too: the poll hook releases them, in random order, while
+ * anybody waits. An injected operation's payload is copied when it is held, since the caller
+ * may reuse its buffer as soon as the call returns; a non-injected one keeps pointing at the
+ * caller's buffer, which the API keeps valid until completion anyway.
+ */
+#include "xport.h"
+
+#include <errno.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "fabric.h"
+#include "log.h"
+
+#define HOLD_MAX 32
+
+struct held {
+    struct fsh_xreq r;
+    uint8_t payload[64]; /* copy of an injected payload (writes up to inject size use heap) */
+    void *big;           /* heap copy when the payload does not fit above */
+};
+
+static struct {
+    bool reorder;
+    uint64_t rng;
+    struct held *held;
+    size_t nheld;
+    bool releasing;
+} xp;
+
+static uint64_t rnd(void)
+{
+    xp.rng ^= xp.rng >> 12;
+    xp.rng ^= xp.rng << 25;
+    xp.rng ^= xp.rng >> 27;
+    return xp.rng * 2685821657736338717ULL;
+}
+
+static const char *type_name(int type)
+{
+    switch (type) {
+    case FSH_X_WRITE: return "write";
+    case FSH_X_READ: return "read";
+    default: return "atomic";
+    }
+}
+
+static ssize_t issue(struct fsh_xreq *r)
+{
+    struct fid_ep *ep = fsh_fabric_ep();
+    fi_addr_t peer = fsh_fabric_peer(r->pe);
+    if (r->type == FSH_X_WRITE || r->type == FSH_X_READ) {
+        struct iovec iov = {.iov_base = r->local, .iov_len = r->len};
+        struct fi_rma_iov rma = {.addr = r->raddr, .len = r->len, .key = r->key};
+        struct fi_msg_rma msg = {
+            .msg_iov = &iov, .desc = &r->desc, .iov_count = 1, .addr = peer,
+            .rma_iov = &rma, .rma_iov_count = 1, .context = r->op, .data = r->data,
+        };
+        return r->type == FSH_X_WRITE ? fi_writemsg(ep, &msg, r->flags)
+                                      : fi_readmsg(ep, &msg, r->flags);
+    }
+    struct fi_ioc ioc = {.addr = r->local, .count = 1};
+    struct fi_rma_ioc rma = {.addr = r->raddr, .count = 1, .key = r->key};
+    struct fi_msg_atomic msg = {
+        .msg_iov = &ioc, .desc = &r->desc, .iov_count = 1, .addr = peer, .rma_iov = &rma,
+        .rma_iov_count = 1, .datatype = (enum fi_datatype)r->datatype,
+        .op = (enum fi_op)r->atomic_op, .context = r->op, .data = r->data,
+    };
+    struct fi_ioc res = {.addr = r->result, .count = 1};
+    if (r->type == FSH_X_ATOMIC) {
+        return fi_atomicmsg(ep, &msg, r->flags);
+    }
+    if (r->type == FSH_X_FETCH) {
+        return fi_fetch_atomicmsg(ep, &msg, &res, &r->result_desc, 1, r->flags);
+    }
+    struct fi_ioc cmp = {.addr = (void *)r->compare, .count = 1};
+    return fi_compare_atomicmsg(ep, &msg, &cmp, &r->compare_desc, 1, &res, &r->result_desc, 1,
+                                r->flags);
+}
+
+/* Issue, retrying while the provider's queue is full. */
+static int issue_retry(struct fsh_xreq *r)
+{
+    double start = 0;
+    for (;;) {
+        ssize_t rc = issue(r);
+        if (rc == 0) {
+            return 0;
+        }
+        if (rc != -FI_EAGAIN) {
+            return fsh_err((int)rc, "FABSHMEM_LOG=debug and FI_LOG_LEVEL=warn show the provider's view",
+                           "posting a %s of %zu bytes to PE %d failed: %s", type_name(r->type),
+                           r->len, r->pe, fi_strerror((int)-rc));
+        }
+        int err = fsh_progress_poll();
+        if (err == 0) {
+            err = fsh_progress_backoff(&start, "provider queue full", r->pe);
+        }
+        if (err < 0) {
+            return err;
+        }
+    }
+}
+
+/* Give back the record of an operation that will never complete. */
+static void drop(struct fsh_op *op)
+{
+    if (op->tmp_mr) {
+        fi_close(&op->tmp_mr->fid);
+        op->tmp_mr = NULL;
+    }
+    fsh_progress_op_put(op);
+}
+
+static void account(struct fsh_op *op)
+{
+    op->track->posted++;
+    if (op->sync) {
+        op->sync->posted++;
+    }
+}
+
+/* Post one held operation (random pick). */
+static int release_one(void)
+{
+    size_t k = (size_t)(rnd() % xp.nheld);
+    struct held h = xp.held[k];
+    xp.held[k] = xp.held[--xp.nheld];
+    if (h.big) {
+        h.r.local = h.big;
+    } else if (h.r.flags & FI_INJECT) {
+        h.r.local = h.payload;
+    }
+    int rc = issue_retry(&h.r);
+    free(h.big);
+    if (rc != 0) {
+        /* Counted as posted but never issued: complete its accounting so quiet reports the
+         * recorded error instead of waiting forever. */
+        struct fsh_op *op = h.r.op;
+        op->track->completed++;
+        if (op->sync) {
+            op->sync->completed++;
+        }
+        drop(op);
+    }
+    return rc;
+}
+
+/* Poll hook: while anybody polls, held operations trickle out in random order. */
+static void release_some(void)
+{
+    if (xp.releasing || xp.nheld == 0) {
+        return;
+    }
+    xp.releasing = true;
+    size_t n = xp.nheld / 2 + 1;
+    while (n-- && xp.nheld) {
+        if (release_one() != 0) {
+            break;
+        }
+    }
+    xp.releasing = false;
+}
+
+int fsh_xport_init(bool chaos_reorder, uint64_t seed)
+{
+    xp.reorder = chaos_reorder;
+    xp.rng = seed * 0x2545f4914f6cdd1dULL + 7;
+    if (chaos_reorder) {
+        xp.held = calloc(HOLD_MAX, sizeof(*xp.held));
+        if (!xp.held) {
+            return fsh_err(-ENOMEM, "", "out of memory for FABSHMEM_CHAOS");
+        }
+        fsh_progress_set_poll_hook(release_some);
+        FSH_INFO("FABSHMEM_CHAOS=reorder: about one operation in three is held back and posted later, out of order");
+    }
+    return 0;
+}
+
+void fsh_xport_fini(void)
+{
+    free(xp.held);
+    memset(&xp, 0, sizeof(xp));
+}
+
+static int hold(struct fsh_xreq *r)
+{
+    if (xp.nheld == HOLD_MAX) {
+        xp.releasing = true;
+        int rc = release_one();
+        xp.releasing = false;
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    struct held *h = &xp.held[xp.nheld];
+    memset(h, 0, sizeof(*h));
+    h->r = *r;
+    if (r->flags & FI_INJECT) {
+        /* The caller may reuse its buffer on return: keep a copy. */
+        if (r->len <= sizeof(h->payload)) {
+            memcpy(h->payload, r->local, r->len);
+        } else {
+            h->big = malloc(r->len);
+            if (!h->big) {
+                return fsh_err(-ENOMEM, "", "out of memory holding an operation back");
+            }
+            memcpy(h->big, r->local, r->len);
+        }
+    }
+    xp.nheld++;
+    return 0;
+}
+
+int fsh_xport_post(struct fsh_xreq *r)
+{
+    /* Reorder about one operation in three: enough to mix every pattern up, while most
+     * traffic still flows. Reads and fetching atomics are held too: their results must not be
+     * assumed early either. */
+    if (xp.reorder && !xp.releasing && rnd() % 3 == 0) {
+        int rc = hold(r);
+        if (rc != 0) {
+            drop(r->op);
+            return rc;
+        }
+        account(r->op);
+        return 0;
+    }
+    int rc = issue_retry(r);
+    if (rc != 0) {
+        drop(r->op);
+        return rc;
+    }
+    account(r->op);
+    return 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * xport.h: the one place that hands operations to libfabric.
+ *
+ * rma.c, amo.c and signal.c describe an operation (struct fsh_xreq) and xport posts it: it
+ * retries -FI_EAGAIN with progress (bounded by FABSHMEM_TIMEOUT), accounts it to its tracks
+ * once posted, and under FABSHMEM_CHAOS=reorder may hold it back and post it later, out of
+ * order with its neighbours, the way SRD may deliver.
+ */
+#ifndef FSH_XPORT_H
+#define FSH_XPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "progress.h"
+
+enum fsh_xreq_type { FSH_X_WRITE = 1, FSH_X_READ, FSH_X_ATOMIC, FSH_X_FETCH, FSH_X_COMPARE };
+
+struct fsh_xreq {
+    int type;
+    struct fsh_op *op;    /* context of the operation; its track and sync get the counts */
+    int pe;
+    void *local;          /* write source / read destination / atomic operand */
+    size_t len;           /* bytes (write/read) or element count 1 (atomics: size in len) */
+    void *desc;           /* local descriptor of `local`, or NULL */
+    uint64_t raddr, key;
+    uint64_t data;        /* immediate data (with FI_REMOTE_CQ_DATA) */
+    uint64_t flags;       /* FI_INJECT, FI_REMOTE_CQ_DATA, FI_DELIVERY_COMPLETE, ... */
+    /* atomics */
+    int datatype, atomic_op;
+    void *result, *result_desc;    /* fetch/compare: where the old value lands */
+    const void *compare;           /* compare: the value compared against */
+    void *compare_desc;
+};
+
+int fsh_xport_init(bool chaos_reorder, uint64_t seed);
+void fsh_xport_fini(void);
+/* Post (or, under chaos, hold) the operation. Caller holds the engine lock. 0 or -errno
+ * (recorded); on error the record has been given back. */
+int fsh_xport_post(struct fsh_xreq *r);
+
+#endif
