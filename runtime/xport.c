@@ -123,11 +123,17 @@ static void drop(struct fsh_op *op)
     fsh_progress_op_put(op);
 }
 
+/* Written under the engine lock, read without it by waiters: atomic stores. */
+static void bump(uint64_t *counter)
+{
+    __atomic_store_n(counter, *counter + 1, __ATOMIC_RELEASE);
+}
+
 static void account(struct fsh_op *op)
 {
-    op->track->posted++;
+    bump(&op->track->posted);
     if (op->sync) {
-        op->sync->posted++;
+        bump(&op->sync->posted);
     }
 }
 
@@ -148,9 +154,9 @@ static int release_one(void)
         /* Counted as posted but never issued: complete its accounting so quiet reports the
          * recorded error instead of waiting forever. */
         struct fsh_op *op = h.r.op;
-        op->track->completed++;
+        bump(&op->track->completed);
         if (op->sync) {
-            op->sync->completed++;
+            bump(&op->sync->completed);
         }
         drop(op);
     }
