@@ -95,6 +95,9 @@ static int issue_retry(struct fsh_xreq *r)
     double start = 0;
     for (;;) {
         ssize_t rc = issue(r);
+        FSH_TRACE("post %s of %zu bytes to PE %d%s imm 0x%08x: %s", type_name(r->type), r->len,
+                  r->pe, (r->flags & FI_INJECT) ? " (inject)" : "", (unsigned)r->data,
+                  rc == 0 ? "posted" : fi_strerror((int)-rc));
         if (rc == 0) {
             return 0;
         }
