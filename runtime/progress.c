@@ -422,6 +422,9 @@ uint64_t fsh_progress_inflight(void)
 
 /* ------------------------------------------------------------------ progress thread */
 
+/* Polls while there is traffic; when a poll finds nothing it sleeps, doubling the sleep from
+ * FABSHMEM_PROGRESS_INTERVAL up to 16 times that while nothing happens, so an idle PE costs
+ * almost no CPU and a busy one is served within an interval. */
 static void *thread_main(void *arg)
 {
     long sleep_us = pg.interval_us;
@@ -431,9 +434,14 @@ static void *thread_main(void *arg)
             /* The error is recorded; the application's next call reports it. */
             break;
         }
-        if (n == 0) {
-            struct timespec ts = {sleep_us / 1000000, (sleep_us % 1000000) * 1000};
-            nanosleep(&ts, NULL);
+        if (n > 0) {
+            sleep_us = pg.interval_us;
+            continue;
+        }
+        struct timespec ts = {sleep_us / 1000000, (sleep_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        if (sleep_us < pg.interval_us * 16) {
+            sleep_us *= 2;
         }
     }
     return NULL;
