@@ -9,7 +9,10 @@
  * emulation: an emulated AMO would not be atomic with respect to the provider's own).
  *
  * All AMOs, also those aimed at the calling PE, go through the fabric, so the whole job is one
- * atomicity domain. Operand, compare value and result travel through a bounce slot tied to the
+ * atomicity domain. The non-fetching ones (set, inc, add, and, or, xor) are posted as fetching
+ * atomics whose result is dropped: a fetching atomic's completion means it was applied at the
+ * target on every provider, which quiet needs, while FI_DELIVERY_COMPLETE on plain atomics is
+ * not dependable (libfabric 1.17's shm crosses the results of operations in flight with it). Operand, compare value and result travel through a bounce slot tied to the
  * operation record (registered once), so providers that need local descriptors work without a
  * registration per call; a fetched value is copied to the caller's buffer on completion.
  */
@@ -87,12 +90,16 @@ bool fsh_amo_fetches(int op)
     return op > 0 && (size_t)op < NOPS && map[op].type != FSH_X_ATOMIC;
 }
 
+/* The call an op is posted with: the non-fetching ones go as fetching (see above). */
+static int post_type(int op)
+{
+    return map[op].type == FSH_X_ATOMIC ? FSH_X_FETCH : map[op].type;
+}
+
 static bool query(int op, int dt)
 {
     struct fi_atomic_attr attr;
-    uint64_t flags = map[op].type == FSH_X_FETCH     ? FI_FETCH_ATOMIC
-                     : map[op].type == FSH_X_COMPARE ? FI_COMPARE_ATOMIC
-                                                     : 0;
+    uint64_t flags = post_type(op) == FSH_X_COMPARE ? FI_COMPARE_ATOMIC : FI_FETCH_ATOMIC;
     return fi_query_atomic(fsh_fabric_domain(), (enum fi_datatype)dt, (enum fi_op)map[op].fi_op,
                            &attr, flags) == 0 &&
            attr.count >= 1;
@@ -166,9 +173,8 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         o->copy_src = &b->result;
         o->copy_len = size;
     }
-    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     struct fsh_xreq r = {
-        .type = m->type,
+        .type = post_type(op),
         .op = o,
         .pe = pe,
         .local = &b->operand,
@@ -176,7 +182,7 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         .desc = am.desc,
         .raddr = raddr,
         .key = key,
-        .flags = FI_COMPLETION | (fa->delivery_complete && m->type == FSH_X_ATOMIC ? FI_DELIVERY_COMPLETE : 0),
+        .flags = FI_COMPLETION,
         .datatype = size == 8 ? FI_UINT64 : FI_UINT32,
         .atomic_op = m->fi_op,
         .result = &b->result,

@@ -171,6 +171,13 @@ static struct fsh_op *own_op(void *context)
 
 static void complete(struct fsh_op *op)
 {
+    if (op->kind == 0) {
+        /* A record that is not in flight: the provider reported a completion twice. Taking
+         * it would put the record on the free list twice and cross two operations' results. */
+        FSH_ERROR("provider %s reported a second completion for operation record %zu; ignored",
+                  fsh_fabric_attr()->prov, fsh_progress_op_index(op));
+        return;
+    }
     if (op->tmp_mr) {
         fi_close(&op->tmp_mr->fid);
     }
@@ -400,6 +407,7 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
 
 void fsh_progress_op_put(struct fsh_op *op)
 {
+    op->kind = 0; /* not in flight */
     op->next_free = pg.free;
     pg.free = op;
     pg.in_use--;
