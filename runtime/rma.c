@@ -30,6 +30,12 @@
 
 struct fsh_ctx fsh_ctx_default;
 static struct fsh_ctx *ctx_list = &fsh_ctx_default;
+static int (*quiet_hook)(void);
+
+void fsh_rma_set_quiet_hook(int (*hook)(void))
+{
+    quiet_hook = hook;
+}
 
 /* Post one piece: a write (optionally with immediate data) or a read. */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
@@ -180,9 +186,21 @@ int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *sr
                 key, has_imm, imm);
 }
 
+int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, size_t len, int pe,
+                 enum fsh_seg seg, uint64_t off)
+{
+    uint64_t raddr, key;
+    fsh_mr_remote(pe, seg, off, &raddr, &key);
+    return post(ctx, sync, FSH_OP_GET, dest, len, pe, raddr, key, false, 0);
+}
+
 int fsh_rma_quiet(struct fsh_ctx *ctx)
 {
-    return fsh_progress_wait_track(&ctx->track, "quiet: waiting for outstanding operations");
+    int rc = fsh_progress_wait_track(&ctx->track, "quiet: waiting for outstanding operations");
+    if (rc == 0 && quiet_hook) {
+        rc = quiet_hook();
+    }
+    return rc;
 }
 
 int fsh_rma_fence(struct fsh_ctx *ctx)

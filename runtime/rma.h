@@ -46,10 +46,18 @@ int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
                   int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm);
 
+/* One read of len bytes (at most the provider's message size) from (seg, off) of pe into dest.
+ * Non-blocking; sync (may be NULL) counts it too. */
+int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, size_t len, int pe,
+                 enum fsh_seg seg, uint64_t off);
+
 /* Wait until every operation of the context has completed (data visible at the target). */
 int fsh_rma_quiet(struct fsh_ctx *ctx);
 /* Quiet every live context (barrier_all, finalize). */
 int fsh_rma_quiet_all(void);
+/* Work a higher layer must finish before quiet returns (signal.c: its signals applied at
+ * their targets). Runs after the context's operations completed. */
+void fsh_rma_set_quiet_hook(int (*hook)(void));
 /* Order earlier puts before later ones to the same PE. With no ordering assumed on the fabric,
  * this is completion of the earlier ones, i.e. quiet. */
 int fsh_rma_fence(struct fsh_ctx *ctx);

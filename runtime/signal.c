@@ -36,6 +36,12 @@
  * t's applied[s] (one 8-byte get) and waits, driving progress, until a slot frees. That round
  * trip happens only when a target falls S signals behind, never in the common case.
  *
+ * Completion: a delivered descriptor is not yet an applied signal (nor, for small puts, copied
+ * data): the target applies it when its progress engine sees the events. shmem_quiet and
+ * shmem_fence promise the signal update is complete, so quiet also waits until every target
+ * that has outstanding signals from this PE reports them applied: one 8-byte read per such
+ * target, all in flight at once, and nothing at all when no signal is outstanding.
+ *
  * Fabric operations per put-with-signal: 1 for up to 16 bytes, 2 for anything up to the
  * provider's message size, 1 + ceil(len / max message) beyond.
  */
@@ -92,7 +98,10 @@ static struct {
     /* initiator side, private */
     uint64_t *sent;           /* [dst]: next sequence number */
     uint64_t *known;          /* [dst]: last applied prefix read from dst */
-    uint64_t *probe;          /* [1]: landing spot of those reads (registered heap) */
+    uint64_t *probe;          /* [dst]: landing spots of those reads (registered heap) */
+    int *pending;             /* targets that may have unapplied signals from us */
+    size_t npending;
+    bool *is_pending;         /* [dst] */
 } sg;
 
 static inline uint64_t pack_addr(enum fsh_seg seg, uint64_t off)
@@ -173,12 +182,13 @@ int fsh_signal_init(long slots)
     sg.npes = fsh_rt.npes;
     size_t n = (size_t)sg.npes;
     size_t boxes = n * sg.slots * sizeof(struct desc);
-    /* One symmetric block, the same size on every PE: inbox, outbox, applied[]. */
-    uint8_t *block = fsh_heap_alloc(2 * boxes + n * sizeof(uint64_t) + 64, 0);
+    /* One symmetric block, the same size on every PE: inbox, outbox, applied[], probe[]. */
+    size_t total = 2 * boxes + 2 * n * sizeof(uint64_t);
+    uint8_t *block = fsh_heap_alloc(total, 0);
     if (!block) {
         return fsh_err_last()->code;
     }
-    memset(block, 0, 2 * boxes + n * sizeof(uint64_t) + 64);
+    memset(block, 0, total);
     sg.inbox = (struct desc *)block;
     sg.outbox = (struct desc *)(block + boxes);
     sg.applied = (uint64_t *)(block + 2 * boxes);
@@ -193,13 +203,16 @@ int fsh_signal_init(long slots)
     sg.done_mask = calloc(n, sizeof(uint64_t));
     sg.sent = calloc(n, sizeof(uint64_t));
     sg.known = calloc(n, sizeof(uint64_t));
-    if (!sg.state || !sg.done_mask || !sg.sent || !sg.known) {
+    sg.pending = calloc(n, sizeof(int));
+    sg.is_pending = calloc(n, sizeof(bool));
+    if (!sg.state || !sg.done_mask || !sg.sent || !sg.known || !sg.pending || !sg.is_pending) {
         return fsh_err(-ENOMEM, "", "out of memory for signal state of %zu peers", n);
     }
     int rc = fsh_progress_register_imm(FSH_IMM_SIG_DESC, on_desc);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_SIG_DATA, on_data);
     }
+    fsh_rma_set_quiet_hook(fsh_signal_quiet);
     return rc;
 }
 
@@ -209,6 +222,9 @@ void fsh_signal_fini(void)
     free(sg.done_mask);
     free(sg.sent);
     free(sg.known);
+    free(sg.pending);
+    free(sg.is_pending);
+    fsh_rma_set_quiet_hook(NULL);
     memset(&sg, 0, sizeof(sg));
 }
 
@@ -217,6 +233,21 @@ struct slot_wait {
     uint64_t seq;
 };
 
+/* Start reading pe's applied prefix for us into probe[pe]. */
+static int probe_post(struct fsh_op_track *sync, int pe)
+{
+    uint64_t off = sg.applied_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
+    return fsh_rma_read(&fsh_ctx_default, sync, &sg.probe[pe], sizeof(uint64_t), pe, sg.seg, off);
+}
+
+static void probe_take(int pe)
+{
+    uint64_t v = __atomic_load_n(&sg.probe[pe], __ATOMIC_ACQUIRE);
+    if (v > sg.known[pe]) {
+        sg.known[pe] = v;
+    }
+}
+
 /* Is there a free slot toward pe? Reads pe's applied prefix for us when there is not. */
 static bool slot_free(const void *arg)
 {
@@ -224,12 +255,55 @@ static bool slot_free(const void *arg)
     if (w->seq - sg.known[w->pe] < sg.slots) {
         return true;
     }
-    uint64_t off = sg.applied_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
-    if (fsh_rma_get(&fsh_ctx_default, sg.probe, sg.seg, off, sizeof(uint64_t), w->pe, false) == 0 &&
-        *sg.probe > sg.known[w->pe]) {
-        sg.known[w->pe] = *sg.probe;
+    struct fsh_op_track sync = {0, 0};
+    if (probe_post(&sync, w->pe) == 0 &&
+        fsh_progress_wait_track(&sync, "put-with-signal: reading the target's applied count") == 0) {
+        probe_take(w->pe);
     }
     return w->seq - sg.known[w->pe] < sg.slots;
+}
+
+/* Read the applied prefix of every pending target; keep those still behind. */
+static bool all_applied(const void *arg)
+{
+    int *err = (int *)arg;
+    struct fsh_op_track sync = {0, 0};
+    for (size_t i = 0; i < sg.npending && *err == 0; i++) {
+        *err = probe_post(&sync, sg.pending[i]);
+    }
+    if (*err == 0) {
+        *err = fsh_progress_wait_track(&sync, "quiet: reading targets' applied signal counts");
+    }
+    if (*err != 0) {
+        return true;
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < sg.npending; i++) {
+        int pe = sg.pending[i];
+        probe_take(pe);
+        if (sg.known[pe] < sg.sent[pe]) {
+            sg.pending[keep++] = pe;
+        } else {
+            sg.is_pending[pe] = false;
+        }
+    }
+    sg.npending = keep;
+    return keep == 0;
+}
+
+int fsh_signal_quiet(void)
+{
+    if (sg.npending == 0) {
+        return 0;
+    }
+    int err = 0;
+    fsh_progress_lock();
+    int rc = all_applied(&err) ? err
+                               : fsh_progress_wait(all_applied, &err,
+                                                   "quiet: waiting for targets to apply put-with-signal operations",
+                                                   sg.npending ? sg.pending[0] : -1);
+    fsh_progress_unlock();
+    return rc ? rc : err;
 }
 
 int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const void *src,
@@ -248,6 +322,10 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         }
     }
     sg.sent[pe]++;
+    if (!sg.is_pending[pe]) {
+        sg.is_pending[pe] = true;
+        sg.pending[sg.npending++] = pe;
+    }
     unsigned k = (unsigned)(w.seq % sg.slots);
     uint32_t who = ((uint32_t)fsh_rt.pe << SLOT_BITS) | k;
     struct desc *d = &sg.outbox[(size_t)pe * sg.slots + k];

@@ -23,4 +23,7 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
                    size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
                    bool nbi);
 
+/* Wait until every signal this PE issued was applied at its target (part of quiet). */
+int fsh_signal_quiet(void);
+
 #endif
