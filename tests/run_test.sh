@@ -8,13 +8,17 @@
 # failed, 77 when every case skipped.
 #
 # The matrix:
-#   configurations  $FSH_TEST_CONFIGS (default "shm tcp shm-efamr"):
+#   configurations  $FSH_TEST_CONFIGS (default "shm tcp shm-efamr", plus the test's .configs):
 #       shm        FI_PROVIDER=shm
 #       tcp        FI_PROVIDER=tcp FI_TCP_NODELAY=1, and FI_TCP_IFACE=lo when the caller set no
 #                  interface and libfabric's tcp provider accepts lo here
 #       shm-efamr  FI_PROVIDER=shm FABSHMEM_MR_MODE=local,allocated,prov_key: no virt_addr, so
 #                  remote addresses are offsets and every buffer passes a local descriptor, as
 #                  on EFA
+#       shm-chaos  shm with FABSHMEM_CHAOS=reorder,delay: the transport holds back posted
+#                  operations and remote events and releases them in random order, as EFA's
+#                  SRD may deliver them
+#       tcp-chaos  tcp (same settings as above) with FABSHMEM_CHAOS=reorder,delay
 #   PE counts       $FSH_TEST_NPS (default "1 2 3 4"), each run as
 #       timeout $FSH_TEST_TIMEOUT (default 120) $MPIRUN --allow-run-as-root --oversubscribe
 #               --bind-to none -n NP -x VAR... $FSH_MPIRUN_ARGS PROGRAM
@@ -24,8 +28,12 @@
 # Per-test files beside the source, tests/mpi/<name>.*, all optional ('#' starts a comment):
 #   <name>.nps  the PE counts this test runs with (intersected with $FSH_TEST_NPS when the
 #               caller set it); without 1 in it, the singleton run is skipped too.
-#   <name>.env  VAR=value lines (one per line, no quoting) applied to every run of the test, over everything else (the
-#               test needs them: e.g. a heap size).
+#   <name>.env  VAR=value lines (one per line, no quoting) applied to every run of the test,
+#               over everything else (the test needs them: e.g. a heap size).
+#   <name>.configs  configurations this test runs IN ADDITION to the default ones (e.g.
+#               "shm-chaos tcp-chaos" for tests of ordering and completion). Used only when the
+#               caller did not set $FSH_TEST_CONFIGS: a caller's list is run exactly, for every
+#               test (FSH_TEST_CONFIGS=shm-chaos runs the whole suite under chaos).
 #
 # Environment of every run: SHMEM_SYMMETRIC_SIZE=64M unless the caller set it (keeps 4 PEs
 # small); every FABSHMEM_*, SHMEM_* and FI_* variable of the caller; then the configuration's
@@ -45,10 +53,16 @@ mpirun=${MPIRUN:-mpirun}
 limit=${FSH_TEST_TIMEOUT:-120}
 configs=${FSH_TEST_CONFIGS:-"shm tcp shm-efamr"}
 
-# Strip comments and join the words of a .nps file's lines.
+# Strip comments and join the words of a .nps or .configs file's lines.
 words() {
     sed -e 's/#.*//' "$1" | tr -s ' \t\n' '   '
 }
+
+if [ -z "$FSH_TEST_CONFIGS" ] && [ -f "$testdir/$name.configs" ]; then
+    for c in $(words "$testdir/$name.configs"); do
+        case " $configs " in *" $c "*) ;; *) configs="$configs $c" ;; esac
+    done
+fi
 
 nps=${FSH_TEST_NPS:-"1 2 3 4"}
 singleton=${FSH_TEST_SINGLETON:-1}
@@ -72,7 +86,7 @@ caller_vars=$(env | grep -E '^(FABSHMEM|SHMEM|FI)_[A-Za-z0-9_]*=' | cut -d= -f1 
 tcp_iface=""
 if [ -z "$FI_TCP_IFACE" ]; then
     case " $configs " in
-    *" tcp "*)
+    *" tcp "* | *" tcp-chaos "*)
         if ! command -v fi_info >/dev/null 2>&1 ||
             FI_TCP_IFACE=lo fi_info -p tcp >/dev/null 2>&1; then
             tcp_iface=lo
@@ -101,10 +115,16 @@ run_case() {
             names="$names SHMEM_SYMMETRIC_SIZE"
         fi
         case $2 in
-        shm)
+        *-chaos)
+            export FABSHMEM_CHAOS=reorder,delay
+            names="$names FABSHMEM_CHAOS"
+            ;;
+        esac
+        case $2 in
+        shm | shm-chaos)
             export FI_PROVIDER=shm
             ;;
-        tcp)
+        tcp | tcp-chaos)
             export FI_PROVIDER=tcp FI_TCP_NODELAY=1
             names="$names FI_TCP_NODELAY"
             if [ -n "$tcp_iface" ]; then
@@ -117,7 +137,7 @@ run_case() {
             names="$names FABSHMEM_MR_MODE"
             ;;
         *)
-            echo "run_test.sh: unknown configuration '$2' (known: shm tcp shm-efamr)"
+            echo "run_test.sh: unknown configuration '$2' (known: shm tcp shm-efamr shm-chaos tcp-chaos)"
             exit 99
             ;;
         esac

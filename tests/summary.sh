@@ -9,7 +9,8 @@
 # is skipped.
 #
 # Prints the failing cases, a breakdown per configuration (`shm: 40 passed, 0 failed, 0 skipped`;
-# `singleton`, `errors` and `unit` for the runs outside the matrix), and as its last line
+# every configuration under its own name, e.g. `shm-chaos` and `tcp-chaos` apart from `shm` and
+# `tcp`; `singleton`, `errors` and `unit` for the runs outside the matrix), and as its last line
 # exactly `N passed, N failed, N skipped`. Exits 1 when a case failed or none passed.
 
 dir=${1:-.}
