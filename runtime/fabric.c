@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "log.h"
@@ -35,6 +37,7 @@ static struct {
     fi_addr_t *peers;
     int npes;
     struct fsh_fabric_attr attr;
+    char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
 } fab;
 
 static const char *const default_order[] = {"efa", "verbs;ofi_rxm", "shm", "tcp;ofi_rxm"};
@@ -269,6 +272,24 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     if (rc != 0) {
         return fi_fail(rc, "fi_endpoint");
     }
+    if (a->addr_format == FI_ADDR_STR && strcmp(a->prov, "shm") == 0) {
+        /* shm names its shared-memory region after the pid by default; a region left behind
+         * by a killed process then collides with a later process that reuses the pid (EBUSY at
+         * fi_enable). A name with a random part cannot collide, and says whose it is. */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned salt = (unsigned)(ts.tv_nsec ^ (ts.tv_sec << 20)) ^ ((unsigned)getpid() << 8);
+        char name[96];
+        snprintf(name, sizeof(name), "fi_shm://fabshmem-%d-%d-%08x", (int)getpid(), boot->rank,
+                 salt);
+        rc = fi_setname(&fab.ep->fid, name, strlen(name) + 1);
+        if (rc != 0) {
+            FSH_DEBUG("fi_setname(%s) on shm: %s; keeping the provider's name", name,
+                      fi_strerror(-rc));
+        } else {
+            snprintf(fab.shm_path, sizeof(fab.shm_path), "/dev/shm/%s", name + strlen("fi_shm://"));
+        }
+    }
     rc = fi_ep_bind(fab.ep, &fab.av->fid, 0);
     if (rc == 0) {
         rc = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
@@ -361,6 +382,13 @@ void fsh_fabric_describe(char *buf, size_t len)
              fab.attr.max_msg_size, fab.attr.cq_data_size, fab.attr.tx_depth,
              fab.attr.has_atomics ? "yes" : "no", fab.attr.delivery_complete ? "yes" : "no",
              fab.attr.manual_progress ? "manual" : "auto");
+}
+
+void fsh_fabric_unlink_shared(void)
+{
+    if (fab.shm_path[0]) {
+        unlink(fab.shm_path);
+    }
 }
 
 static void close_fid(struct fid *fid, const char *what)

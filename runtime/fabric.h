@@ -52,6 +52,10 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
 /* A short description of the provider for SHMEM_INFO and fabshmem-info. */
 void fsh_fabric_describe(char *buf, size_t len);
 
+/* Remove what the provider left in the file system (shm's region in /dev/shm) without closing
+ * anything: for the abort path and signal handlers (async-signal-safe). */
+void fsh_fabric_unlink_shared(void);
+
 struct fid_domain *fsh_fabric_domain(void);
 struct fid_ep *fsh_fabric_ep(void);
 struct fid_cq *fsh_fabric_cq(void);

@@ -14,6 +14,7 @@
 #include "init.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,31 @@ static void identify(void)
     }
 }
 
+/* A PE killed by the launcher (SIGTERM after a peer aborted, or ^C: SIGINT) removes its
+ * shared-memory files, then dies of the signal as it would have. */
+static void on_terminate(int sig)
+{
+    fsh_fabric_unlink_shared();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_terminate_handlers(void)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction old;
+        /* Never replace a handler the application installed. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof(sa));
+            sa.sa_handler = on_terminate;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
 void fsh_init_fatal(const char *fn, const char *fix, const char *fmt, ...)
 {
     identify();
@@ -82,6 +108,7 @@ void fsh_init_fatal(const char *fn, const char *fix, const char *fmt, ...)
     va_end(ap);
     report(fn, fix, msg);
     fflush(stdout);
+    fsh_fabric_unlink_shared();
     fsh_boot_abort(1, msg);
 }
 
@@ -282,6 +309,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     uint64_t seed = (uint64_t)cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
     rc = fsh_fabric_open(cfg, &boot);
     if (rc == 0) {
+        install_terminate_handlers();
         struct fsh_progress_config pc = {
             .depth = fsh_fabric_attr()->tx_depth,
             .yield = want_yield(cfg),
@@ -421,5 +449,6 @@ void fsh_init_global_exit(int status)
     char msg[64];
     snprintf(msg, sizeof(msg), "shmem_global_exit(%d) called by PE %d", status, fsh_rt.pe);
     fsh_rt.state = FSH_STATE_FINALIZED; /* no implicit finalize at exit */
+    fsh_fabric_unlink_shared();
     fsh_boot_abort(status, msg);
 }
