@@ -321,7 +321,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_progress_init(&pc);
     }
     if (rc == 0) {
-        rc = fsh_xport_init(chaos_reorder, seed);
+        rc = fsh_xport_init(chaos_reorder);
     }
     if (rc == 0) {
         rc = fsh_mr_init(boot.size);

@@ -71,7 +71,7 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t rnd(void)
+uint64_t fsh_progress_random(void)
 {
     /* xorshift64*: plenty for shuffling test traffic. */
     pg.rng ^= pg.rng >> 12;
@@ -159,6 +159,12 @@ static const char *kind_name(int kind)
     }
 }
 
+/* Track counters are written under the engine lock and read without it by waiters. */
+static void bump(uint64_t *counter)
+{
+    __atomic_store_n(counter, *counter + 1, __ATOMIC_RELEASE);
+}
+
 /* Our operation record, or NULL when the completion is someone else's: a remote event. */
 static struct fsh_op *own_op(void *context)
 {
@@ -178,18 +184,29 @@ static void complete(struct fsh_op *op)
                   fsh_fabric_attr()->prov, fsh_progress_op_index(op));
         return;
     }
-    if (op->tmp_mr) {
-        fi_close(&op->tmp_mr->fid);
-    }
     if (op->copy_dst) {
         memcpy(op->copy_dst, op->copy_src, op->copy_len);
     }
     /* Release: whoever sees the new count also sees the copied result. */
-    __atomic_store_n(&op->track->completed, op->track->completed + 1, __ATOMIC_RELEASE);
+    bump(&op->track->completed);
     if (op->sync) {
-        __atomic_store_n(&op->sync->completed, op->sync->completed + 1, __ATOMIC_RELEASE);
+        bump(&op->sync->completed);
     }
     fsh_progress_op_put(op);
+}
+
+void fsh_progress_op_posted(struct fsh_op *op)
+{
+    bump(&op->track->posted);
+    if (op->sync) {
+        bump(&op->sync->posted);
+    }
+}
+
+void fsh_progress_op_abandon(struct fsh_op *op)
+{
+    op->copy_dst = NULL;
+    complete(op);
 }
 
 static int report_error(void)
@@ -209,8 +226,7 @@ static int report_error(void)
         int err = fsh_err(-(int)e.err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
                           "%s of %zu bytes to PE %d failed: %s (%s)", kind_name(op->kind),
                           op->len, op->pe, fi_strerror((int)e.err), prov ? prov : "");
-        op->copy_dst = NULL;
-        complete(op);
+        fsh_progress_op_abandon(op);
         return err;
     }
     return fsh_err(-(int)e.err, "a peer PE may have died; see its messages and the launcher's",
@@ -242,7 +258,7 @@ static int dispatch_shuffled(const struct fi_cq_data_entry *ev, ssize_t n)
     int handled = 0;
     for (ssize_t i = 0; i < n; i++) {
         if (pg.nheld == HOLD_MAX) {
-            size_t k = (size_t)(rnd() % pg.nheld);
+            size_t k = (size_t)(fsh_progress_random() % pg.nheld);
             struct fi_cq_data_entry e = pg.held[k];
             pg.held[k] = pg.held[--pg.nheld];
             dispatch(&e);
@@ -252,9 +268,9 @@ static int dispatch_shuffled(const struct fi_cq_data_entry *ev, ssize_t n)
     }
     /* Release about half of what is held, in random order; an idle poll releases everything
      * so nothing is held forever. */
-    size_t release = (n == 0) ? pg.nheld : pg.nheld / 2 + (size_t)(rnd() % 2);
+    size_t release = (n == 0) ? pg.nheld : pg.nheld / 2 + (size_t)(fsh_progress_random() % 2);
     while (release-- && pg.nheld) {
-        size_t k = (size_t)(rnd() % pg.nheld);
+        size_t k = (size_t)(fsh_progress_random() % pg.nheld);
         struct fi_cq_data_entry e = pg.held[k];
         pg.held[k] = pg.held[--pg.nheld];
         dispatch(&e);
@@ -407,6 +423,10 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
 
 void fsh_progress_op_put(struct fsh_op *op)
 {
+    if (op->tmp_mr) {
+        fi_close(&op->tmp_mr->fid);
+        op->tmp_mr = NULL;
+    }
     op->kind = 0; /* not in flight */
     op->next_free = pg.free;
     pg.free = op;

@@ -80,8 +80,16 @@ void fsh_progress_thread_stop(void);
 /* An operation record; polls while the pool is empty. NULL (error recorded) on timeout or a
  * fabric error. Caller holds the engine lock. */
 struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len);
-/* Give back a record whose operation was never posted. */
+/* Give back a record whose operation was never counted as posted (closes its temporary
+ * registration, if any). */
 void fsh_progress_op_put(struct fsh_op *op);
+/* The operation was accepted: count it as posted on its tracks. Caller holds the engine lock. */
+void fsh_progress_op_posted(struct fsh_op *op);
+/* An operation counted as posted that will never complete (posting it failed later): count it
+ * completed without a result and give the record back, so waits end with the recorded error. */
+void fsh_progress_op_abandon(struct fsh_op *op);
+/* The engine's random stream (FABSHMEM_CHAOS choices). Caller holds the engine lock. */
+uint64_t fsh_progress_random(void);
 /* The record's index in the pool (0 .. depth-1), for per-operation side buffers. */
 size_t fsh_progress_op_index(const struct fsh_op *op);
 size_t fsh_progress_depth(void);

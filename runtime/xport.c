@@ -33,19 +33,10 @@ struct held {
 
 static struct {
     bool reorder;
-    uint64_t rng;
     struct held *held;
     size_t nheld;
     bool releasing;
 } xp;
-
-static uint64_t rnd(void)
-{
-    xp.rng ^= xp.rng >> 12;
-    xp.rng ^= xp.rng << 25;
-    xp.rng ^= xp.rng >> 27;
-    return xp.rng * 2685821657736338717ULL;
-}
 
 static const char *type_name(int type)
 {
@@ -116,34 +107,10 @@ static int issue_retry(struct fsh_xreq *r)
     }
 }
 
-/* Give back the record of an operation that will never complete. */
-static void drop(struct fsh_op *op)
-{
-    if (op->tmp_mr) {
-        fi_close(&op->tmp_mr->fid);
-        op->tmp_mr = NULL;
-    }
-    fsh_progress_op_put(op);
-}
-
-/* Written under the engine lock, read without it by waiters: atomic stores. */
-static void bump(uint64_t *counter)
-{
-    __atomic_store_n(counter, *counter + 1, __ATOMIC_RELEASE);
-}
-
-static void account(struct fsh_op *op)
-{
-    bump(&op->track->posted);
-    if (op->sync) {
-        bump(&op->sync->posted);
-    }
-}
-
 /* Post one held operation (random pick). */
 static int release_one(void)
 {
-    size_t k = (size_t)(rnd() % xp.nheld);
+    size_t k = (size_t)(fsh_progress_random() % xp.nheld);
     struct held h = xp.held[k];
     xp.held[k] = xp.held[--xp.nheld];
     if (h.big) {
@@ -154,14 +121,8 @@ static int release_one(void)
     int rc = issue_retry(&h.r);
     free(h.big);
     if (rc != 0) {
-        /* Counted as posted but never issued: complete its accounting so quiet reports the
-         * recorded error instead of waiting forever. */
-        struct fsh_op *op = h.r.op;
-        bump(&op->track->completed);
-        if (op->sync) {
-            bump(&op->sync->completed);
-        }
-        drop(op);
+        /* Counted as posted but never issued: quiet must report the error, not wait. */
+        fsh_progress_op_abandon(h.r.op);
     }
     return rc;
 }
@@ -182,10 +143,9 @@ static void release_some(void)
     xp.releasing = false;
 }
 
-int fsh_xport_init(bool chaos_reorder, uint64_t seed)
+int fsh_xport_init(bool chaos_reorder)
 {
     xp.reorder = chaos_reorder;
-    xp.rng = seed * 0x2545f4914f6cdd1dULL + 7;
     if (chaos_reorder) {
         xp.held = calloc(HOLD_MAX, sizeof(*xp.held));
         if (!xp.held) {
@@ -237,20 +197,20 @@ int fsh_xport_post(struct fsh_xreq *r)
     /* Reorder about one operation in three: enough to mix every pattern up, while most
      * traffic still flows. Reads and fetching atomics are held too: their results must not be
      * assumed early either. */
-    if (xp.reorder && !xp.releasing && rnd() % 3 == 0) {
+    if (xp.reorder && !xp.releasing && fsh_progress_random() % 3 == 0) {
         int rc = hold(r);
         if (rc != 0) {
-            drop(r->op);
+            fsh_progress_op_put(r->op);
             return rc;
         }
-        account(r->op);
+        fsh_progress_op_posted(r->op);
         return 0;
     }
     int rc = issue_retry(r);
     if (rc != 0) {
-        drop(r->op);
+        fsh_progress_op_put(r->op);
         return rc;
     }
-    account(r->op);
+    fsh_progress_op_posted(r->op);
     return 0;
 }

@@ -34,7 +34,7 @@ struct fsh_xreq {
     void *compare_desc;
 };
 
-int fsh_xport_init(bool chaos_reorder, uint64_t seed);
+int fsh_xport_init(bool chaos_reorder);
 void fsh_xport_fini(void);
 /* Post (or, under chaos, hold) the operation. Caller holds the engine lock. 0 or -errno
  * (recorded); on error the record has been given back. */
