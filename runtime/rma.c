@@ -194,9 +194,14 @@ int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, siz
     return post(ctx, sync, FSH_OP_GET, dest, len, pe, raddr, key, false, 0);
 }
 
+static int quiet_track(struct fsh_ctx *ctx)
+{
+    return fsh_progress_wait_track(&ctx->track, "quiet: waiting for outstanding operations");
+}
+
 int fsh_rma_quiet(struct fsh_ctx *ctx)
 {
-    int rc = fsh_progress_wait_track(&ctx->track, "quiet: waiting for outstanding operations");
+    int rc = quiet_track(ctx);
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();
     }
@@ -210,16 +215,17 @@ int fsh_rma_fence(struct fsh_ctx *ctx)
 
 int fsh_rma_quiet_all(void)
 {
+    int rc = 0;
     fsh_progress_lock();
-    for (struct fsh_ctx *c = ctx_list; c; c = c->next) {
-        int rc = fsh_rma_quiet(c);
-        if (rc != 0) {
-            fsh_progress_unlock();
-            return rc;
-        }
+    for (struct fsh_ctx *c = ctx_list; c && rc == 0; c = c->next) {
+        rc = quiet_track(c);
     }
     fsh_progress_unlock();
-    return 0;
+    /* The hook's work (signals applied at their targets) is per PE, not per context: once. */
+    if (rc == 0 && quiet_hook) {
+        rc = quiet_hook();
+    }
+    return rc;
 }
 
 int fsh_rma_ctx_create(long options, struct fsh_ctx **out)
