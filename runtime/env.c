@@ -105,6 +105,58 @@ int fsh_env_parse_bool(const char *s, bool *out)
     return -EINVAL;
 }
 
+static void join(const char *const names[], size_t n, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+    }
+}
+
+static int word_index(const char *word, const char *const names[], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(word, names[i]) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+int fsh_env_parse_choice(const char *var, const char *value, const char *const names[], size_t n,
+                         int *index)
+{
+    *index = word_index(value, names, n);
+    if (*index < 0) {
+        char fix[192];
+        int k = snprintf(fix, sizeof(fix), "use one of: ");
+        join(names, n, fix + k, sizeof(fix) - (size_t)k);
+        return fsh_err(-EINVAL, fix, "%s='%s' is not one of the accepted values", var, value);
+    }
+    return 0;
+}
+
+int fsh_env_parse_list(const char *var, const char *value, const char *const names[], size_t n,
+                       unsigned *mask)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", value);
+    *mask = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save)) {
+        int i = word_index(tok, names, n);
+        if (i < 0) {
+            char fix[192];
+            int k = snprintf(fix, sizeof(fix), "use a comma-separated list of: ");
+            join(names, n, fix + k, sizeof(fix) - (size_t)k);
+            return fsh_err(-EINVAL, fix, "%s: unknown word '%s'", var, tok);
+        }
+        *mask |= 1u << i;
+    }
+    return 0;
+}
+
 static int parse_row(struct row *r, const char *v)
 {
     char *end;

@@ -37,6 +37,14 @@ void fsh_env_print(FILE *out);
 /* Parsers, exposed for unit tests. Return 0 or -EINVAL. */
 int fsh_env_parse_size(const char *s, size_t *out);
 int fsh_env_parse_bool(const char *s, bool *out);
+/* Values made of words: `value` is a comma- or space-separated subset of names[0..n-1]
+ * (parse_list sets bit i of *mask for names[i]) or exactly one of them (parse_choice sets
+ * *index). An unknown word records an error naming var and the accepted words: -EINVAL. */
+int fsh_env_parse_list(const char *var, const char *value, const char *const names[], size_t n,
+                       unsigned *mask);
+int fsh_env_parse_choice(const char *var, const char *value, const char *const names[], size_t n,
+                         int *index);
+
 /* Nearest table name to `name` (edit distance), for "did you mean" hints. */
 const char *fsh_env_nearest(const char *name);
 

@@ -42,45 +42,31 @@ static struct {
 
 static const char *const default_order[] = {"efa", "verbs;ofi_rxm", "shm", "tcp;ofi_rxm"};
 
-static const struct {
-    const char *name;
-    uint64_t bit;
-} mr_bits[] = {
-    {"local", FI_MR_LOCAL},         {"virt_addr", FI_MR_VIRT_ADDR},
-    {"allocated", FI_MR_ALLOCATED}, {"prov_key", FI_MR_PROV_KEY},
-    {"raw", FI_MR_RAW},             {"hmem", FI_MR_HMEM},
-};
+/* The registration modes FABSHMEM_MR_MODE may name, and their bits. */
+static const char *const mr_names[] = {"local", "virt_addr", "allocated", "prov_key", "raw", "hmem"};
+static const uint64_t mr_values[] = {FI_MR_LOCAL,    FI_MR_VIRT_ADDR, FI_MR_ALLOCATED,
+                                     FI_MR_PROV_KEY, FI_MR_RAW,       FI_MR_HMEM};
+#define NMR (sizeof(mr_names) / sizeof(mr_names[0]))
 
 static int parse_mr_mode(const char *s, uint64_t *out)
 {
+    unsigned mask;
+    int rc = fsh_env_parse_list("FABSHMEM_MR_MODE", s, mr_names, NMR, &mask);
     *out = 0;
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", s);
-    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok;
-         tok = strtok_r(NULL, ", ", &save)) {
-        size_t i;
-        for (i = 0; i < sizeof(mr_bits) / sizeof(mr_bits[0]); i++) {
-            if (strcmp(tok, mr_bits[i].name) == 0) {
-                *out |= mr_bits[i].bit;
-                break;
-            }
-        }
-        if (i == sizeof(mr_bits) / sizeof(mr_bits[0])) {
-            return fsh_err(-EINVAL, "use a comma-separated list of local, virt_addr, allocated, prov_key, raw, hmem",
-                           "FABSHMEM_MR_MODE: unknown mode '%s'", tok);
-        }
+    for (size_t i = 0; i < NMR; i++) {
+        *out |= (mask & (1u << i)) ? mr_values[i] : 0;
     }
-    return 0;
+    return rc;
 }
 
 static void mr_mode_str(uint64_t mode, char *buf, size_t len)
 {
     buf[0] = '\0';
     size_t n = 0;
-    for (size_t i = 0; i < sizeof(mr_bits) / sizeof(mr_bits[0]); i++) {
-        if (mode & mr_bits[i].bit) {
+    for (size_t i = 0; i < NMR; i++) {
+        if (mode & mr_values[i]) {
             n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
-                                  mr_bits[i].name);
+                                  mr_names[i]);
         }
     }
     if (n == 0) {

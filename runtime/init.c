@@ -149,49 +149,37 @@ static void print_info(const struct fsh_config *cfg)
     fflush(stdout);
 }
 
-static bool want_yield(const struct fsh_config *cfg)
+static bool want_yield(const char *fn, const struct fsh_config *cfg)
 {
-    if (strcmp(cfg->FABSHMEM_YIELD, "always") == 0) {
-        return true;
+    static const char *const choices[] = {"auto", "always", "never"};
+    int i;
+    if (fsh_env_parse_choice("FABSHMEM_YIELD", cfg->FABSHMEM_YIELD, choices, 3, &i) != 0) {
+        fsh_init_fatal_err(fn, -EINVAL);
     }
-    if (strcmp(cfg->FABSHMEM_YIELD, "never") == 0) {
-        return false;
-    }
-    return fsh_rt.oversubscribed;
+    return i == 0 ? fsh_rt.oversubscribed : i == 1;
 }
 
 /* FABSHMEM_CHAOS: a comma-separated subset of reorder, delay. */
 static void parse_chaos(const char *fn, const char *spec, bool *reorder, bool *delay)
 {
-    char buf[128];
-    snprintf(buf, sizeof(buf), "%s", spec);
-    *reorder = *delay = false;
-    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok;
-         tok = strtok_r(NULL, ", ", &save)) {
-        if (strcmp(tok, "reorder") == 0) {
-            *reorder = true;
-        } else if (strcmp(tok, "delay") == 0) {
-            *delay = true;
-        } else {
-            fsh_init_fatal(fn, "use reorder, delay or both (comma-separated)",
-                           "FABSHMEM_CHAOS: unknown mode '%s'", tok);
-        }
+    static const char *const modes[] = {"reorder", "delay"};
+    unsigned mask;
+    if (fsh_env_parse_list("FABSHMEM_CHAOS", spec, modes, 2, &mask) != 0) {
+        fsh_init_fatal_err(fn, -EINVAL);
     }
+    *reorder = mask & 1u;
+    *delay = mask & 2u;
 }
 
 static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
 {
-    const char *v = cfg->FABSHMEM_PROGRESS_THREAD;
-    if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0) {
-        return true;
+    static const char *const choices[] = {"auto", "on", "off", "1", "0"};
+    int i;
+    if (fsh_env_parse_choice("FABSHMEM_PROGRESS_THREAD", cfg->FABSHMEM_PROGRESS_THREAD, choices,
+                             5, &i) != 0) {
+        fsh_init_fatal_err(fn, -EINVAL);
     }
-    if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
-        return false;
-    }
-    if (strcmp(v, "auto") != 0) {
-        fsh_init_fatal(fn, "use auto, on or off", "FABSHMEM_PROGRESS_THREAD='%s' is not a choice", v);
-    }
-    return fsh_fabric_attr()->manual_progress;
+    return i == 0 ? fsh_fabric_attr()->manual_progress : (i == 1 || i == 3);
 }
 
 /* The exchange blob of one PE: address length, address, then the segment table. */
@@ -312,7 +300,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         install_terminate_handlers();
         struct fsh_progress_config pc = {
             .depth = fsh_fabric_attr()->tx_depth,
-            .yield = want_yield(cfg),
+            .yield = want_yield(fn, cfg),
             .timeout = timeout,
             .user_timeout = cfg->FABSHMEM_WAIT_TIMEOUT,
             .chaos_delay = chaos_delay,
