@@ -200,7 +200,7 @@ static inline void check_aligned(const char *fn, const char *what, const void *a
 }
 
 void fsh_api_amo(const char *fn, shmem_ctx_t ctx, int op, void *target, const void *value,
-                 const void *cond, void *fetch, size_t size, int fi_dt, int pe, int nbi)
+                 const void *cond, void *fetch, size_t size, int pe, int nbi)
 {
     running(fn);
     struct fsh_ctx *c = check_ctx(fn, ctx);

@@ -43,10 +43,11 @@ void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
 /* enum fsh_amo_op (FSH_AMO_FETCH, ...) is in amo.h. */
 /* One atomic on the size-byte object at symmetric `target` of pe. value: the operand (NULL for
  * fetch/inc/fetch_inc); cond: the compare value (cswap only); fetch: where the old value goes
- * (NULL for the non-fetching ops). fi_dt is the libfabric datatype (FSH_TYPE_FI_OF(T) from
- * types.h). nbi != 0 (fetching _nbi forms): *fetch is valid after shmem_quiet. */
+ * (NULL for the non-fetching ops). size is 4 or 8: every AMO type is bit-exact on the
+ * unsigned integer of its size (amo.c). nbi != 0 (fetching _nbi forms): *fetch is valid after
+ * shmem_quiet. */
 void fsh_api_amo(const char *fn, shmem_ctx_t ctx, int op, void *target, const void *value,
-                 const void *cond, void *fetch, size_t size, int fi_dt, int pe, int nbi);
+                 const void *cond, void *fetch, size_t size, int pe, int nbi);
 
 /* ------------------------------------------------------------------ point-to-point sync */
 /* enum fsh_sync_mode (FSH_SYNC_ONE, ...) is in wait.h. */

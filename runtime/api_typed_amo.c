@@ -7,8 +7,8 @@
  * tables (and, for the deprecated names, the same short type lists) that generate the
  * prototypes, so a definition cannot drift from its declaration. Each body is exactly one
  * call into the type-erased routines of api.h (fsh_api_amo, fsh_api_sync, fsh_api_put_signal)
- * with the element size, and for atomics the libfabric datatype and for waits the signedness
- * of the type, both computed from the C type by types.h; argument checks, error messages and
+ * with the element size, and for waits the signedness of the type (computed from the C type
+ * by types.h); atomics need only the size, since amo.c works on the same-size unsigned integer; argument checks, error messages and
  * the operations themselves live there, in ordinary debuggable C. This file never checks
  * arguments, never touches the fabric and holds no state. The `fn` passed down is __func__, so
  * error messages name the routine the user called, deprecated names included.
@@ -31,7 +31,7 @@
  * fsh_amo_op. The blocking fetching shapes return `old`, which starts at 0 so that, should
  * api.c ever return from an error without writing it, the caller gets a defined value. The
  * fetch shape casts const away only to share fsh_api_amo's signature: FSH_AMO_FETCH reads. */
-#define AMO_ARGS(T) sizeof(T), FSH_TYPE_FI_OF(T)
+#define AMO_ARGS(T) sizeof(T)
 
 /* T FN(T *dest, T value, int pe): swap, fetch_add, fetch_and/or/xor */
 #define DEF_FETCH_VALUE(T, FN, PFX, OP)                                                          \
