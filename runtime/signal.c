@@ -194,7 +194,7 @@ int fsh_signal_init(long slots)
     sg.applied = (uint64_t *)(block + 2 * boxes);
     sg.probe = (uint64_t *)(block + 2 * boxes + n * sizeof(uint64_t));
     uint64_t off;
-    if (fsh_mr_lookup(block, 2 * boxes, &sg.seg, &off) != 0) {
+    if (fsh_mr_lookup(block, total, &sg.seg, &off) != 0) {
         return fsh_err(-EFAULT, "", "signal mailboxes are not in a registered segment");
     }
     sg.inbox_off = off;
