@@ -95,7 +95,16 @@ FSH_API extern shmem_ctx_t const SHMEM_CTX_DEFAULT;
  * shmem_ctx_create belong to it. */
 typedef struct fsh_team *shmem_team_t;
 FSH_API extern shmem_team_t const SHMEM_TEAM_WORLD;
+/* The PEs of this node (they can map each other's memory), in world order. */
+FSH_API extern shmem_team_t const SHMEM_TEAM_SHARED;
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+
+/* Team configuration: how many contexts the program will create on the team (a hint here;
+ * fabshmem's contexts are not a limited resource). The mask says which fields are set. */
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
 /* ------------------------------------------------------------------ the type table
  * One row per C type of the spec's typed interfaces. Columns are 0/1 memberships of the spec's
@@ -220,6 +229,71 @@ FSH_API int shmem_test_lock(long *lock);
 /* ------------------------------------------------------------------ barrier and sync */
 FSH_API void shmem_barrier_all(void);
 FSH_API void shmem_sync_all(void);
+FSH_API int shmem_team_sync(shmem_team_t team);
+
+/* ------------------------------------------------------------------ teams */
+/* Team routines return 0 on success and nonzero on failure (bad arguments, or no free team
+ * slot: FABSHMEM_MAX_TEAMS teams exist at once); a failed split yields SHMEM_TEAM_INVALID.
+ * Splits and destroy are collective over the parent (split) or the team (destroy). */
+FSH_API int shmem_team_my_pe(shmem_team_t team);
+FSH_API int shmem_team_n_pes(shmem_team_t team);
+FSH_API int shmem_team_get_config(shmem_team_t team, long config_mask,
+                                  shmem_team_config_t *config);
+FSH_API int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+FSH_API int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                                     const shmem_team_config_t *config, long config_mask,
+                                     shmem_team_t *new_team);
+FSH_API int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                                const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                                shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                                long yaxis_mask, shmem_team_t *yaxis_team);
+FSH_API void shmem_team_destroy(shmem_team_t team);
+FSH_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+FSH_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
+
+/* ------------------------------------------------------------------ untyped collectives */
+/* Team collectives return 0 on success. nelems counts bytes for the *mem forms. Before a PE
+ * calls one, dest on every PE of the team must be ready to receive (the spec's rule): calls
+ * on the same team need no barrier between them when they use different dest buffers, or
+ * when each PE is done reading dest before its next call. */
+FSH_API int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+FSH_API int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
+                               ptrdiff_t sst, size_t nelems);
+FSH_API int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                               int PE_root);
+FSH_API int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+FSH_API int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+
+/* The active-set forms (deprecated): the set is PE_start, PE_start + 2^logPE_stride, ...
+ * (PE_size PEs); pSync (and pWrk) are symmetric arrays of the *_SYNC_SIZE constants above,
+ * initialized to SHMEM_SYNC_VALUE. fabshmem keeps its synchronization state elsewhere and
+ * leaves them unchanged, so the spec's reuse rules are met trivially. */
+FSH_API FSH_DEPRECATED void shmem_barrier(int PE_start, int logPE_stride, int PE_size,
+                                          long *pSync);
+FSH_API FSH_DEPRECATED void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define FSH_DECL_ASET_COLL(BITS)                                                                 \
+    FSH_API FSH_DEPRECATED void shmem_alltoall##BITS(void *dest, const void *source,             \
+                                                     size_t nelems, int PE_start,                \
+                                                     int logPE_stride, int PE_size,              \
+                                                     long *pSync);                               \
+    FSH_API FSH_DEPRECATED void shmem_alltoalls##BITS(void *dest, const void *source,            \
+                                                      ptrdiff_t dst, ptrdiff_t sst,              \
+                                                      size_t nelems, int PE_start,               \
+                                                      int logPE_stride, int PE_size,             \
+                                                      long *pSync);                              \
+    FSH_API FSH_DEPRECATED void shmem_broadcast##BITS(void *dest, const void *source,            \
+                                                      size_t nelems, int PE_root, int PE_start,  \
+                                                      int logPE_stride, int PE_size,             \
+                                                      long *pSync);                              \
+    FSH_API FSH_DEPRECATED void shmem_collect##BITS(void *dest, const void *source,              \
+                                                    size_t nelems, int PE_start,                 \
+                                                    int logPE_stride, int PE_size, long *pSync); \
+    FSH_API FSH_DEPRECATED void shmem_fcollect##BITS(void *dest, const void *source,             \
+                                                     size_t nelems, int PE_start,                \
+                                                     int logPE_stride, int PE_size,              \
+                                                     long *pSync);
+FSH_DECL_ASET_COLL(32)
+FSH_DECL_ASET_COLL(64)
 
 /* ------------------------------------------------------------------ deprecated names */
 FSH_API FSH_DEPRECATED void start_pes(int npes);
@@ -453,6 +527,62 @@ FSH_TYPE_TABLE(FSH_DECL_SIGNAL_ROW)
 FSH_SIZE_TABLE(FSH_DECL_SIZED_SIGNAL)
 FSH_DECL_SIZED_SIGNAL(mem, unsigned char)
 
+/* ------------------------------------------------------------------ typed collectives (generated) */
+/* RMA=1 rows: the team collectives in elements of the type. */
+#define FSH_DECL_COLL(CTYPE, NAME)                                                               \
+    FSH_API int shmem_##NAME##_alltoall(shmem_team_t team, CTYPE *dest, const CTYPE *source,     \
+                                        size_t nelems);                                          \
+    FSH_API int shmem_##NAME##_alltoalls(shmem_team_t team, CTYPE *dest, const CTYPE *source,    \
+                                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems);           \
+    FSH_API int shmem_##NAME##_broadcast(shmem_team_t team, CTYPE *dest, const CTYPE *source,    \
+                                         size_t nelems, int PE_root);                            \
+    FSH_API int shmem_##NAME##_collect(shmem_team_t team, CTYPE *dest, const CTYPE *source,      \
+                                       size_t nelems);                                           \
+    FSH_API int shmem_##NAME##_fcollect(shmem_team_t team, CTYPE *dest, const CTYPE *source,     \
+                                        size_t nelems);
+#define FSH_DECL_COLL_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, FSH_DECL_COLL(CTYPE, NAME))
+FSH_TYPE_TABLE(FSH_DECL_COLL_ROW)
+
+/* Reductions: and/or/xor for RBIT rows, max/min for RMINMAX rows, sum/prod for RARITH rows.
+ * dest[i] = source[i] OP over every PE of the team, for i < nreduce; dest may be source. */
+#define FSH_DECL_REDUCE(CTYPE, NAME, OP)                                                         \
+    FSH_API int shmem_##NAME##_##OP##_reduce(shmem_team_t team, CTYPE *dest,                     \
+                                             const CTYPE *source, size_t nreduce);
+#define FSH_DECL_REDUCE_ROW(CTYPE, NAME, R, A, E, B, S, RBIT, RMM, RAR, GEN)                     \
+    FSH_IF(RBIT, FSH_DECL_REDUCE(CTYPE, NAME, and) FSH_DECL_REDUCE(CTYPE, NAME, or)              \
+                     FSH_DECL_REDUCE(CTYPE, NAME, xor))                                          \
+    FSH_IF(RMM, FSH_DECL_REDUCE(CTYPE, NAME, max) FSH_DECL_REDUCE(CTYPE, NAME, min))             \
+    FSH_IF(RAR, FSH_DECL_REDUCE(CTYPE, NAME, sum) FSH_DECL_REDUCE(CTYPE, NAME, prod))
+FSH_TYPE_TABLE(FSH_DECL_REDUCE_ROW)
+
+/* The deprecated active-set reductions exist for the types OpenSHMEM 1.4 had. pWrk holds at
+ * least max(nreduce/2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE) elements (unused by fabshmem). */
+#define FSH_DECL_TO_ALL(CTYPE, NAME, OP)                                                         \
+    FSH_API FSH_DEPRECATED void shmem_##NAME##_##OP##_to_all(CTYPE *dest, const CTYPE *source,   \
+                                                             int nreduce, int PE_start,          \
+                                                             int logPE_stride, int PE_size,      \
+                                                             CTYPE *pWrk, long *pSync);
+#define FSH_DECL_TO_ALL_BIT(CTYPE, NAME)                                                         \
+    FSH_DECL_TO_ALL(CTYPE, NAME, and) FSH_DECL_TO_ALL(CTYPE, NAME, or)                           \
+    FSH_DECL_TO_ALL(CTYPE, NAME, xor)
+#define FSH_DECL_TO_ALL_MINMAX(CTYPE, NAME)                                                      \
+    FSH_DECL_TO_ALL(CTYPE, NAME, max) FSH_DECL_TO_ALL(CTYPE, NAME, min)
+#define FSH_DECL_TO_ALL_ARITH(CTYPE, NAME)                                                       \
+    FSH_DECL_TO_ALL(CTYPE, NAME, sum) FSH_DECL_TO_ALL(CTYPE, NAME, prod)
+#define FSH_DEPRECATED_REDUCE_INT_TYPES(X) X(short, short) X(int, int) X(long, long)             \
+    X(long long, longlong)
+#define FSH_DEPRECATED_REDUCE_FLOAT_TYPES(X) X(float, float) X(double, double)                   \
+    X(long double, longdouble)
+FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_BIT)
+FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_MINMAX)
+FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_DECL_TO_ALL_MINMAX)
+FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_ARITH)
+FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_DECL_TO_ALL_ARITH)
+#if !defined(__cplusplus)
+FSH_DECL_TO_ALL_ARITH(double _Complex, complexd)
+FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
+#endif
+
 /* END GENERATED TYPED API */
 
 /* ------------------------------------------------------------------ C11 generic RMA */
@@ -685,6 +815,41 @@ FSH_DECL_SIZED_SIGNAL(mem, unsigned char)
 
 #define shmem_put_signal(...) FSH_GCALL(put_signal, 7, __VA_ARGS__)
 #define shmem_put_signal_nbi(...) FSH_GCALL(put_signal_nbi, 7, __VA_ARGS__)
+
+/* Collectives take the team first and are selected on dest, their second argument; the
+ * reductions only on the rows of their spec table. */
+#define FSH_GA_RBIT(T, N, R, A, E, B, S, RBIT, RMM, RAR, GEN, OP)                                \
+    FSH_IF2(RBIT, GEN, , T *: shmem_##N##_##OP)
+#define FSH_GA_RMM(T, N, R, A, E, B, S, RBIT, RMM, RAR, GEN, OP)                                 \
+    FSH_IF2(RMM, GEN, , T *: shmem_##N##_##OP)
+#define FSH_GA_RAR(T, N, R, A, E, B, S, RBIT, RMM, RAR, GEN, OP)                                 \
+    FSH_IF2(RAR, GEN, , T *: shmem_##N##_##OP)
+#define FSH_GA_alltoall(...) FSH_GA_RMA(__VA_ARGS__, , alltoall)
+#define FSH_GA_alltoalls(...) FSH_GA_RMA(__VA_ARGS__, , alltoalls)
+#define FSH_GA_broadcast(...) FSH_GA_RMA(__VA_ARGS__, , broadcast)
+#define FSH_GA_collect(...) FSH_GA_RMA(__VA_ARGS__, , collect)
+#define FSH_GA_fcollect(...) FSH_GA_RMA(__VA_ARGS__, , fcollect)
+#define FSH_GA_and_reduce(...) FSH_GA_RBIT(__VA_ARGS__, and_reduce)
+#define FSH_GA_or_reduce(...) FSH_GA_RBIT(__VA_ARGS__, or_reduce)
+#define FSH_GA_xor_reduce(...) FSH_GA_RBIT(__VA_ARGS__, xor_reduce)
+#define FSH_GA_max_reduce(...) FSH_GA_RMM(__VA_ARGS__, max_reduce)
+#define FSH_GA_min_reduce(...) FSH_GA_RMM(__VA_ARGS__, min_reduce)
+#define FSH_GA_sum_reduce(...) FSH_GA_RAR(__VA_ARGS__, sum_reduce)
+#define FSH_GA_prod_reduce(...) FSH_GA_RAR(__VA_ARGS__, prod_reduce)
+#define FSH_GTEAM(OP, ...) FSH_G2(, FSH_GA_##OP, __VA_ARGS__)
+
+#define shmem_alltoall(...) FSH_GTEAM(alltoall, __VA_ARGS__)
+#define shmem_alltoalls(...) FSH_GTEAM(alltoalls, __VA_ARGS__)
+#define shmem_broadcast(...) FSH_GTEAM(broadcast, __VA_ARGS__)
+#define shmem_collect(...) FSH_GTEAM(collect, __VA_ARGS__)
+#define shmem_fcollect(...) FSH_GTEAM(fcollect, __VA_ARGS__)
+#define shmem_and_reduce(...) FSH_GTEAM(and_reduce, __VA_ARGS__)
+#define shmem_or_reduce(...) FSH_GTEAM(or_reduce, __VA_ARGS__)
+#define shmem_xor_reduce(...) FSH_GTEAM(xor_reduce, __VA_ARGS__)
+#define shmem_max_reduce(...) FSH_GTEAM(max_reduce, __VA_ARGS__)
+#define shmem_min_reduce(...) FSH_GTEAM(min_reduce, __VA_ARGS__)
+#define shmem_sum_reduce(...) FSH_GTEAM(sum_reduce, __VA_ARGS__)
+#define shmem_prod_reduce(...) FSH_GTEAM(prod_reduce, __VA_ARGS__)
 
 #endif /* C11 generic selection */
 

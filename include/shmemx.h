@@ -18,6 +18,45 @@ extern "C" {
  * are unaffected by changes to the system clock. Callable before shmem_init. */
 FSH_API double shmemx_wtime(void);
 
+/* ------------------------------------------------------------------ all-to-all, variable sizes
+ * shmemx_alltoallvmem: every PE of the team sends a different amount to every other (the MoE
+ * token-dispatch pattern), and receivers learn the amounts at run time.
+ *
+ *   PE i sends send_counts[j] bytes, read from source + send_displs[j], to team PE j
+ *   (source is any local memory; send_counts and send_displs have one entry per team PE).
+ *   Blocks land in dest back to back in team PE order: on return recv_counts[j] holds the
+ *   bytes that came from PE j and recv_displs[j] where they start in dest (a prefix sum,
+ *   computed on the receiver; recv_displs[0] == 0).
+ *   dest is symmetric and has room for dest_size bytes on this PE.
+ *
+ * Counts travel first, one small write per peer; each receiver computes the displacements and
+ * answers every sender with its offset; then each sender writes its block with one signalled
+ * write per peer. Returns 0 on success. If the blocks bound for a PE would not fit in its
+ * dest_size, that PE receives nothing, its senders skip it, and the call returns nonzero on it
+ * and on every PE that had data for it (the other pairs are exchanged normally).
+ *
+ * Typed forms count elements of the type instead of bytes (shmemx_int_alltoallv, ...), for
+ * the spec's standard RMA types, and shmemx_alltoallv(team, dest, ...) selects one by the type
+ * of dest in C11. */
+FSH_API int shmemx_alltoallvmem(shmem_team_t team, void *dest, size_t dest_size,
+                                const void *source, const size_t *send_counts,
+                                const size_t *send_displs, size_t *recv_counts,
+                                size_t *recv_displs);
+#define FSH_DECL_ALLTOALLV(CTYPE, NAME)                                                          \
+    FSH_API int shmemx_##NAME##_alltoallv(shmem_team_t team, CTYPE *dest, size_t dest_nelems,    \
+                                          const CTYPE *source, const size_t *send_counts,        \
+                                          const size_t *send_displs, size_t *recv_counts,        \
+                                          size_t *recv_displs);
+#define FSH_DECL_ALLTOALLV_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, FSH_DECL_ALLTOALLV(CTYPE, NAME))
+FSH_TYPE_TABLE(FSH_DECL_ALLTOALLV_ROW)
+
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define FSH_GA_X_alltoallv(T, N, R, A, E, B, S, x, y, z, GEN)                                    \
+    FSH_IF2(R, GEN, , T *: shmemx_##N##_alltoallv)
+#define shmemx_alltoallv(team, dest, ...)                                                        \
+    _Generic((dest) FSH_TYPE_TABLE(FSH_GA_X_alltoallv))(team, dest, __VA_ARGS__)
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,8 +3,9 @@
 #
 # The list is data, generated once from the spec's tables and reviewed: every routine in it must
 # be exported as a function (none may go missing when the type table or a macro changes), and
-# nothing else may be exported except shmemx_* extensions and the SHMEM_CTX_DEFAULT and
-# SHMEM_TEAM_WORLD objects, so internal fsh_* symbols hidden by -fvisibility=hidden stay hidden.
+# nothing else may be exported except shmemx_* extensions and the SHMEM_CTX_DEFAULT,
+# SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED objects, so internal fsh_* symbols hidden by
+# -fvisibility=hidden stay hidden.
 # Run by `make check` with top_srcdir and top_builddir set; exits 0 pass, 1 fail, 77 skip.
 
 top_srcdir=${top_srcdir:-${0%/*}/../..}
@@ -69,15 +70,16 @@ LC_ALL=C sort -u "$tmp/funcs" "$tmp/others" >"$tmp/all"
 
 LC_ALL=C comm -23 "$tmp/want" "$tmp/have" >"$tmp/missing"
 LC_ALL=C comm -13 "$tmp/want" "$tmp/all" |
-    grep -v -e '^shmemx_' -e '^SHMEM_CTX_DEFAULT$' -e '^SHMEM_TEAM_WORLD$' >"$tmp/extra"
+    grep -v -e '^shmemx_' -e '^SHMEM_CTX_DEFAULT$' -e '^SHMEM_TEAM_WORLD$' \
+        -e '^SHMEM_TEAM_SHARED$' >"$tmp/extra"
 nmissing=$(wc -l <"$tmp/missing" | tr -d ' ')
 nextra=$(wc -l <"$tmp/extra" | tr -d ' ')
 nwant=$(wc -l <"$tmp/want" | tr -d ' ')
 
-# SHMEM_CTX_DEFAULT and SHMEM_TEAM_WORLD are the objects the spec requires the library to
-# define (shmem.h declares them extern).
+# SHMEM_CTX_DEFAULT, SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED are the objects the spec requires
+# the library to define (shmem.h declares them extern).
 nctx=0
-for obj in SHMEM_CTX_DEFAULT SHMEM_TEAM_WORLD; do
+for obj in SHMEM_CTX_DEFAULT SHMEM_TEAM_WORLD SHMEM_TEAM_SHARED; do
     if ! grep -qx "$obj" "$tmp/others"; then
         echo "not exported as an object: $obj"
         nctx=1
