@@ -289,8 +289,14 @@ int fsh_topo_load(const char *xml, const char *var, struct fsh_topo_machine **ou
         goto free_m;
     }
     if (hwloc_topology_load(m->topo) != 0) {
-        rc = fsh_err(-EINVAL, from_xml ? "check that the file is an hwloc XML topology" : "",
-                     "hwloc cannot load %s: %s", m->source, strerror(errno));
+        if (from_xml) {
+            rc = fsh_err(-EINVAL, "check that the file is an hwloc XML topology (lstopo FILE.xml)",
+                         "%s=%s: hwloc cannot load it: %s", var ? var : "topology", xml,
+                         strerror(errno));
+        } else {
+            rc = fsh_err(-EINVAL, "", "hwloc cannot load this machine's topology: %s",
+                         strerror(errno));
+        }
         goto free_m;
     }
     m->this_system = hwloc_topology_is_thissystem(m->topo) != 0;
@@ -709,6 +715,8 @@ static void bind_self(bool none, int local_size)
                      "numa --bind-to core) or launch with --bind-to none", have,
                      pe->gpu >= 0 ? "GPU" : "NIC", tp.m->numa[pe->numa].os_index, near);
         }
+    } else if (want && hwloc_bitmap_isincluded(all, want)) {
+        snprintf(tp.bind, sizeof(tp.bind), "none(the PE's share is the whole node)");
     } else if (!want) {
         snprintf(tp.bind, sizeof(tp.bind), "none(%d PEs, too few cores to split)", local_size);
         FSH_DEBUG("not binding: %d local PEs and not enough cores on NUMA node to give each one",
