@@ -124,7 +124,7 @@ static void print_machine(const struct fsh_topo_machine *m)
 static void print_map(const struct fsh_topo_machine *m, const struct fsh_topo_pe *pes, int n)
 {
     printf("map for %d local rank(s):\n", n);
-    printf("  %-5s %-18s %-40s %-14s %-20s %s\n", "rank", "GPU", "NIC(s)", "via", "cores",
+    printf("  %-5s %-18s %-48s %-14s %-20s %s\n", "rank", "GPU", "NIC(s)", "via", "cores",
            "NUMA");
     for (int r = 0; r < n; r++) {
         const struct fsh_topo_pe *pe = &pes[r];
@@ -145,7 +145,7 @@ static void print_map(const struct fsh_topo_machine *m, const struct fsh_topo_pe
         if (pe->numa >= 0) {
             snprintf(numa, sizeof(numa), "%u", m->numa[pe->numa].os_index);
         }
-        printf("  %-5d %-18s %-40s %-14s %-20s %s\n", r, gpu, nics, fsh_topo_via_name(pe->via),
+        printf("  %-5d %-18s %-48s %-14s %-20s %s\n", r, gpu, nics, fsh_topo_via_name(pe->via),
                cores, numa);
     }
 }
