@@ -504,7 +504,8 @@ static int parse_gpu_override(const char *spec, int nvis, int *list, int max)
         long v = strtol(tok, &end, 10);
         if (end == tok || *end != '\0' || v < 0 || v >= nvis || n >= max) {
             return fsh_err(-EINVAL,
-                           "use visible GPU indexes: one for every PE or one per local rank, e.g. 0,0,1,1",
+                           "use visible GPU indexes: one for every PE or one per local rank, "
+                           "e.g. 0,0,1,1",
                            "FABSHMEM_GPU='%s': '%s' is not a visible GPU (this node has %d)", spec,
                            tok, nvis);
         }
