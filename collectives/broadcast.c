@@ -9,9 +9,13 @@
  * blocks on many PEs a scatter followed by an all-gather would move each byte fewer times
  * (not done yet: the tree is bandwidth-optimal up to 2 PEs and within 2x beyond).
  *
- * Only the parent writes a PE's dest, once per call, and completes before returning, so
- * back-to-back broadcasts (to different dest buffers, or after the PE read dest) need no
- * barrier; a broadcast never uses the team's scratch.
+ * Only the parent writes a PE's dest, once per call, and only after that PE said it entered
+ * the call (a data-less "ready" arrival, sent on entry): a root many calls ahead must not
+ * overwrite a dest a slow PE is still reading, since nothing else in a broadcast makes the
+ * root wait for anybody. The ready messages travel while the data waits for the tree above,
+ * so they cost about one latency at the root. Back-to-back broadcasts therefore need no
+ * barrier even into the same dest, once each PE is done with it before its next call; a
+ * broadcast never uses the team's scratch.
  */
 #include "coll.h"
 
@@ -37,12 +41,14 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     }
     int rc = 0;
     int low = r == 0 ? 1 << 30 : (r & -r);
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
     if (r != 0) {
         int parent = fsh_team_world_pe(t, (r - low + root) % n);
+        rc = fsh_notify_put(&b, parent, FSH_SEG_HEAP, 0, NULL, 0); /* ready */
         fsh_notify_expect(t->slot, parent, fsh_notify_pieces(bytes));
-        rc = fsh_notify_wait(t->slot, parent, "broadcast: waiting for the data");
-        if (rc != 0) {
-            return rc;
+        if (rc == 0) {
+            rc = fsh_notify_wait(t->slot, parent, "broadcast: waiting for the data");
         }
     } else if (to_root && dest != src) {
         memmove(dest, src, bytes);
@@ -52,12 +58,14 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     while (top < n && top < low) {
         top *= 2;
     }
-    struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
     for (int k = top / 2; k >= 1 && rc == 0; k /= 2) {
         if (k < low && r + k < n) {
-            rc = fsh_notify_put(&b, fsh_team_world_pe(t, (r + k + root) % n), seg, off, from,
-                                bytes);
+            int child = fsh_team_world_pe(t, (r + k + root) % n);
+            fsh_notify_expect(t->slot, child, 1);
+            rc = fsh_notify_wait(t->slot, child, "broadcast: waiting for a PE to enter the call");
+            if (rc == 0) {
+                rc = fsh_notify_put(&b, child, seg, off, from, bytes);
+            }
         }
     }
     int crc = fsh_notify_complete(&b, "broadcast: forwarding");

@@ -39,7 +39,7 @@ void fsh_api_put(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
 {
     running(fn);
     struct fsh_ctx *c = check_ctx(fn, ctx);
-    check_pe(fn, pe);
+    pe = ctx_pe(fn, c, pe);
     check_size(fn, nbytes);
     if (nbytes == 0) {
         return;
@@ -56,7 +56,7 @@ void fsh_api_get(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
 {
     running(fn);
     struct fsh_ctx *c = check_ctx(fn, ctx);
-    check_pe(fn, pe);
+    pe = ctx_pe(fn, c, pe);
     check_size(fn, nbytes);
     if (nbytes == 0) {
         return;
@@ -89,7 +89,7 @@ void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
 {
     running(fn);
     struct fsh_ctx *c = check_ctx(fn, ctx);
-    check_pe(fn, pe);
+    pe = ctx_pe(fn, c, pe);
     if (nelems == 0) {
         return;
     }
@@ -107,7 +107,7 @@ void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
 {
     running(fn);
     struct fsh_ctx *c = check_ctx(fn, ctx);
-    check_pe(fn, pe);
+    pe = ctx_pe(fn, c, pe);
     if (nelems == 0) {
         return;
     }
@@ -135,7 +135,7 @@ void fsh_api_amo(const char *fn, shmem_ctx_t ctx, int op, void *target, const vo
 {
     running(fn);
     struct fsh_ctx *c = check_ctx(fn, ctx);
-    check_pe(fn, pe);
+    pe = ctx_pe(fn, c, pe);
     enum fsh_seg seg;
     uint64_t off;
     check_sym(fn, op == FSH_AMO_FETCH ? "source" : "dest", target, size, &seg, &off);
@@ -194,7 +194,7 @@ void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void 
 {
     running(fn);
     struct fsh_ctx *c = check_ctx(fn, ctx);
-    check_pe(fn, pe);
+    pe = ctx_pe(fn, c, pe);
     check_size(fn, nbytes);
     if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD) {
         fsh_init_fatal(fn, "use SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", "invalid sig_op %d", sig_op);

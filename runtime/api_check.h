@@ -17,6 +17,7 @@
 #include "mr.h"
 #include "rma.h"
 #include "rt.h"
+#include "team.h"
 
 static inline void __attribute__((noreturn)) not_running(const char *fn)
 {
@@ -50,6 +51,22 @@ static inline struct fsh_ctx *check_ctx(const char *fn, shmem_ctx_t ctx)
                        "context is SHMEM_CTX_INVALID");
     }
     return ctx;
+}
+
+/* The world PE a point-to-point routine on context c aims at: on a context made by
+ * shmem_team_create_ctx, pe is numbered in that team (spec), else in the world. */
+static inline int ctx_pe(const char *fn, const struct fsh_ctx *c, int pe)
+{
+    const struct fsh_team *t = c->team;
+    if (__builtin_expect(t == NULL, 1)) {
+        check_pe(fn, pe);
+        return pe;
+    }
+    if (__builtin_expect(pe < 0 || pe >= t->size, 0)) {
+        fsh_init_fatal(fn, "on a context created on a team, PEs are numbered 0..shmem_team_n_pes(team)-1",
+                       "PE %d out of range [0,%d) of the context's team", pe, t->size);
+    }
+    return fsh_team_world_pe(t, pe);
 }
 
 /* The remote side of an RMA must lie wholly inside one symmetric segment. */
