@@ -135,7 +135,8 @@ ct_verify_fill(const void *buf, size_t n, uint8_t byte, const char *what, ...)
         va_start(ap, what);
         vsnprintf(label, sizeof(label), what, ap);
         va_end(ap);
-        t_check(0, "%s: %zu of %zu bytes overwritten, first at offset %zu (got 0x%02x, want 0x%02x)",
+        t_check(0,
+                "%s: %zu of %zu bytes overwritten, first at offset %zu (got 0x%02x, want 0x%02x)",
                 label, bad, n, first, p[first], byte);
     }
     return bad;
@@ -163,18 +164,18 @@ static inline T_UNUSED void *ct_alloc(size_t n)
 
 /* X(CTYPE, NAME, KIND): the standard RMA types of OpenSHMEM 1.5 (the types of the typed
  * collectives), KIND INT or FLT. */
-#define CT_RMA_TYPES(X)                                                                          \
-    X(float, float, FLT) X(double, double, FLT) X(long double, longdouble, FLT)                  \
-    X(char, char, INT) X(signed char, schar, INT) X(short, short, INT) X(int, int, INT)          \
-    X(long, long, INT) X(long long, longlong, INT) X(unsigned char, uchar, INT)                  \
-    X(unsigned short, ushort, INT) X(unsigned int, uint, INT) X(unsigned long, ulong, INT)       \
-    X(unsigned long long, ulonglong, INT) X(int8_t, int8, INT) X(int16_t, int16, INT)            \
-    X(int32_t, int32, INT) X(int64_t, int64, INT) X(uint8_t, uint8, INT)                         \
-    X(uint16_t, uint16, INT) X(uint32_t, uint32, INT) X(uint64_t, uint64, INT)                   \
+#define CT_RMA_TYPES(X)                                                                            \
+    X(float, float, FLT) X(double, double, FLT) X(long double, longdouble, FLT)                    \
+    X(char, char, INT) X(signed char, schar, INT) X(short, short, INT) X(int, int, INT)            \
+    X(long, long, INT) X(long long, longlong, INT) X(unsigned char, uchar, INT)                    \
+    X(unsigned short, ushort, INT) X(unsigned int, uint, INT) X(unsigned long, ulong, INT)         \
+    X(unsigned long long, ulonglong, INT) X(int8_t, int8, INT) X(int16_t, int16, INT)              \
+    X(int32_t, int32, INT) X(int64_t, int64, INT) X(uint8_t, uint8, INT)                           \
+    X(uint16_t, uint16, INT) X(uint32_t, uint32, INT) X(uint64_t, uint64, INT)                     \
     X(size_t, size, INT) X(ptrdiff_t, ptrdiff, INT)
 
 /* The element of type T that world PE `from` sends to world PE `to` at index j. */
-#define CT_VAL(K, T, from, to, salt, j)                                                          \
+#define CT_VAL(K, T, from, to, salt, j)                                                            \
     CT_GEN_##K(T, t_pattern(ct_key(from, to), (uint64_t)(salt) ^ (uint64_t)(j)))
 
 #endif /* FSH_COLL_TEST_H */

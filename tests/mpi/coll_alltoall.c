@@ -114,52 +114,52 @@ static void mems_case(int ti, ptrdiff_t ds, ptrdiff_t ss, size_t ne, int iters)
 /* ------------------------------------------------------------------ typed forms */
 /* One typed alltoall (stride 1) and one typed alltoalls (dst 2, sst 3) of ne elements per
  * block; dest holes must keep the sentinel. */
-#define DEF_TYPED(T, N, K)                                                                       \
-    static void typed_##N(struct ct_team *t, int ti, size_t ne, int call)                        \
-    {                                                                                            \
-        int n = t->size;                                                                         \
-        for (int strided = 0; strided < 2; strided++) {                                          \
-            size_t ds = strided ? 2 : 1, ss = strided ? 3 : 1;                                   \
-            T *s = (T *)tsrc, *d = (T *)tdst[strided];                                                                      \
-            uint64_t salt = salt_of(3 + strided, ti, call) ^ ne << 20;                           \
-            for (int k = 0; k < n; k++) {                                                        \
-                for (size_t j = 0; j < ne; j++) {                                                \
-                    s[((size_t)k * ne + j) * ss] = CT_VAL(K, T, me, t->world[k], salt, j);          \
-                }                                                                                \
-            }                                                                                    \
-            int rc = strided ? shmem_##N##_alltoalls(t->team, d, s, (ptrdiff_t)ds,               \
-                                                     (ptrdiff_t)ss, ne)                          \
-                             : shmem_##N##_alltoall(t->team, d, s, ne);                          \
-            t_check(rc == 0, "%s_alltoall%s(%s, %zu) returned %d", #N, strided ? "s" : "",       \
-                    t->name, ne, rc);                                                            \
-            for (int i = 0; i < n; i++) {                                                        \
-                for (size_t j = 0; j < ne; j++) {                                                \
-                    T want = CT_VAL(K, T, t->world[i], me, salt, j);                                \
-                    T got = d[((size_t)i * ne + j) * ds];                                        \
-                    if (!t_check(got == want,                                                    \
-                                 "%s_alltoall%s(%s, %zu) call %d: element %zu from PE %d to PE " \
-                                 "%d: got %Lg, want %Lg",                                        \
-                                 #N, strided ? "s" : "", t->name, ne, call, j, t->world[i], me,  \
-                                 (long double)got, (long double)want)) {                         \
-                        i = n;                                                                   \
-                        break;                                                                   \
-                    }                                                                            \
-                }                                                                                \
-            }                                                                                    \
-            size_t span = (size_t)n * ne * ds * sizeof(T);                                       \
-            uint8_t *db = (uint8_t *)d;                                                          \
-            for (size_t x = 0; x < span + MARGIN; x++) {                                         \
-                if (x < span && (x / sizeof(T)) % ds == 0) {                                     \
-                    continue;                                                                    \
-                }                                                                                \
-                if (!t_check(db[x] == CT_SENTINEL,                                               \
-                             "%s_alltoall%s(%s, %zu) call %d: hole byte %zu overwritten",        \
-                             #N, strided ? "s" : "", t->name, ne, call, x)) {                    \
-                    break;                                                                       \
-                }                                                                                \
-            }                                                                                    \
-            memset(d, CT_SENTINEL, span + MARGIN);                                               \
-        }                                                                                        \
+#define DEF_TYPED(T, N, K)                                                                         \
+    static void typed_##N(struct ct_team *t, int ti, size_t ne, int call)                          \
+    {                                                                                              \
+        int n = t->size;                                                                           \
+        for (int strided = 0; strided < 2; strided++) {                                            \
+            size_t ds = strided ? 2 : 1, ss = strided ? 3 : 1;                                     \
+            T *s = (T *)tsrc, *d = (T *)tdst[strided];                                             \
+            uint64_t salt = salt_of(3 + strided, ti, call) ^ ne << 20;                             \
+            for (int k = 0; k < n; k++) {                                                          \
+                for (size_t j = 0; j < ne; j++) {                                                  \
+                    s[((size_t)k * ne + j) * ss] = CT_VAL(K, T, me, t->world[k], salt, j);         \
+                }                                                                                  \
+            }                                                                                      \
+            int rc = strided ? shmem_##N##_alltoalls(t->team, d, s, (ptrdiff_t)ds,                 \
+                                                     (ptrdiff_t)ss, ne)                            \
+                             : shmem_##N##_alltoall(t->team, d, s, ne);                            \
+            t_check(rc == 0, "%s_alltoall%s(%s, %zu) returned %d", #N, strided ? "s" : "",         \
+                    t->name, ne, rc);                                                              \
+            for (int i = 0; i < n; i++) {                                                          \
+                for (size_t j = 0; j < ne; j++) {                                                  \
+                    T want = CT_VAL(K, T, t->world[i], me, salt, j);                               \
+                    T got = d[((size_t)i * ne + j) * ds];                                          \
+                    if (!t_check(got == want,                                                      \
+                                 "%s_alltoall%s(%s, %zu) call %d: element %zu from PE %d to PE "   \
+                                 "%d: got %Lg, want %Lg",                                          \
+                                 #N, strided ? "s" : "", t->name, ne, call, j, t->world[i], me,    \
+                                 (long double)got, (long double)want)) {                           \
+                        i = n;                                                                     \
+                        break;                                                                     \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            size_t span = (size_t)n * ne * ds * sizeof(T);                                         \
+            uint8_t *db = (uint8_t *)d;                                                            \
+            for (size_t x = 0; x < span + MARGIN; x++) {                                           \
+                if (x < span && (x / sizeof(T)) % ds == 0) {                                       \
+                    continue;                                                                      \
+                }                                                                                  \
+                if (!t_check(db[x] == CT_SENTINEL,                                                 \
+                             "%s_alltoall%s(%s, %zu) call %d: hole byte %zu overwritten",          \
+                             #N, strided ? "s" : "", t->name, ne, call, x)) {                      \
+                    break;                                                                         \
+                }                                                                                  \
+            }                                                                                      \
+            memset(d, CT_SENTINEL, span + MARGIN);                                                 \
+        }                                                                                          \
     }
 CT_RMA_TYPES(DEF_TYPED)
 

@@ -106,58 +106,58 @@ static void collect_case(int ti, size_t max, int iters, int fixed)
 /* ------------------------------------------------------------------ typed forms */
 /* Broadcast from every root, then collect (PE i gives i % 3 * ne / 2 elements) and fcollect;
  * each call on the other dest buffer. */
-#define DEF_TYPED(T, N, K)                                                                       \
-    static void typed_##N(struct ct_team *t, int ti, size_t ne, int *call)                       \
-    {                                                                                            \
-        T *s = (T *)src;                                                                         \
-        for (int root = 0; root < t->size; root++) {                                             \
-            T *d = (T *)dst[(*call)++ % 2];                                                      \
-            for (size_t j = 0; j < ne; j++) {                                                    \
-                s[j] = CT_VAL(K, T, me, t->me == root ? 0 : 1, *call + 1000 * ti, j);                        \
-            }                                                                                    \
-            int rc = shmem_##N##_broadcast(t->team, d, s, ne, root);                             \
-            t_check(rc == 0, "%s_broadcast(%s) returned %d", #N, t->name, rc);                   \
-            for (size_t j = 0; j < ne; j++) {                                                    \
-                T want = CT_VAL(K, T, t->world[root], 0, *call + 1000 * ti, j);                              \
-                if (!t_check(d[j] == want,                                                       \
-                             "%s_broadcast(%s, %zu, root %d): element %zu on PE %d: got %Lg, "   \
-                             "want %Lg",                                                         \
-                             #N, t->name, ne, root, j, me, (long double)d[j],                    \
-                             (long double)want)) {                                               \
-                    break;                                                                       \
-                }                                                                                \
-            }                                                                                    \
-            ct_verify_fill(d + ne, MARGIN, CT_SENTINEL, "%s_broadcast: past nelems", #N);        \
-            memset(d, CT_SENTINEL, ne * sizeof(T) + MARGIN);                                     \
-        }                                                                                        \
-        for (int fixed = 0; fixed < 2; fixed++) {                                                \
-            T *d = (T *)dst[(*call)++ % 2];                                                      \
-            size_t mine = fixed ? ne : (size_t)(t->me % 3) * ne / 2;                             \
-            for (size_t j = 0; j < mine; j++) {                                                  \
-                s[j] = CT_VAL(K, T, me, 0, *call + 1000 * ti, j);                                            \
-            }                                                                                    \
-            int rc = fixed ? shmem_##N##_fcollect(t->team, d, s, mine)                           \
-                           : shmem_##N##_collect(t->team, d, s, mine);                           \
-            t_check(rc == 0, "%s_%scollect(%s) returned %d", #N, fixed ? "f" : "", t->name, rc);  \
-            size_t pos = 0;                                                                      \
-            for (int i = 0; i < t->size; i++) {                                                  \
-                size_t c = fixed ? ne : (size_t)(i % 3) * ne / 2;                                \
-                for (size_t j = 0; j < c; j++) {                                                 \
-                    T want = CT_VAL(K, T, t->world[i], 0, *call + 1000 * ti, j);                             \
-                    if (!t_check(d[pos + j] == want,                                             \
-                                 "%s_%scollect(%s, %zu): element %zu from PE %d on PE %d: got "  \
-                                 "%Lg, want %Lg",                                                \
-                                 #N, fixed ? "f" : "", t->name, ne, j, t->world[i], me,          \
-                                 (long double)d[pos + j], (long double)want)) {                  \
-                        break;                                                                   \
-                    }                                                                            \
-                }                                                                                \
-                pos += c;                                                                        \
-            }                                                                                    \
-            ct_verify_fill(d + pos, MARGIN, CT_SENTINEL, "%s_%scollect: past the result", #N,    \
-                           fixed ? "f" : "");                                                    \
-            memset(d, CT_SENTINEL, pos * sizeof(T) + MARGIN);                                    \
-        }                                                                                        \
+#define DEF_TYPED(T, N, K)                                                                         \
+    static void typed_##N(struct ct_team *t, int ti, size_t ne, int *call)                         \
+    {                                                                                              \
+        T *s = (T *)src;                                                                           \
+        for (int root = 0; root < t->size; root++) {                                               \
+            T *d = (T *)dst[(*call)++ % 2];                                                        \
+            for (size_t j = 0; j < ne; j++) {                                                      \
+                s[j] = CT_VAL(K, T, me, t->me == root ? 0 : 1, *call + 1000 * ti, j);              \
+            }                                                                                      \
+            int rc = shmem_##N##_broadcast(t->team, d, s, ne, root);                               \
+            t_check(rc == 0, "%s_broadcast(%s) returned %d", #N, t->name, rc);                     \
+            for (size_t j = 0; j < ne; j++) {                                                      \
+                T want = CT_VAL(K, T, t->world[root], 0, *call + 1000 * ti, j);                    \
+                if (!t_check(d[j] == want,                                                         \
+                             "%s_broadcast(%s, %zu, root %d): element %zu on PE %d: got %Lg, "     \
+                             "want %Lg",                                                           \
+                             #N, t->name, ne, root, j, me, (long double)d[j],                      \
+                             (long double)want)) {                                                 \
+                    break;                                                                         \
+                }                                                                                  \
+            }                                                                                      \
+            ct_verify_fill(d + ne, MARGIN, CT_SENTINEL, "%s_broadcast: past nelems", #N);          \
+            memset(d, CT_SENTINEL, ne * sizeof(T) + MARGIN);                                       \
+        }                                                                                          \
+        for (int fixed = 0; fixed < 2; fixed++) {                                                  \
+            T *d = (T *)dst[(*call)++ % 2];                                                        \
+            size_t mine = fixed ? ne : (size_t)(t->me % 3) * ne / 2;                               \
+            for (size_t j = 0; j < mine; j++) {                                                    \
+                s[j] = CT_VAL(K, T, me, 0, *call + 1000 * ti, j);                                  \
+            }                                                                                      \
+            int rc = fixed ? shmem_##N##_fcollect(t->team, d, s, mine)                             \
+                           : shmem_##N##_collect(t->team, d, s, mine);                             \
+            t_check(rc == 0, "%s_%scollect(%s) returned %d", #N, fixed ? "f" : "", t->name, rc);   \
+            size_t pos = 0;                                                                        \
+            for (int i = 0; i < t->size; i++) {                                                    \
+                size_t c = fixed ? ne : (size_t)(i % 3) * ne / 2;                                  \
+                for (size_t j = 0; j < c; j++) {                                                   \
+                    T want = CT_VAL(K, T, t->world[i], 0, *call + 1000 * ti, j);                   \
+                    if (!t_check(d[pos + j] == want,                                               \
+                                 "%s_%scollect(%s, %zu): element %zu from PE %d on PE %d: got "    \
+                                 "%Lg, want %Lg",                                                  \
+                                 #N, fixed ? "f" : "", t->name, ne, j, t->world[i], me,            \
+                                 (long double)d[pos + j], (long double)want)) {                    \
+                        break;                                                                     \
+                    }                                                                              \
+                }                                                                                  \
+                pos += c;                                                                          \
+            }                                                                                      \
+            ct_verify_fill(d + pos, MARGIN, CT_SENTINEL, "%s_%scollect: past the result", #N,      \
+                           fixed ? "f" : "");                                                      \
+            memset(d, CT_SENTINEL, pos * sizeof(T) + MARGIN);                                      \
+        }                                                                                          \
     }
 CT_RMA_TYPES(DEF_TYPED)
 

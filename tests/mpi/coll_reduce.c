@@ -33,20 +33,21 @@ static long psync[SHMEM_REDUCE_SYNC_SIZE];
 
 /* ------------------------------------------------------------------ type lists (the spec's) */
 /* X(CTYPE, NAME, KIND). KIND: U unsigned, S signed, C plain char, F floating, Z complex. */
-#define RBIT_TYPES(X)                                                                            \
-    X(unsigned char, uchar, U) X(unsigned short, ushort, U) X(unsigned int, uint, U)             \
-    X(unsigned long, ulong, U) X(unsigned long long, ulonglong, U) X(int8_t, int8, S)            \
-    X(int16_t, int16, S) X(int32_t, int32, S) X(int64_t, int64, S) X(uint8_t, uint8, U)          \
+#define RBIT_TYPES(X)                                                                              \
+    X(unsigned char, uchar, U) X(unsigned short, ushort, U) X(unsigned int, uint, U)               \
+    X(unsigned long, ulong, U) X(unsigned long long, ulonglong, U) X(int8_t, int8, S)              \
+    X(int16_t, int16, S) X(int32_t, int32, S) X(int64_t, int64, S) X(uint8_t, uint8, U)            \
     X(uint16_t, uint16, U) X(uint32_t, uint32, U) X(uint64_t, uint64, U) X(size_t, size, U)
-#define RMINMAX_TYPES(X)                                                                         \
-    X(char, char, C) X(signed char, schar, S) X(short, short, S) X(int, int, S) X(long, long, S) \
-    X(long long, longlong, S) X(ptrdiff_t, ptrdiff, S) RBIT_TYPES(X) X(float, float, F)          \
+#define RMINMAX_TYPES(X)                                                                           \
+    X(char, char, C) X(signed char, schar, S) X(short, short, S) X(int, int, S) X(long, long, S)   \
+    X(long long, longlong, S) X(ptrdiff_t, ptrdiff, S) RBIT_TYPES(X) X(float, float, F)            \
     X(double, double, F) X(long double, longdouble, F)
-#define RARITH_TYPES(X)                                                                          \
+#define RARITH_TYPES(X)                                                                            \
     RMINMAX_TYPES(X) X(double _Complex, complexd, Z) X(float _Complex, complexf, Z)
 
 /* OpenSHMEM 1.4's active-set reductions. */
-#define OLD_INT_TYPES(X) X(short, short, S) X(int, int, S) X(long, long, S) X(long long, longlong, S)
+#define OLD_INT_TYPES(X)                                                                         \
+    X(short, short, S) X(int, int, S) X(long, long, S) X(long long, longlong, S)
 #define OLD_FLT_TYPES(X) X(float, float, F) X(double, double, F) X(long double, longdouble, F)
 #define OLD_CPLX_TYPES(X) X(double _Complex, complexd, Z) X(float _Complex, complexf, Z)
 
@@ -92,51 +93,52 @@ static uint64_t vhash(int pe, const char *op, uint64_t salt, size_t i)
 
 /* Compare d[0..n) with the reference over the PEs world[0..size); one t_check for the first
  * mismatch (with the count), then the space past n must hold the sentinel. */
-#define CHECK_RESULT(T, K, OP, CLS, d, n, world, size, salt, what, ...)                          \
-    do {                                                                                         \
-        size_t bad_ = 0, first_ = 0;                                                             \
-        T got_ = 0, want1_ = 0;                                                                  \
-        for (size_t i_ = 0; i_ < (n); i_++) {                                                    \
-            T w_ = GEN_##CLS##_##K(T, vhash((world)[0], #OP, salt, i_));                          \
-            for (int p_ = 1; p_ < (size); p_++) {                                                \
-                w_ = (T)COMB_##OP(w_, GEN_##CLS##_##K(T, vhash((world)[p_], #OP, salt, i_)));     \
-            }                                                                                    \
-            if ((d)[i_] != w_) {                                                                 \
-                if (bad_++ == 0) {                                                               \
-                    first_ = i_;                                                                 \
-                    got_ = (d)[i_];                                                              \
-                    want1_ = w_;                                                                 \
-                }                                                                                \
-            }                                                                                    \
-        }                                                                                        \
-        if (bad_ != 0) {                                                                         \
-            char g_[96], w2_[96], label_[160];                                                   \
-            SHOW_##K(g_, got_);                                                                  \
-            SHOW_##K(w2_, want1_);                                                               \
-            snprintf(label_, sizeof(label_), what, __VA_ARGS__);                                 \
-            t_check(0, "%s: %zu of %zu elements wrong, first at index %zu: got %s, want %s",     \
-                    label_, bad_, (size_t)(n), first_, g_, w2_);                                 \
-        }                                                                                        \
-        ct_verify_fill((d) + (n), MARGIN, CT_SENTINEL, what, __VA_ARGS__);                       \
+#define CHECK_RESULT(T, K, OP, CLS, d, n, world, size, salt, what, ...)                            \
+    do {                                                                                           \
+        size_t bad_ = 0, first_ = 0;                                                               \
+        T got_ = 0, want1_ = 0;                                                                    \
+        for (size_t i_ = 0; i_ < (n); i_++) {                                                      \
+            T w_ = GEN_##CLS##_##K(T, vhash((world)[0], #OP, salt, i_));                           \
+            for (int p_ = 1; p_ < (size); p_++) {                                                  \
+                w_ = (T)COMB_##OP(w_, GEN_##CLS##_##K(T, vhash((world)[p_], #OP, salt, i_)));      \
+            }                                                                                      \
+            if ((d)[i_] != w_) {                                                                   \
+                if (bad_++ == 0) {                                                                 \
+                    first_ = i_;                                                                   \
+                    got_ = (d)[i_];                                                                \
+                    want1_ = w_;                                                                   \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        if (bad_ != 0) {                                                                           \
+            char g_[96], w2_[96], label_[160];                                                     \
+            SHOW_##K(g_, got_);                                                                    \
+            SHOW_##K(w2_, want1_);                                                                 \
+            snprintf(label_, sizeof(label_), what, __VA_ARGS__);                                   \
+            t_check(0, "%s: %zu of %zu elements wrong, first at index %zu: got %s, want %s",       \
+                    label_, bad_, (size_t)(n), first_, g_, w2_);                                   \
+        }                                                                                          \
+        ct_verify_fill((d) + (n), MARGIN, CT_SENTINEL, what, __VA_ARGS__);                         \
     } while (0)
 
 /* ------------------------------------------------------------------ team reductions */
-#define DEF_RUN(T, N, K, OP, CLS)                                                                \
-    static void run_##N##_##OP(struct ct_team *t, size_t n, int inplace, uint64_t salt)          \
-    {                                                                                            \
-        T *d = (T *)bdst[nextbuf++ % 2];                                                         \
-        T *s = inplace ? d : (T *)bsrc;                                                          \
-        for (size_t i = 0; i < n; i++) {                                                         \
-            s[i] = GEN_##CLS##_##K(T, vhash(me, #OP, salt, i));                                  \
-        }                                                                                        \
-        int rc = shmem_##N##_##OP##_reduce(t->team, d, s, n);                                    \
-        t_check(rc == 0, "shmem_%s_%s_reduce(%s, %zu) returned %d", #N, #OP, t->name, n, rc);   \
-        CHECK_RESULT(T, K, OP, CLS, d, n, t->world, t->size, salt,                               \
-                     "shmem_%s_%s_reduce(%s, %zu%s) on PE %d", #N, #OP, t->name, n,              \
-                     inplace ? ", in place" : "", me);                                           \
-        memset(d, CT_SENTINEL, n * sizeof(T) + MARGIN);                                          \
+#define DEF_RUN(T, N, K, OP, CLS)                                                                  \
+    static void run_##N##_##OP(struct ct_team *t, size_t n, int inplace, uint64_t salt)            \
+    {                                                                                              \
+        T *d = (T *)bdst[nextbuf++ % 2];                                                           \
+        T *s = inplace ? d : (T *)bsrc;                                                            \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            s[i] = GEN_##CLS##_##K(T, vhash(me, #OP, salt, i));                                    \
+        }                                                                                          \
+        int rc = shmem_##N##_##OP##_reduce(t->team, d, s, n);                                      \
+        t_check(rc == 0, "shmem_%s_%s_reduce(%s, %zu) returned %d", #N, #OP, t->name, n, rc);      \
+        CHECK_RESULT(T, K, OP, CLS, d, n, t->world, t->size, salt,                                 \
+                     "shmem_%s_%s_reduce(%s, %zu%s) on PE %d", #N, #OP, t->name, n,                \
+                     inplace ? ", in place" : "", me);                                             \
+        memset(d, CT_SENTINEL, n * sizeof(T) + MARGIN);                                            \
     }
-#define DEF_BIT(T, N, K) DEF_RUN(T, N, K, and, BIT) DEF_RUN(T, N, K, or, BIT) DEF_RUN(T, N, K, xor, BIT)
+#define DEF_BIT(T, N, K)                                                                         \
+    DEF_RUN(T, N, K, and, BIT) DEF_RUN(T, N, K, or, BIT) DEF_RUN(T, N, K, xor, BIT)
 #define DEF_MM(T, N, K) DEF_RUN(T, N, K, max, MM) DEF_RUN(T, N, K, min, MM)
 #define DEF_AR(T, N, K) DEF_RUN(T, N, K, sum, SUM) DEF_RUN(T, N, K, prod, PROD)
 RBIT_TYPES(DEF_BIT)
@@ -213,22 +215,22 @@ static void generic(void)
 }
 
 /* ------------------------------------------------------------------ deprecated active sets */
-#define DEF_TOALL(T, N, K, OP, CLS)                                                              \
-    static void toall_##N##_##OP(const int *world, int start, int logs, int size, size_t n,      \
-                                 int inplace, uint64_t salt)                                     \
-    {                                                                                            \
-        T *d = (T *)bdst[0];                                                                     \
-        T *s = inplace ? d : (T *)bsrc;                                                          \
-        for (size_t i = 0; i < n; i++) {                                                         \
-            s[i] = GEN_##CLS##_##K(T, vhash(me, #OP, salt, i));                                  \
-        }                                                                                        \
-        shmem_##N##_##OP##_to_all(d, s, (int)n, start, logs, size, (T *)bwrk, psync);            \
-        CHECK_RESULT(T, K, OP, CLS, d, n, world, size, salt,                                     \
-                     "shmem_%s_%s_to_all(set %d,%d,%d, %zu%s) on PE %d", #N, #OP, start, logs,  \
-                     size, n, inplace ? ", in place" : "", me);                                  \
-        memset(d, CT_SENTINEL, n * sizeof(T) + MARGIN);                                          \
+#define DEF_TOALL(T, N, K, OP, CLS)                                                                \
+    static void toall_##N##_##OP(const int *world, int start, int logs, int size, size_t n,        \
+                                 int inplace, uint64_t salt)                                       \
+    {                                                                                              \
+        T *d = (T *)bdst[0];                                                                       \
+        T *s = inplace ? d : (T *)bsrc;                                                            \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            s[i] = GEN_##CLS##_##K(T, vhash(me, #OP, salt, i));                                    \
+        }                                                                                          \
+        shmem_##N##_##OP##_to_all(d, s, (int)n, start, logs, size, (T *)bwrk, psync);              \
+        CHECK_RESULT(T, K, OP, CLS, d, n, world, size, salt,                                       \
+                     "shmem_%s_%s_to_all(set %d,%d,%d, %zu%s) on PE %d", #N, #OP, start, logs,     \
+                     size, n, inplace ? ", in place" : "", me);                                    \
+        memset(d, CT_SENTINEL, n * sizeof(T) + MARGIN);                                            \
     }
-#define DEF_OBIT(T, N, K)                                                                        \
+#define DEF_OBIT(T, N, K)                                                                          \
     DEF_TOALL(T, N, K, and, BIT) DEF_TOALL(T, N, K, or, BIT) DEF_TOALL(T, N, K, xor, BIT)
 #define DEF_OMM(T, N, K) DEF_TOALL(T, N, K, max, MM) DEF_TOALL(T, N, K, min, MM)
 #define DEF_OAR(T, N, K) DEF_TOALL(T, N, K, sum, SUM) DEF_TOALL(T, N, K, prod, PROD)
