@@ -1,129 +1,98 @@
 /*
- * barrier.c: barrier and sync over all PEs, as a dissemination algorithm.
+ * barrier.c: synchronization of a team, as a dissemination algorithm, and the collectives'
+ * setup.
  *
- * Round k (k = 0 .. ceil(log2 N)-1): PE i notifies PE (i + 2^k) mod N and waits for the
- * notification of PE (i - 2^k) mod N. After the last round every PE has heard, directly or
- * transitively, from every other, so nobody leaves before everybody arrived. N need not be a
- * power of two.
+ * Round k (k = 0 .. ceil(log2 N)-1): team PE i sends one arrival to PE (i + 2^k) mod N and
+ * waits for the one from PE (i - 2^k) mod N. After the last round every PE has heard, directly
+ * or transitively, from every other, so nobody leaves before everybody arrived. N need not be
+ * a power of two, and the 2^k mod N are distinct, so each round hears from a different PE.
  *
- * A notification is an 8-byte put into the peer's scratch word whose immediate data says
- * "collective sync, team slot s, round k"; the peer's progress engine counts arrivals per
- * (slot, round). Counts only grow, and barrier number e of a team waits for count >= e in each
- * round: a fast PE that already sends the next barrier's round-k notification only raises the
- * count to e+1, which can never satisfy a wait of barrier e+2 early, since that PE cannot get
- * two barriers ahead of a peer that has not finished this one. Back-to-back barriers therefore
- * need no reset and never confuse each other.
+ * An arrival is a data-less counted write (notify.c): back-to-back barriers need no reset or
+ * epoch, since a peer that already sends the next barrier's arrival only raises its own count.
+ * barrier_all completes every earlier put (quiet) before its first arrival, and an arrival is
+ * counted only after its write landed, so data put before a barrier is visible after it.
  *
- * The notification carries no data the waiter reads: the immediate is applied only after its
- * write landed, and barrier_all completes every earlier put (quiet) before notifying, so data
- * put before a barrier is visible after it.
+ * The same rounds carrying an 8-byte word give an all-reduce for idempotent operations
+ * (AND here; hearing a value twice is harmless), which team creation uses to agree on slots.
  */
 #include "coll.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 
 #include "error.h"
-#include "heap.h"
-#include "mr.h"
-#include "progress.h"
+#include "notify.h"
 #include "rma.h"
 #include "rt.h"
 
-#define MAX_ROUNDS 32 /* 2^32 PEs */
-#define MAX_SLOTS 64  /* team slots: world is 0 */
-
-/* Payload of an FSH_IMM_COLL immediate: slot in bits 13..8, round in bits 4..0. */
-#define IMM_SLOT_SHIFT 8
-
-static struct {
-    uint64_t arrivals[MAX_SLOTS][MAX_ROUNDS];
-    uint64_t epoch[MAX_SLOTS];
-    /* Two symmetric words: [0] is where peers' notifications land, [1] the source of ours.
-     * Both are in the registered heap, so no notification ever needs a registration of its
-     * own, even on providers that want local descriptors and do not inject. */
-    uint64_t *words;
-    enum fsh_seg seg;
-    uint64_t target_off;
-} bar;
-
-static void on_notify(uint32_t payload)
+int fsh_coll_init(const int *node_of, unsigned max_teams)
 {
-    unsigned slot = (payload >> IMM_SLOT_SHIFT) & (MAX_SLOTS - 1);
-    unsigned round = payload & (MAX_ROUNDS - 1);
-    bar.arrivals[slot][round]++;
-}
-
-int fsh_coll_init(void)
-{
-    bar.words = fsh_heap_alloc(2 * sizeof(uint64_t), 0);
-    if (!bar.words) {
-        return fsh_err_last()->code;
+    int rc = fsh_notify_init(fsh_rt.npes, max_teams);
+    if (rc == 0) {
+        rc = fsh_team_init(fsh_rt.pe, fsh_rt.npes, node_of, max_teams);
     }
-    if (fsh_mr_lookup(bar.words, 2 * sizeof(uint64_t), &bar.seg, &bar.target_off) != 0) {
-        return fsh_err(-EFAULT, "", "barrier words are not in a registered segment");
-    }
-    return fsh_progress_register_imm(FSH_IMM_COLL, on_notify);
+    return rc;
 }
 
 void fsh_coll_fini(void)
 {
-    /* The barrier words go with the heap. */
+    fsh_team_fini();
+    fsh_notify_fini();
 }
 
-struct arrival {
-    unsigned slot, round;
-    uint64_t want;
-};
-
-static bool arrived(const void *arg)
+int fsh_coll_sync(struct fsh_team *t, const char *what)
 {
-    const struct arrival *a = arg;
-    return bar.arrivals[a->slot][a->round] >= a->want;
-}
-
-static int dissemination(unsigned slot, int me, int n, const char *what)
-{
-    uint64_t epoch = ++bar.epoch[slot];
-    for (unsigned k = 0; ((int64_t)1 << k) < n; k++) {
-        int dist = (int)((1L << k) % n);
-        int to = (me + dist) % n;
-        int from = (me - dist + n) % n;
-        uint32_t imm = ((uint32_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT) |
-                       (slot << IMM_SLOT_SHIFT) | k;
-        /* The value is never read (the immediate is the message); a notification still in
-         * flight from the previous barrier may see it change, harmlessly. */
-        bar.words[1] = epoch;
-        int rc = fsh_rma_write(&fsh_ctx_default, NULL, &bar.words[1], sizeof(uint64_t), to,
-                               bar.seg, bar.target_off, true, imm);
-        if (rc != 0) {
-            return rc;
-        }
-        struct arrival a = {slot, k, epoch};
-        if (!arrived(&a)) {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "%s: round %u of barrier %llu, waiting for PE %d", what, k,
-                     (unsigned long long)epoch, from);
-            rc = fsh_progress_wait(arrived, &a, msg, from);
-            if (rc != 0) {
-                return rc;
-            }
+    int n = t->size, me = t->my_pe;
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    int rc = 0;
+    for (int dist = 1; dist < n && rc == 0; dist *= 2) {
+        int from = fsh_team_world_pe(t, (me - dist + n) % n);
+        rc = fsh_notify_put(&b, fsh_team_world_pe(t, (me + dist) % n), FSH_SEG_HEAP, 0, NULL, 0);
+        if (rc == 0) {
+            fsh_notify_expect(t->slot, from, 1);
+            rc = fsh_notify_wait(t->slot, from, what);
         }
     }
-    return 0;
+    int crc = fsh_notify_complete(&b, what);
+    return rc ? rc : crc;
 }
 
 int fsh_coll_barrier_all(void)
 {
     int rc = fsh_rma_quiet_all();
-    if (rc != 0) {
-        return rc;
-    }
-    return dissemination(0, fsh_rt.pe, fsh_rt.npes, "shmem_barrier_all");
+    return rc ? rc : fsh_coll_sync(&fsh_team_world, "shmem_barrier_all");
 }
 
 int fsh_coll_sync_all(void)
 {
-    return dissemination(0, fsh_rt.pe, fsh_rt.npes, "shmem_sync_all");
+    return fsh_coll_sync(&fsh_team_world, "shmem_sync_all");
+}
+
+int fsh_coll_and_word(struct fsh_team *t, uint64_t *word)
+{
+    int n = t->size, me = t->my_pe;
+    unsigned par = fsh_team_step(t);
+    uint64_t *in = fsh_notify_words_in(t->slot, par);
+    uint64_t *out = fsh_notify_words_out(t->slot);
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    int rc = 0;
+    unsigned k = 0;
+    for (int dist = 1; dist < n && rc == 0; dist *= 2, k++) {
+        int to = fsh_team_world_pe(t, (me + dist) % n);
+        int from = fsh_team_world_pe(t, (me - dist + n) % n);
+        out[k] = *word;
+        rc = fsh_notify_put(&b, to, FSH_SEG_HEAP, fsh_notify_scratch_off(&in[k]), &out[k],
+                            sizeof(uint64_t));
+        if (rc == 0) {
+            fsh_notify_expect(t->slot, from, 1);
+            rc = fsh_notify_wait(t->slot, from, "team split: agreeing on a team slot");
+        }
+        if (rc == 0) {
+            *word &= __atomic_load_n(&in[k], __ATOMIC_ACQUIRE);
+        }
+    }
+    int crc = fsh_notify_complete(&b, "team split: agreeing on a team slot");
+    return rc ? rc : crc;
 }

@@ -1,17 +1,65 @@
 /*
- * coll.h: collective operations, built on the one-sided layer (rma.h) and never on libfabric.
+ * coll.h: the collective operations, as the API layer and init call them.
+ *
+ * Built on counted writes (notify.h) over the one-sided layer (rma.h), never on libfabric.
+ * Every routine runs on a team (team.h); the deprecated active-set forms run on a transient
+ * team (fsh_team_aset) after fsh_coll_sync on it. Sizes are in bytes unless said otherwise.
+ * Routines return 0, -errno for a failure that ends the job (recorded), or a positive value
+ * for a failure the spec reports as a nonzero return.
  */
 #ifndef FSH_COLL_H
 #define FSH_COLL_H
 
-/* Allocate the collectives' symmetric state (same on every PE) and register their
- * remote-event handler. Called once by init after the heap is up. */
-int fsh_coll_init(void);
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmem.h>
+
+#include "team.h"
+
+/* Set up counters, scratch and the predefined teams (node_of[pe]: node of each world PE).
+ * Collective over all PEs. */
+int fsh_coll_init(const int *node_of, unsigned max_teams);
 void fsh_coll_fini(void);
 
 /* shmem_barrier_all: quiet, then synchronize all PEs. */
 int fsh_coll_barrier_all(void);
 /* shmem_sync_all: synchronize all PEs; earlier puts are not completed by it. */
 int fsh_coll_sync_all(void);
+/* Synchronize the PEs of t (dissemination). what names the routine in timeout reports. */
+int fsh_coll_sync(struct fsh_team *t, const char *what);
+/* *word = AND of every member's *word (team creation agrees on free slots with it). */
+int fsh_coll_and_word(struct fsh_team *t, uint64_t *word);
+
+/* Block i of src (bytes each) to team PE i, landing at dest + me*bytes there. */
+int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t bytes);
+/* Strided: element j of block k from src + (k*nelems + j)*sst*esize to dest + (me*nelems +
+ * j)*dst*esize on team PE k. */
+int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_t dst,
+                       ptrdiff_t sst, size_t nelems, size_t esize);
+/* shmemx_alltoallv; counts and displacements in elements of esize bytes (shmemx.h). */
+int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const void *src,
+                       const size_t *send_counts, const size_t *send_displs,
+                       size_t *recv_counts, size_t *recv_displs, size_t esize);
+/* bytes from src of team PE root to dest of every other member; also to the root's dest
+ * when to_root (the team form; the active-set form leaves the root's dest alone). */
+int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t bytes, int root,
+                       bool to_root);
+/* Concatenate every member's bytes (fcollect: the same on all) in team order into dest. */
+int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t bytes);
+int fsh_coll_fcollect(struct fsh_team *t, void *dest, const void *src, size_t bytes);
+
+/* Reductions: one entry per C type of the spec's reduction tables (FSH_TYPE_TABLE rows). */
+#define FSH_RTYPE_ENUM(CTYPE, NAME, ...) FSH_RTYPE_##NAME,
+enum fsh_red_type { FSH_TYPE_TABLE(FSH_RTYPE_ENUM) FSH_RTYPE_COUNT };
+#undef FSH_RTYPE_ENUM
+enum fsh_red_op {
+    FSH_RED_AND, FSH_RED_OR, FSH_RED_XOR, FSH_RED_MAX, FSH_RED_MIN, FSH_RED_SUM, FSH_RED_PROD,
+    FSH_RED_NOPS
+};
+/* dest[i] = OP over the team of src[i], i < nreduce; dest may equal src. */
+int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nreduce,
+                    enum fsh_red_type type, enum fsh_red_op op);
 
 #endif

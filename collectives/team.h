@@ -1,18 +1,66 @@
 /*
- * team.h: teams, the ordered PE sets collectives run on. Only SHMEM_TEAM_WORLD exists so far.
+ * team.h: teams, the ordered PE sets collectives run on.
+ *
+ * A team maps its PE numbers 0..size-1 to world PEs, either arithmetically (start + i*stride:
+ * the world team and every split of a strided team) or through a member list (the shared team
+ * of a node, and splits of it). Each team owns a slot: its arrival counters and scratch in
+ * notify.c. Disjoint teams may hold the same slot number; overlapping ones never do.
  */
 #ifndef FSH_TEAM_H
 #define FSH_TEAM_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <shmem.h>
+
 struct fsh_team {
-    int start, stride, size; /* world PEs start, start+stride, ... */
-    int my_pe;               /* my index in the team, -1 when not a member */
-    unsigned slot;           /* index of the team's synchronization state (0: world) */
+    int size;
+    int my_pe;         /* my index in the team */
+    int start, stride; /* world PE of index i when members is NULL */
+    int *members;      /* world PE of each index, or NULL */
+    unsigned slot;
+    uint64_t steps;    /* scratch steps taken: their parity picks the scratch buffers */
+    shmem_team_config_t config;
+    long config_mask;
+    bool predefined;   /* world and shared: never destroyed */
 };
 
 extern struct fsh_team fsh_team_world;
+extern struct fsh_team fsh_team_shared;
 
-/* Fill in the world team once the job's size is known. */
-void fsh_team_init_world(int me, int npes);
+/* Set up the world team and this node's shared team (node_of[pe]: the node of each world
+ * PE), and the slot bookkeeping: max_teams slots for teams existing at once. */
+int fsh_team_init(int me, int npes, const int *node_of, unsigned max_teams);
+void fsh_team_fini(void);
+
+static inline int fsh_team_world_pe(const struct fsh_team *t, int i)
+{
+    return t->members ? t->members[i] : t->start + i * t->stride;
+}
+
+/* The index of world PE `world` in t, or -1. */
+int fsh_team_index(const struct fsh_team *t, int world);
+
+/* The parity of the team's next scratch step, counting it taken. */
+static inline unsigned fsh_team_step(struct fsh_team *t)
+{
+    return (unsigned)(t->steps++ & 1);
+}
+
+/* An active set of the deprecated collectives, as a transient team on the active-set slot.
+ * Returns -EINVAL (recorded) when the set leaves the world or does not contain this PE. */
+int fsh_team_aset(struct fsh_team *t, int start, int log_stride, int size);
+
+/* Splits, collective over the parent. On success *out is the new team, or NULL on PEs that
+ * are not in it. Returns 0, a positive value for the spec's "nonzero" failures (bad
+ * arguments, no free slot: reported with a warning, *out NULL everywhere), or -errno on a
+ * communication failure. */
+int fsh_team_split_strided(struct fsh_team *parent, int start, int stride, int size,
+                           const shmem_team_config_t *config, long mask, struct fsh_team **out);
+int fsh_team_split_2d(struct fsh_team *parent, int xrange, const shmem_team_config_t *xconfig,
+                      long xmask, struct fsh_team **xout, const shmem_team_config_t *yconfig,
+                      long ymask, struct fsh_team **yout);
+void fsh_team_destroy(struct fsh_team *t);
 
 #endif

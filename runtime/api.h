@@ -70,4 +70,24 @@ void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void 
                         size_t nbytes, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
                         int nbi);
 
+/* ------------------------------------------------------------------ collectives */
+/* The team collectives, nelems elements of esize bytes (1 for the *mem forms); the int is
+ * the routine's return value. reduce's type and op are enum fsh_red_type / fsh_red_op. */
+int fsh_api_alltoall(const char *fn, shmem_team_t team, void *dest, const void *src,
+                     size_t nelems, size_t esize);
+int fsh_api_alltoalls(const char *fn, shmem_team_t team, void *dest, const void *src,
+                      ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize);
+int fsh_api_broadcast(const char *fn, shmem_team_t team, void *dest, const void *src,
+                      size_t nelems, int root, size_t esize);
+int fsh_api_collect(const char *fn, shmem_team_t team, void *dest, const void *src,
+                    size_t nelems, size_t esize, int fixed);
+int fsh_api_reduce(const char *fn, shmem_team_t team, void *dest, const void *src,
+                   size_t nreduce, size_t esize, int type, int op);
+int fsh_api_alltoallv(const char *fn, shmem_team_t team, void *dest, size_t dest_nelems,
+                      const void *src, const size_t *send_counts, const size_t *send_displs,
+                      size_t *recv_counts, size_t *recv_displs, size_t esize);
+/* The deprecated active-set reductions (shmem_<T>_<op>_to_all). */
+void fsh_api_to_all(const char *fn, void *dest, const void *src, int nreduce, int start,
+                    int log_stride, int size, size_t esize, int type, int op);
+
 #endif

@@ -184,9 +184,13 @@ static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
 
 /* The exchange blob of one PE: address length, address, then the segment table. */
 struct blob_head {
+    int32_t node_id; /* for SHMEM_TEAM_SHARED */
     uint16_t addrlen;
     uint8_t addr[FSH_ADDR_MAX];
 };
+
+/* The node of every PE, from the exchange, until the collectives have built the shared team. */
+static int *node_of;
 
 static int exchange(double timeout)
 {
@@ -197,8 +201,9 @@ static int exchange(double timeout)
     uint8_t *all = calloc(n, one);
     uint8_t *slots = calloc(n, FSH_ADDR_MAX);
     uint16_t *lens = calloc(n, sizeof(uint16_t));
+    node_of = calloc(n, sizeof(int));
     int rc = -ENOMEM;
-    if (!mine || !all || !slots || !lens) {
+    if (!mine || !all || !slots || !lens || !node_of) {
         fsh_err(rc, "", "out of memory for the exchange of %zu peers", n);
         goto free_bufs;
     }
@@ -209,6 +214,7 @@ static int exchange(double timeout)
         goto free_bufs;
     }
     head.addrlen = (uint16_t)rc;
+    head.node_id = fsh_rt.node_id;
     memcpy(mine, &head, sizeof(head));
     fsh_mr_blob_pack(mine + sizeof(head));
     rc = fsh_boot_allgather(mine, one, all, timeout);
@@ -219,6 +225,7 @@ static int exchange(double timeout)
         const uint8_t *b = all + i * one;
         memcpy(&head, b, sizeof(head));
         lens[i] = head.addrlen;
+        node_of[i] = head.node_id;
         memcpy(slots + i * FSH_ADDR_MAX, head.addr, FSH_ADDR_MAX);
         fsh_mr_blob_unpack((int)i, b + sizeof(head));
     }
@@ -343,9 +350,11 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_amo_init();
     }
     if (rc == 0) {
-        fsh_team_init_world(fsh_rt.pe, fsh_rt.npes);
-        rc = fsh_coll_init();
+        long teams = cfg->FABSHMEM_MAX_TEAMS;
+        rc = fsh_coll_init(node_of, teams < 0 ? 0 : (unsigned)teams);
     }
+    free(node_of);
+    node_of = NULL;
     if (rc == 0) {
         rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS);
     }

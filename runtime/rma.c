@@ -186,6 +186,11 @@ int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *sr
                 key, has_imm, imm);
 }
 
+size_t fsh_rma_max_write(void)
+{
+    return fsh_fabric_attr()->max_msg_size;
+}
+
 int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, size_t len, int pe,
                  enum fsh_seg seg, uint64_t off)
 {

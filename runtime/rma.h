@@ -19,6 +19,7 @@
 struct fsh_ctx {
     struct fsh_op_track track;
     long options;
+    void *team;           /* the team it was created on (collectives' object), NULL: world */
     struct fsh_ctx *next; /* live contexts, for quiet of all */
 };
 
@@ -46,6 +47,8 @@ int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
                   int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm);
 
+/* The largest len fsh_rma_write and fsh_rma_read take (the provider's message size). */
+size_t fsh_rma_max_write(void);
 /* One read of len bytes (at most the provider's message size) from (seg, off) of pe into dest.
  * Non-blocking; sync (may be NULL) counts it too. */
 int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, size_t len, int pe,

@@ -1,0 +1,227 @@
+/*
+ * alltoall.c: all-to-all exchanges: fixed blocks (alltoall), strided elements (alltoalls) and
+ * variable blocks (shmemx_alltoallv).
+ *
+ * Schedule: team PE i writes to i+1, i+2, ... (mod N), so at any moment the PEs aim at
+ * different targets instead of all starting on PE 0. Every write is posted before any wait
+ * (pipelined: the provider's queue depth bounds what is in flight, and posting drives
+ * progress when it is full); each block raises its arrivals at the receiver, which waits for
+ * the blocks of all senders and then completes its own writes. No barrier is needed around
+ * or between calls: arrivals are counted per sender (notify.c), and dest readiness is the
+ * caller's rule (spec).
+ *
+ * alltoallv cannot know where to write before the receiver has seen every count, so it runs
+ * in three phases on the team's scratch mailboxes: counts (every sender tells every receiver
+ * its count), offsets (every receiver answers each sender with the displacement of its block,
+ * a prefix sum in team order, or "no room"), then data (one counted write per non-empty
+ * block). The first two are steps (every PE needs every other's word), so their mailboxes
+ * alternate by step parity.
+ */
+#include "coll.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "error.h"
+#include "log.h"
+#include "mr.h"
+#include "notify.h"
+#include "rt.h"
+
+#define NO_ROOM UINT64_MAX
+
+static int dest_of(void *dest, size_t len, enum fsh_seg *seg, uint64_t *off)
+{
+    if (fsh_mr_lookup(dest, len ? len : 1, seg, off) != 0) {
+        return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
+    }
+    return 0;
+}
+
+/* Wait for the arrivals expected from every other member, then complete my writes. */
+static int finish(struct fsh_team *t, struct fsh_notify_batch *b, const char *what)
+{
+    int n = t->size, me = t->my_pe, rc = 0;
+    for (int i = 1; i < n && rc == 0; i++) {
+        rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, (me - i + n) % n), what);
+    }
+    int crc = fsh_notify_complete(b, what);
+    return rc ? rc : crc;
+}
+
+int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t bytes)
+{
+    int n = t->size, me = t->my_pe;
+    if (bytes == 0) {
+        return 0; /* the same on every PE: nothing moves, nothing to count */
+    }
+    enum fsh_seg seg;
+    uint64_t off;
+    int rc = dest_of(dest, bytes * (size_t)n, &seg, &off);
+    if (rc != 0) {
+        return rc;
+    }
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    uint32_t pieces = fsh_notify_pieces(bytes);
+    for (int i = 1; i < n && rc == 0; i++) {
+        int to = (me + i) % n;
+        fsh_notify_expect(t->slot, fsh_team_world_pe(t, (me - i + n) % n), pieces);
+        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), seg, off + (uint64_t)me * bytes,
+                            (const char *)src + (size_t)to * bytes, bytes);
+    }
+    memcpy((char *)dest + (size_t)me * bytes, (const char *)src + (size_t)me * bytes, bytes);
+    int frc = finish(t, &b, "alltoall");
+    return rc ? rc : frc;
+}
+
+int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_t dst,
+                       ptrdiff_t sst, size_t nelems, size_t esize)
+{
+    if (dst == 1 && sst == 1) {
+        return fsh_coll_alltoall(t, dest, src, nelems * esize);
+    }
+    int n = t->size, me = t->my_pe;
+    if (nelems == 0) {
+        return 0;
+    }
+    enum fsh_seg seg;
+    uint64_t off;
+    int rc = dest_of(dest, esize, &seg, &off);
+    if (rc != 0) {
+        return rc;
+    }
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    const char *s = src;
+    for (int i = 1; i < n && rc == 0; i++) {
+        int to = (me + i) % n;
+        fsh_notify_expect(t->slot, fsh_team_world_pe(t, (me - i + n) % n),
+                          (uint32_t)nelems * fsh_notify_pieces(esize));
+        for (size_t j = 0; j < nelems && rc == 0; j++) {
+            ptrdiff_t si = ((ptrdiff_t)to * (ptrdiff_t)nelems + (ptrdiff_t)j) * sst;
+            ptrdiff_t di = ((ptrdiff_t)me * (ptrdiff_t)nelems + (ptrdiff_t)j) * dst;
+            rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), seg,
+                                off + (uint64_t)(di * (ptrdiff_t)esize), s + si * (ptrdiff_t)esize,
+                                esize);
+        }
+    }
+    for (size_t j = 0; j < nelems; j++) {
+        ptrdiff_t si = ((ptrdiff_t)me * (ptrdiff_t)nelems + (ptrdiff_t)j) * sst;
+        ptrdiff_t di = ((ptrdiff_t)me * (ptrdiff_t)nelems + (ptrdiff_t)j) * dst;
+        memcpy((char *)dest + di * (ptrdiff_t)esize, s + si * (ptrdiff_t)esize, esize);
+    }
+    int frc = finish(t, &b, "alltoalls");
+    return rc ? rc : frc;
+}
+
+/* One step of the alltoallv handshake: out[k] to team PE k's mailbox for me, in[k] back. */
+static int exchange_words(struct fsh_team *t, const char *what, uint64_t **in)
+{
+    int n = t->size, me = t->my_pe, rc = 0;
+    unsigned par = fsh_team_step(t);
+    uint64_t *out = fsh_notify_words_out(t->slot);
+    *in = fsh_notify_words_in(t->slot, par);
+    uint64_t mailbox = fsh_notify_scratch_off(&(*in)[me]);
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    for (int i = 1; i < n && rc == 0; i++) {
+        int to = (me + i) % n;
+        fsh_notify_expect(t->slot, fsh_team_world_pe(t, (me - i + n) % n), 1);
+        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), FSH_SEG_HEAP, mailbox, &out[to],
+                            sizeof(uint64_t));
+    }
+    int frc = finish(t, &b, what);
+    return rc ? rc : frc;
+}
+
+int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const void *src,
+                       const size_t *send_counts, const size_t *send_displs,
+                       size_t *recv_counts, size_t *recv_displs, size_t esize)
+{
+    int n = t->size, me = t->my_pe;
+    uint64_t *out = fsh_notify_words_out(t->slot);
+    uint64_t *in;
+
+    /* Phase 1: counts. */
+    for (int k = 0; k < n; k++) {
+        out[k] = send_counts[k];
+    }
+    int rc = exchange_words(t, "alltoallv: exchanging counts", &in);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t total = 0;
+    bool room = true;
+    for (int k = 0; k < n; k++) {
+        recv_counts[k] = k == me ? send_counts[me] : (size_t)__atomic_load_n(&in[k], __ATOMIC_ACQUIRE);
+        recv_displs[k] = total;
+        if (recv_counts[k] > SIZE_MAX / esize - total) {
+            room = false;
+        } else {
+            total += recv_counts[k];
+        }
+    }
+    if (!room || total > dest_nelems) {
+        room = false;
+        FSH_WARN("shmemx_alltoallv: %zu elements of %zu bytes arrive at team PE %d but dest "
+                 "holds %zu: nothing is received here; give dest room for the sum of the "
+                 "counts", total, esize, me, dest_nelems);
+    }
+
+    /* Phase 2: every receiver tells each sender where its block goes. */
+    for (int k = 0; k < n; k++) {
+        out[k] = room ? (uint64_t)recv_displs[k] : NO_ROOM;
+    }
+    rc = exchange_words(t, "alltoallv: exchanging offsets", &in);
+    if (rc != 0) {
+        return rc;
+    }
+
+    /* Phase 3: the blocks. */
+    enum fsh_seg seg;
+    uint64_t off;
+    rc = dest_of(dest, dest_nelems * esize, &seg, &off);
+    if (rc != 0) {
+        return rc;
+    }
+    int refused = 0;
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    for (int i = 1; i < n && rc == 0; i++) {
+        int to = (me + i) % n, from = (me - i + n) % n;
+        if (room && recv_counts[from] > 0) {
+            fsh_notify_expect(t->slot, fsh_team_world_pe(t, from),
+                              fsh_notify_pieces(recv_counts[from] * esize));
+        }
+        if (send_counts[to] == 0) {
+            continue;
+        }
+        uint64_t at = __atomic_load_n(&in[to], __ATOMIC_ACQUIRE);
+        if (at == NO_ROOM) {
+            refused++;
+            continue;
+        }
+        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), seg, off + at * esize,
+                            (const char *)src + send_displs[to] * esize, send_counts[to] * esize);
+    }
+    if (room) {
+        memmove((char *)dest + recv_displs[me] * esize,
+                (const char *)src + send_displs[me] * esize, send_counts[me] * esize);
+    }
+    for (int i = 1; i < n && rc == 0; i++) {
+        int from = (me - i + n) % n;
+        if (room && recv_counts[from] > 0) {
+            rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, from), "alltoallv: receiving");
+        }
+    }
+    int crc = fsh_notify_complete(&b, "alltoallv: sending");
+    if (rc || crc) {
+        return rc ? rc : crc;
+    }
+    if (refused) {
+        FSH_WARN("shmemx_alltoallv: %d team PE(s) had no room for this PE's blocks; they were "
+                 "not sent", refused);
+    }
+    return room && !refused ? 0 : 1;
+}

@@ -1,0 +1,95 @@
+/*
+ * collect.c: all-gather, of equal (fcollect) or differing (collect) sizes, in team order.
+ *
+ * Every PE writes its block straight into every other member's dest at its offset, in the
+ * staggered order of all-to-all (PE i starts with i+1): N-1 pipelined writes per PE, each byte
+ * crossing the fabric once, and one wait per sender. For collect the offsets are prefix sums
+ * of the sizes, which the PEs first exchange as one 8-byte word each through the team's
+ * scratch mailboxes (a step: every PE needs every size).
+ */
+#include "coll.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "error.h"
+#include "mr.h"
+#include "notify.h"
+
+/* My block to dest + at on every other member; sizes[k] (NULL: all `bytes`) from each. */
+static int gather(struct fsh_team *t, void *dest, size_t total, const void *src, size_t bytes,
+                  size_t at, const uint64_t *sizes, const char *what)
+{
+    int n = t->size, me = t->my_pe, rc = 0;
+    if (total == 0) {
+        return 0;
+    }
+    enum fsh_seg seg;
+    uint64_t off;
+    if (fsh_mr_lookup(dest, total, &seg, &off) != 0) {
+        return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
+    }
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    for (int i = 1; i < n && rc == 0; i++) {
+        int from = (me - i + n) % n;
+        size_t in = sizes ? sizes[from] : bytes;
+        if (in > 0) {
+            fsh_notify_expect(t->slot, fsh_team_world_pe(t, from), fsh_notify_pieces(in));
+        }
+        if (bytes > 0) {
+            rc = fsh_notify_put(&b, fsh_team_world_pe(t, (me + i) % n), seg, off + at, src, bytes);
+        }
+    }
+    if (bytes > 0) {
+        memmove((char *)dest + at, src, bytes);
+    }
+    for (int i = 1; i < n && rc == 0; i++) {
+        int from = (me - i + n) % n;
+        if ((sizes ? sizes[from] : bytes) > 0) {
+            rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, from), what);
+        }
+    }
+    int crc = fsh_notify_complete(&b, what);
+    return rc ? rc : crc;
+}
+
+int fsh_coll_fcollect(struct fsh_team *t, void *dest, const void *src, size_t bytes)
+{
+    return gather(t, dest, bytes * (size_t)t->size, src, bytes, bytes * (size_t)t->my_pe, NULL,
+                  "fcollect");
+}
+
+int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t bytes)
+{
+    int n = t->size, me = t->my_pe, rc = 0;
+    unsigned par = fsh_team_step(t);
+    uint64_t *in = fsh_notify_words_in(t->slot, par);
+    uint64_t *out = fsh_notify_words_out(t->slot);
+    out[0] = bytes;
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    for (int i = 1; i < n && rc == 0; i++) {
+        int from = fsh_team_world_pe(t, (me - i + n) % n);
+        fsh_notify_expect(t->slot, from, 1);
+        rc = fsh_notify_put(&b, fsh_team_world_pe(t, (me + i) % n), FSH_SEG_HEAP,
+                            fsh_notify_scratch_off(&in[me]), &out[0], sizeof(uint64_t));
+    }
+    for (int i = 1; i < n && rc == 0; i++) {
+        rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, (me - i + n) % n),
+                             "collect: exchanging sizes");
+    }
+    int crc = fsh_notify_complete(&b, "collect: exchanging sizes");
+    if (rc || crc) {
+        return rc ? rc : crc;
+    }
+    in[me] = bytes;
+    size_t at = 0, total = 0;
+    for (int k = 0; k < n; k++) {
+        if (k == me) {
+            at = total;
+        }
+        total += __atomic_load_n(&in[k], __ATOMIC_ACQUIRE);
+    }
+    return gather(t, dest, total, src, bytes, at, in, "collect");
+}

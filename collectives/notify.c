@@ -1,0 +1,232 @@
+/*
+ * notify.c: counted writes and the collectives' symmetric scratch.
+ *
+ * A write for a collective carries a 32-bit immediate: kind FSH_IMM_COLL, the slot (6 bits)
+ * and the sender's world PE (22 bits). The target's progress engine sees the immediate only
+ * after the write's data is in place, and then adds one to arrived[slot][sender]. A receiver
+ * keeps expected[slot][sender], the number of arrivals its algorithm has asked for from that
+ * sender since the job began, and a wait ends when arrived >= expected (compared modulo 2^32).
+ *
+ * Why per-sender counts stay exact with no reset, whatever the fabric reorders:
+ *   1. Every PE pair runs a slot's collectives in the same order (the spec's rule for a team),
+ *      and in every algorithm each arrival sent is expected by its receiver in the same call,
+ *      so the sender's stream of arrivals and the receiver's stream of expectations match
+ *      one for one.
+ *   2. A sender completes (with delivery completion: the data is at the target) the writes a
+ *      receiver counts toward one wait before it posts any it counts toward a later wait.
+ *      Reaching a count therefore means every earlier write of that sender has landed, even
+ *      when a later one was counted first.
+ * Counting per sender, rather than per slot, is what makes a fast peer harmless: its next
+ * call's arrivals raise only its own count, never stand in for a slow peer's.
+ *
+ * Scratch data (8-byte mailboxes, reduction landing buffers) is double buffered by the parity
+ * of the team's step: a step is a phase in which every member's completion needs every
+ * member's contribution, so no PE can be more than one step ahead of another.
+ *
+ * Memory: two 32-bit counters per (slot, PE) and, per slot, 24 bytes per PE of mailboxes plus
+ * 2 x red_rounds x red_chunk bytes of landing space in the symmetric heap.
+ */
+#include "notify.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "error.h"
+#include "heap.h"
+#include "rma.h"
+#include "rt.h"
+
+#define SENDER_BITS 22
+#define SLOT_BITS 6
+#define RED_CHUNK 8192
+
+static struct {
+    int npes;
+    unsigned nslots; /* team slots, then the active-set slot */
+    uint32_t *arrived;
+    uint32_t *expected;
+    char *scratch;
+    uint64_t scratch_off;
+    size_t slot_bytes;
+    size_t words_in_off, words_out_off, red_off;
+    unsigned red_rounds;
+    uint64_t *zero; /* source of data-less arrivals, registered */
+    uint64_t *sink; /* where data-less arrivals land */
+    uint64_t sink_off;
+} nt;
+
+static void on_arrival(uint32_t payload)
+{
+    unsigned slot = (payload >> SENDER_BITS) & ((1u << SLOT_BITS) - 1);
+    unsigned from = payload & ((1u << SENDER_BITS) - 1);
+    if (slot < nt.nslots && from < (unsigned)nt.npes) {
+        __atomic_fetch_add(&nt.arrived[(size_t)slot * nt.npes + from], 1, __ATOMIC_RELEASE);
+    }
+}
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+int fsh_notify_init(int npes, unsigned max_teams)
+{
+    if (npes > (1 << SENDER_BITS)) {
+        return fsh_err(-ENOTSUP, "run at most 4194304 PEs",
+                       "%d PEs: collectives name the sender in 22 bits", npes);
+    }
+    if (max_teams < 2 || max_teams + 1 > (1u << SLOT_BITS)) {
+        return fsh_err(-EINVAL, "set FABSHMEM_MAX_TEAMS to 2..63",
+                       "FABSHMEM_MAX_TEAMS=%u is out of range (world and shared take two)",
+                       max_teams);
+    }
+    nt.npes = npes;
+    nt.nslots = max_teams + 1;
+    size_t ncount = (size_t)nt.nslots * (size_t)npes;
+    nt.arrived = calloc(ncount, sizeof(uint32_t));
+    nt.expected = calloc(ncount, sizeof(uint32_t));
+    if (!nt.arrived || !nt.expected) {
+        return fsh_err(-ENOMEM, "lower FABSHMEM_MAX_TEAMS", "out of memory for %zu counters",
+                       2 * ncount);
+    }
+    /* Rounds of a reduction: the fold of the PEs beyond a power of two, and log2 of it. */
+    nt.red_rounds = 1;
+    while ((1L << (nt.red_rounds - 1)) < npes) {
+        nt.red_rounds++;
+    }
+    nt.words_in_off = 64;
+    nt.words_out_off = nt.words_in_off + align64(2 * (size_t)npes * sizeof(uint64_t));
+    nt.red_off = nt.words_out_off + align64((size_t)npes * sizeof(uint64_t));
+    nt.slot_bytes = nt.red_off + 2 * (size_t)nt.red_rounds * RED_CHUNK;
+    size_t total = nt.slot_bytes * nt.nslots;
+    nt.scratch = fsh_heap_alloc(total, 64);
+    if (!nt.scratch) {
+        return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE or lower FABSHMEM_MAX_TEAMS",
+                       "no room in the symmetric heap for %zu bytes of collective scratch", total);
+    }
+    enum fsh_seg seg;
+    if (fsh_mr_lookup(nt.scratch, total, &seg, &nt.scratch_off) != 0 || seg != FSH_SEG_HEAP) {
+        return fsh_err(-EFAULT, "", "collective scratch is not in the registered heap");
+    }
+    /* Slot 0's first two words: the data-less arrivals' source and sink. */
+    nt.zero = (uint64_t *)nt.scratch;
+    nt.sink = nt.zero + 1;
+    nt.sink_off = nt.scratch_off + sizeof(uint64_t);
+    return fsh_progress_register_imm(FSH_IMM_COLL, on_arrival);
+}
+
+void fsh_notify_fini(void)
+{
+    /* The scratch goes with the heap. */
+    nt.nslots = 0; /* arrivals polled during teardown are dropped, not counted */
+    free(nt.arrived);
+    free(nt.expected);
+    nt.arrived = nt.expected = NULL;
+}
+
+unsigned fsh_notify_aset_slot(void)
+{
+    return nt.nslots - 1;
+}
+
+uint32_t fsh_notify_pieces(size_t len)
+{
+    size_t max = fsh_rma_max_write();
+    return len == 0 ? 1 : (uint32_t)((len + max - 1) / max);
+}
+
+int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
+                   const void *src, size_t len)
+{
+    uint32_t imm = ((uint32_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT) | (b->slot << SENDER_BITS) |
+                   (uint32_t)fsh_rt.pe;
+    if (len == 0) {
+        return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe,
+                             FSH_SEG_HEAP, nt.sink_off, true, imm);
+    }
+    size_t max = fsh_rma_max_write();
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < max ? len - done : max;
+        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
+                               off + done, true, imm);
+        if (rc != 0) {
+            return rc;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+int fsh_notify_complete(struct fsh_notify_batch *b, const char *what)
+{
+    if (fsh_progress_track_done(&b->sync)) {
+        return 0;
+    }
+    return fsh_progress_wait_track(&b->sync, what);
+}
+
+void fsh_notify_expect(unsigned slot, int from, uint32_t n)
+{
+    nt.expected[(size_t)slot * nt.npes + from] += n;
+}
+
+struct want {
+    const uint32_t *arrived;
+    uint32_t expected;
+};
+
+static bool reached(const void *arg)
+{
+    const struct want *w = arg;
+    uint32_t a = __atomic_load_n(w->arrived, __ATOMIC_ACQUIRE);
+    return (int32_t)(a - w->expected) >= 0;
+}
+
+int fsh_notify_wait(unsigned slot, int from, const char *what)
+{
+    size_t i = (size_t)slot * nt.npes + from;
+    struct want w = {&nt.arrived[i], nt.expected[i]};
+    if (reached(&w)) {
+        return 0;
+    }
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
+             __atomic_load_n(w.arrived, __ATOMIC_RELAXED), w.expected);
+    return fsh_progress_wait(reached, &w, msg, from);
+}
+
+static char *slot_base(unsigned slot)
+{
+    return nt.scratch + (size_t)slot * nt.slot_bytes;
+}
+
+uint64_t *fsh_notify_words_in(unsigned slot, unsigned parity)
+{
+    return (uint64_t *)(slot_base(slot) + nt.words_in_off) + (size_t)(parity & 1) * nt.npes;
+}
+
+uint64_t *fsh_notify_words_out(unsigned slot)
+{
+    return (uint64_t *)(slot_base(slot) + nt.words_out_off);
+}
+
+void *fsh_notify_red(unsigned slot, unsigned parity, unsigned round)
+{
+    return slot_base(slot) + nt.red_off + ((size_t)(parity & 1) * nt.red_rounds + round) * RED_CHUNK;
+}
+
+size_t fsh_notify_red_chunk(void)
+{
+    return RED_CHUNK;
+}
+
+unsigned fsh_notify_red_rounds(void)
+{
+    return nt.red_rounds;
+}
+
+uint64_t fsh_notify_scratch_off(const void *p)
+{
+    return nt.scratch_off + (uint64_t)((const char *)p - nt.scratch);
+}

@@ -1,0 +1,89 @@
+/*
+ * api_check.h: the argument checks every public entry point starts with, shared by the API
+ * files (api.c, api_coll.c).
+ *
+ * Each check is a few compares inline; on failure it ends the job through init.c's fatal path
+ * with the routine's name, the cause and the fix. Checks are always on.
+ */
+#ifndef FSH_API_CHECK_H
+#define FSH_API_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmem.h>
+
+#include "init.h"
+#include "mr.h"
+#include "rma.h"
+#include "rt.h"
+
+static inline void __attribute__((noreturn)) not_running(const char *fn)
+{
+    if (fsh_rt.state == FSH_STATE_FINALIZED) {
+        fsh_init_fatal(fn, "make shmem_finalize the last OpenSHMEM call of the program",
+                       "called after shmem_finalize");
+    }
+    fsh_init_fatal(fn, "call shmem_init() (or shmem_init_thread) before any other OpenSHMEM routine",
+                   "called before shmem_init");
+}
+
+static inline void running(const char *fn)
+{
+    if (__builtin_expect(fsh_rt.state != FSH_STATE_RUNNING, 0)) {
+        not_running(fn);
+    }
+}
+
+static inline void check_pe(const char *fn, int pe)
+{
+    if (__builtin_expect(pe < 0 || pe >= fsh_rt.npes, 0)) {
+        fsh_init_fatal(fn, "PEs are numbered 0..shmem_n_pes()-1", "PE %d out of range [0,%d)", pe,
+                       fsh_rt.npes);
+    }
+}
+
+static inline struct fsh_ctx *check_ctx(const char *fn, shmem_ctx_t ctx)
+{
+    if (__builtin_expect(ctx == SHMEM_CTX_INVALID, 0)) {
+        fsh_init_fatal(fn, "create contexts with shmem_ctx_create and check its return value",
+                       "context is SHMEM_CTX_INVALID");
+    }
+    return ctx;
+}
+
+/* The remote side of an RMA must lie wholly inside one symmetric segment. */
+static inline void check_sym(const char *fn, const char *what, const void *addr, size_t len,
+                             enum fsh_seg *seg, uint64_t *off)
+{
+    if (__builtin_expect(fsh_mr_lookup(addr, len, seg, off) != 0, 0)) {
+        fsh_init_fatal(fn, "use memory from shmem_malloc/shmem_calloc/shmem_align, or a global or static variable of the program",
+                       "%s %p is not symmetric (%zu bytes not within the symmetric heap or the program's data/bss)",
+                       what, addr, len);
+    }
+}
+
+static inline void check_local(const char *fn, const char *what, const void *p, size_t len)
+{
+    if (__builtin_expect(len > 0 && p == NULL, 0)) {
+        fsh_init_fatal(fn, "pass a valid buffer", "%s is NULL with %zu bytes to transfer", what,
+                       len);
+    }
+}
+
+static inline void check_size(const char *fn, size_t nbytes)
+{
+    /* api_typed.c passes SIZE_MAX when nelems * sizeof(T) overflows. */
+    if (__builtin_expect(nbytes > (SIZE_MAX >> 1), 0)) {
+        fsh_init_fatal(fn, "check nelems", "transfer size overflows the address space");
+    }
+}
+
+static inline void done(const char *fn, int rc)
+{
+    if (__builtin_expect(rc != 0, 0)) {
+        fsh_init_fatal_err(fn, rc);
+    }
+}
+
+#endif

@@ -1,0 +1,426 @@
+/*
+ * api_coll.c: the OpenSHMEM team and collective entry points (the untyped ones, and the
+ * type-erased routines the generated typed ones in api_typed_coll.c call).
+ *
+ * Arguments are checked here, as everywhere in the API (api_check.h): a team that is
+ * SHMEM_TEAM_INVALID, a root outside the team, a dest that is not symmetric for the whole
+ * extent the call will write, or an active set that does not contain the caller ends the job
+ * with the routine's name, the cause and the fix. The spec's soft failures (a split without a
+ * free team slot, alltoallv without room) return nonzero instead. The deprecated active-set
+ * forms run on a transient team (fsh_team_aset) after a synchronization of the set, so that
+ * no member is still in the set's previous collective.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include <shmemx.h>
+
+#include "api.h"
+#include "api_check.h"
+#include "coll.h"
+#include "error.h"
+#include "team.h"
+
+/* ------------------------------------------------------------------ checks */
+
+static inline struct fsh_team *check_team(const char *fn, shmem_team_t team)
+{
+    running(fn);
+    if (__builtin_expect(team == SHMEM_TEAM_INVALID, 0)) {
+        fsh_init_fatal(fn, "pass a team this PE belongs to (a split returns SHMEM_TEAM_INVALID on PEs outside the new team)",
+                       "team is SHMEM_TEAM_INVALID");
+    }
+    return team;
+}
+
+static void check_dest(const char *fn, const void *dest, size_t len)
+{
+    enum fsh_seg seg;
+    uint64_t off;
+    check_sym(fn, "dest", dest, len ? len : 1, &seg, &off);
+}
+
+/* bytes * count, ending the job when it overflows. */
+static size_t extent(const char *fn, size_t bytes, size_t count)
+{
+    size_t n = bytes_of(bytes, count);
+    check_size(fn, n);
+    return n;
+}
+
+/* The collective's return value: soft failures pass through, hard ones end the job. */
+static inline int result(const char *fn, int rc)
+{
+    if (rc < 0) {
+        done(fn, rc);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ teams */
+
+int shmem_team_my_pe(shmem_team_t team)
+{
+    running(__func__);
+    return team == SHMEM_TEAM_INVALID ? -1 : team->my_pe;
+}
+
+int shmem_team_n_pes(shmem_team_t team)
+{
+    running(__func__);
+    return team == SHMEM_TEAM_INVALID ? -1 : team->size;
+}
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
+{
+    running(__func__);
+    if (team == SHMEM_TEAM_INVALID || !config) {
+        return -1;
+    }
+    if (config_mask & SHMEM_TEAM_NUM_CONTEXTS) {
+        config->num_contexts = team->config.num_contexts;
+    }
+    return 0;
+}
+
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    running(__func__);
+    if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || src_pe < 0 ||
+        src_pe >= src_team->size) {
+        return -1;
+    }
+    return fsh_team_index(dest_team, fsh_team_world_pe(src_team, src_pe));
+}
+
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask,
+                             shmem_team_t *new_team)
+{
+    running(__func__);
+    *new_team = SHMEM_TEAM_INVALID;
+    if (parent_team == SHMEM_TEAM_INVALID) {
+        return 1;
+    }
+    struct fsh_team *t;
+    int rc = result(__func__, fsh_team_split_strided(parent_team, start, stride, size, config,
+                                                     config_mask, &t));
+    if (rc == 0 && t) {
+        *new_team = t;
+    }
+    return rc;
+}
+
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team)
+{
+    running(__func__);
+    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+    if (parent_team == SHMEM_TEAM_INVALID) {
+        return 1;
+    }
+    struct fsh_team *x, *y;
+    int rc = result(__func__, fsh_team_split_2d(parent_team, xrange, xaxis_config, xaxis_mask,
+                                                &x, yaxis_config, yaxis_mask, &y));
+    if (rc == 0) {
+        *xaxis_team = x ? x : SHMEM_TEAM_INVALID;
+        *yaxis_team = y ? y : SHMEM_TEAM_INVALID;
+    }
+    return rc;
+}
+
+void shmem_team_destroy(shmem_team_t team)
+{
+    running(__func__);
+    if (team == SHMEM_TEAM_INVALID) {
+        return;
+    }
+    if (team->predefined) {
+        fsh_init_fatal(__func__, "destroy only teams made by shmem_team_split_strided or shmem_team_split_2d",
+                       "%s cannot be destroyed",
+                       team == SHMEM_TEAM_WORLD ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
+    }
+    fsh_team_destroy(team);
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
+    running(__func__);
+    if (team == SHMEM_TEAM_INVALID) {
+        *ctx = SHMEM_CTX_INVALID;
+        return 1;
+    }
+    int rc = shmem_ctx_create(options, ctx);
+    if (rc == 0) {
+        (*ctx)->team = team;
+    }
+    return rc;
+}
+
+int shmem_team_sync(shmem_team_t team)
+{
+    struct fsh_team *t = check_team(__func__, team);
+    return result(__func__, fsh_coll_sync(t, __func__));
+}
+
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
+{
+    struct fsh_team *t = check_team(__func__, team);
+    if (pe < 0 || pe >= t->size) {
+        return NULL;
+    }
+    return shmem_ptr(dest, fsh_team_world_pe(t, pe));
+}
+
+/* ------------------------------------------------------------------ type-erased collectives */
+
+int fsh_api_alltoall(const char *fn, shmem_team_t team, void *dest, const void *src,
+                     size_t nelems, size_t esize)
+{
+    struct fsh_team *t = check_team(fn, team);
+    size_t bytes = extent(fn, nelems, esize);
+    check_dest(fn, dest, extent(fn, bytes, (size_t)t->size));
+    check_local(fn, "source", src, bytes);
+    return result(fn, fsh_coll_alltoall(t, dest, src, bytes));
+}
+
+int fsh_api_alltoalls(const char *fn, shmem_team_t team, void *dest, const void *src,
+                      ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize)
+{
+    struct fsh_team *t = check_team(fn, team);
+    if (dst < 1 || sst < 1) {
+        fsh_init_fatal(fn, "pass strides of at least 1 element", "dst %td, sst %td", dst, sst);
+    }
+    size_t n = extent(fn, nelems, (size_t)t->size);
+    if (n > 0) {
+        check_dest(fn, dest, extent(fn, extent(fn, n - 1, (size_t)dst) + 1, esize));
+        check_local(fn, "source", src, 1);
+    }
+    return result(fn, fsh_coll_alltoalls(t, dest, src, dst, sst, nelems, esize));
+}
+
+int fsh_api_broadcast(const char *fn, shmem_team_t team, void *dest, const void *src,
+                      size_t nelems, int root, size_t esize)
+{
+    struct fsh_team *t = check_team(fn, team);
+    if (root < 0 || root >= t->size) {
+        fsh_init_fatal(fn, "PE_root is a PE number of the team: 0..shmem_team_n_pes(team)-1",
+                       "PE_root %d out of range [0,%d)", root, t->size);
+    }
+    size_t bytes = extent(fn, nelems, esize);
+    check_dest(fn, dest, bytes);
+    if (t->my_pe == root) {
+        check_local(fn, "source", src, bytes);
+    }
+    return result(fn, fsh_coll_broadcast(t, dest, src, bytes, root, true));
+}
+
+int fsh_api_collect(const char *fn, shmem_team_t team, void *dest, const void *src,
+                    size_t nelems, size_t esize, int fixed)
+{
+    struct fsh_team *t = check_team(fn, team);
+    size_t bytes = extent(fn, nelems, esize);
+    check_local(fn, "source", src, bytes);
+    if (fixed) {
+        check_dest(fn, dest, extent(fn, bytes, (size_t)t->size));
+        return result(fn, fsh_coll_fcollect(t, dest, src, bytes));
+    }
+    check_dest(fn, dest, bytes);
+    return result(fn, fsh_coll_collect(t, dest, src, bytes));
+}
+
+int fsh_api_reduce(const char *fn, shmem_team_t team, void *dest, const void *src,
+                   size_t nreduce, size_t esize, int type, int op)
+{
+    struct fsh_team *t = check_team(fn, team);
+    size_t bytes = extent(fn, nreduce, esize);
+    check_dest(fn, dest, bytes);
+    check_local(fn, "source", src, bytes);
+    return result(fn, fsh_coll_reduce(t, dest, src, nreduce, (enum fsh_red_type)type,
+                                      (enum fsh_red_op)op));
+}
+
+int fsh_api_alltoallv(const char *fn, shmem_team_t team, void *dest, size_t dest_nelems,
+                      const void *src, const size_t *send_counts, const size_t *send_displs,
+                      size_t *recv_counts, size_t *recv_displs, size_t esize)
+{
+    struct fsh_team *t = check_team(fn, team);
+    if (!send_counts || !send_displs || !recv_counts || !recv_displs) {
+        fsh_init_fatal(fn, "pass four arrays of shmem_team_n_pes(team) entries",
+                       "a count or displacement array is NULL");
+    }
+    check_dest(fn, dest, extent(fn, dest_nelems, esize));
+    for (int k = 0; k < t->size; k++) {
+        check_size(fn, extent(fn, send_displs[k], esize));
+        check_size(fn, extent(fn, send_counts[k], esize));
+        check_local(fn, "source", src, send_counts[k]);
+    }
+    return result(fn, fsh_coll_alltoallv(t, dest, dest_nelems, src, send_counts, send_displs,
+                                         recv_counts, recv_displs, esize));
+}
+
+void fsh_api_to_all(const char *fn, void *dest, const void *src, int nreduce, int start,
+                    int log_stride, int size, size_t esize, int type, int op)
+{
+    struct fsh_team t;
+    running(fn);
+    done(fn, fsh_team_aset(&t, start, log_stride, size));
+    if (nreduce < 0) {
+        fsh_init_fatal(fn, "pass nreduce >= 0", "nreduce is %d", nreduce);
+    }
+    size_t bytes = extent(fn, (size_t)nreduce, esize);
+    check_dest(fn, dest, bytes);
+    check_local(fn, "source", src, bytes);
+    done(fn, fsh_coll_sync(&t, fn));
+    done(fn, fsh_coll_reduce(&t, dest, src, (size_t)nreduce, (enum fsh_red_type)type,
+                             (enum fsh_red_op)op));
+}
+
+/* ------------------------------------------------------------------ untyped collectives */
+
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return fsh_api_alltoall(__func__, team, dest, source, nelems, 1);
+}
+
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
+                       ptrdiff_t sst, size_t nelems)
+{
+    return fsh_api_alltoalls(__func__, team, dest, source, dst, sst, nelems, 1);
+}
+
+int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                       int PE_root)
+{
+    return fsh_api_broadcast(__func__, team, dest, source, nelems, PE_root, 1);
+}
+
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return fsh_api_collect(__func__, team, dest, source, nelems, 1, 0);
+}
+
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return fsh_api_collect(__func__, team, dest, source, nelems, 1, 1);
+}
+
+int shmemx_alltoallvmem(shmem_team_t team, void *dest, size_t dest_size, const void *source,
+                        const size_t *send_counts, const size_t *send_displs,
+                        size_t *recv_counts, size_t *recv_displs)
+{
+    return fsh_api_alltoallv(__func__, team, dest, dest_size, source, send_counts, send_displs,
+                             recv_counts, recv_displs, 1);
+}
+
+/* ------------------------------------------------------------------ deprecated active-set forms */
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync;
+    struct fsh_team t;
+    running(__func__);
+    done(__func__, fsh_team_aset(&t, PE_start, logPE_stride, PE_size));
+    done(__func__, fsh_rma_quiet_all());
+    done(__func__, fsh_coll_sync(&t, __func__));
+}
+
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync;
+    struct fsh_team t;
+    running(__func__);
+    done(__func__, fsh_team_aset(&t, PE_start, logPE_stride, PE_size));
+    done(__func__, fsh_coll_sync(&t, __func__));
+}
+
+static void aset_alltoalls(const char *fn, void *dest, const void *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, size_t esize, int start, int log_stride,
+                           int size)
+{
+    struct fsh_team t;
+    running(fn);
+    done(fn, fsh_team_aset(&t, start, log_stride, size));
+    if (dst < 1 || sst < 1) {
+        fsh_init_fatal(fn, "pass strides of at least 1 element", "dst %td, sst %td", dst, sst);
+    }
+    size_t n = extent(fn, nelems, (size_t)size);
+    if (n > 0) {
+        check_dest(fn, dest, extent(fn, extent(fn, n - 1, (size_t)dst) + 1, esize));
+        check_local(fn, "source", source, 1);
+    }
+    done(fn, fsh_coll_sync(&t, fn));
+    done(fn, fsh_coll_alltoalls(&t, dest, source, dst, sst, nelems, esize));
+}
+
+static void aset_broadcast(const char *fn, void *dest, const void *source, size_t nelems,
+                           int root, size_t esize, int start, int log_stride, int size)
+{
+    struct fsh_team t;
+    running(fn);
+    done(fn, fsh_team_aset(&t, start, log_stride, size));
+    if (root < 0 || root >= size) {
+        fsh_init_fatal(fn, "PE_root is an index into the active set: 0..PE_size-1",
+                       "PE_root %d out of range [0,%d)", root, size);
+    }
+    size_t bytes = extent(fn, nelems, esize);
+    check_dest(fn, dest, bytes);
+    done(fn, fsh_coll_sync(&t, fn));
+    done(fn, fsh_coll_broadcast(&t, dest, source, bytes, root, false));
+}
+
+static void aset_collect(const char *fn, void *dest, const void *source, size_t nelems,
+                         size_t esize, int fixed, int start, int log_stride, int size)
+{
+    struct fsh_team t;
+    running(fn);
+    done(fn, fsh_team_aset(&t, start, log_stride, size));
+    size_t bytes = extent(fn, nelems, esize);
+    check_local(fn, "source", source, bytes);
+    check_dest(fn, dest, fixed ? extent(fn, bytes, (size_t)size) : bytes);
+    done(fn, fsh_coll_sync(&t, fn));
+    done(fn, fixed ? fsh_coll_fcollect(&t, dest, source, bytes)
+                   : fsh_coll_collect(&t, dest, source, bytes));
+}
+
+#define FSH_DEF_ASET_COLL(BITS)                                                                  \
+    void shmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start,       \
+                              int logPE_stride, int PE_size, long *pSync)                        \
+    {                                                                                            \
+        (void)pSync;                                                                             \
+        aset_alltoalls(__func__, dest, source, 1, 1, nelems, BITS / 8, PE_start, logPE_stride,   \
+                       PE_size);                                                                 \
+    }                                                                                            \
+    void shmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
+                               size_t nelems, int PE_start, int logPE_stride, int PE_size,       \
+                               long *pSync)                                                      \
+    {                                                                                            \
+        (void)pSync;                                                                             \
+        aset_alltoalls(__func__, dest, source, dst, sst, nelems, BITS / 8, PE_start,             \
+                       logPE_stride, PE_size);                                                   \
+    }                                                                                            \
+    void shmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root,       \
+                               int PE_start, int logPE_stride, int PE_size, long *pSync)         \
+    {                                                                                            \
+        (void)pSync;                                                                             \
+        aset_broadcast(__func__, dest, source, nelems, PE_root, BITS / 8, PE_start,              \
+                       logPE_stride, PE_size);                                                   \
+    }                                                                                            \
+    void shmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start,        \
+                             int logPE_stride, int PE_size, long *pSync)                         \
+    {                                                                                            \
+        (void)pSync;                                                                             \
+        aset_collect(__func__, dest, source, nelems, BITS / 8, 0, PE_start, logPE_stride,        \
+                     PE_size);                                                                   \
+    }                                                                                            \
+    void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start,       \
+                              int logPE_stride, int PE_size, long *pSync)                        \
+    {                                                                                            \
+        (void)pSync;                                                                             \
+        aset_collect(__func__, dest, source, nelems, BITS / 8, 1, PE_start, logPE_stride,        \
+                     PE_size);                                                                   \
+    }
+FSH_DEF_ASET_COLL(32)
+FSH_DEF_ASET_COLL(64)
