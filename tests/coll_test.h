@@ -15,10 +15,20 @@
  * from the wrong sender, for the wrong receiver, from an earlier iteration or at the wrong
  * offset is caught. The messages name sender, receiver, offset, expected and got bytes.
  *
+ * ct_slow_reader() makes the last team PE dawdle before checking the result of some calls: the
+ * others run ahead into the next calls, which must not write a dest that PE is still reading
+ * (back-to-back calls alternate two dest buffers and check each result before the next call,
+ * which the library's contract allows).
+ *
  * Everything is static and unused-tolerant, like test.h.
  */
 #ifndef FSH_COLL_TEST_H
 #define FSH_COLL_TEST_H
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
+#endif
+#include <time.h>
 
 #include "test.h"
 
@@ -107,6 +117,16 @@ static inline T_UNUSED void ct_teams_fini(void)
         free(ct_teams[i].world);
     }
     ct_nteams = 0;
+}
+
+/* Call between a collective's return and the check of its result: every 25th call the last
+ * team PE sleeps 2 ms, as a PE busy with its result would. */
+static inline T_UNUSED void ct_slow_reader(const struct ct_team *t, int call)
+{
+    if (t->me == t->size - 1 && t->size > 1 && call % 25 == 3) {
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* The pattern "pe" of the block that world PE `sender` sends to world PE `receiver`. */

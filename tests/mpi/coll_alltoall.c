@@ -49,6 +49,7 @@ static void mem_case(int ti, size_t nb, int iters)
         }
         int rc = shmem_alltoallmem(t->team, d, src, nb);
         t_check(rc == 0, "alltoallmem(%s, %zu bytes) returned %d", t->name, nb, rc);
+        ct_slow_reader(t, it);
         for (int i = 0; i < n; i++) {
             t_verify(d + (size_t)i * nb, nb, ct_key(t->world[i], me), salt,
                      "alltoallmem(%s, %zu bytes) call %d: block from PE %d to PE %d", t->name, nb,

@@ -125,6 +125,7 @@ static void normal_calls(int ti, int calls, int first_call, int buf0)
         int rc = shmemx_alltoallvmem(t->team, d, dsize, src, scounts, sdispls, rcounts, rdispls);
         t_check(rc == 0, "alltoallvmem(%s) call %d (dest_size %zu, needed %zu) returned %d",
                 t->name, call, dsize, total, rc);
+        ct_slow_reader(t, k);
         size_t got = check_result(t, ti, call, empty, -1, -1, 1, d, "alltoallvmem");
         memset(d, CT_SENTINEL, got + MARGIN);
     }

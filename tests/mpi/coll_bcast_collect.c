@@ -5,9 +5,11 @@
  *
  * Teams: world, shared, tail (odd size with 4 PEs), evens (stride 2). Calls run back to back
  * with no barrier, alternating two dest buffers, each result checked right after its call.
- *  - broadcast from every root, 0, 1, 7 (100 calls), 4096 bytes and 3 MiB (+3, world and tail):
- *    every team PE, the root included, ends with the root's bytes; non-roots hold other bytes in
- *    source, so reading the wrong source shows; nothing past nelems is written.
+ *  - broadcast from every root in turn, 0, 1, 7 (100 calls), 4096 bytes and 3 MiB (+3, world
+ *    and tail), and 100 calls of 7 bytes from one fixed root (a root never waits for anyone,
+ *    and a slow reader, ct_slow_reader, lags behind): every team PE, the root included, ends
+ *    with the root's bytes; non-roots hold other bytes in source, so reading the wrong source
+ *    shows; nothing past nelems is written.
  *  - collect with a different nelems on every PE (zeros included, all-zero too), up to 1 MiB:
  *    dest is the concatenation in team order; fcollect with equal nelems.
  *  - typed forms for every standard RMA type (long double included), element values checked.
@@ -35,16 +37,17 @@ static uint64_t salt_of(int kase, int ti, int it, size_t n)
 }
 
 /* ------------------------------------------------------------------ broadcast */
-static void bcast_case(int ti, size_t nb, int iters)
+/* Root: every team PE in turn, or team PE 0 throughout (fixed_root). */
+static void bcast_case(int ti, size_t nb, int iters, int fixed_root)
 {
     struct ct_team *t = &ct_teams[ti];
     if (t->me < 0) {
         return;
     }
     for (int it = 0; it < iters; it++) {
-        int root = it % t->size;
+        int root = fixed_root ? 0 : it % t->size;
         uint8_t *d = dst[it % 2];
-        uint64_t salt = salt_of(1, ti, it, nb);
+        uint64_t salt = salt_of(1 + 8 * fixed_root, ti, it, nb);
         if (t->me == root) {
             t_fill(src, nb, ct_key(me, 0), salt);
         } else {
@@ -52,6 +55,7 @@ static void bcast_case(int ti, size_t nb, int iters)
         }
         int rc = shmem_broadcastmem(t->team, d, src, nb, root);
         t_check(rc == 0, "broadcastmem(%s, %zu, root %d) returned %d", t->name, nb, root, rc);
+        ct_slow_reader(t, it);
         t_verify(d, nb, ct_key(t->world[root], 0), salt,
                  "broadcastmem(%s, %zu bytes) call %d: from root %d (world %d) on PE %d%s",
                  t->name, nb, it, root, t->world[root], me, t->me == root ? " (the root)" : "");
@@ -89,6 +93,7 @@ static void collect_case(int ti, size_t max, int iters, int fixed)
         int rc = fixed ? shmem_fcollectmem(t->team, d, src, mine)
                        : shmem_collectmem(t->team, d, src, mine);
         t_check(rc == 0, "%s(%s, %zu) returned %d", what, t->name, mine, rc);
+        ct_slow_reader(t, it);
         size_t pos = 0;
         for (int i = 0; i < t->size; i++) {
             size_t c = fixed ? max : ccount(ti, i, it, max);
@@ -279,16 +284,18 @@ int main(void)
     /* The teams share the dest buffers: a barrier between cases. */
     for (int ti = 0; ti < ct_nteams; ti++) {
         int n = ct_teams[ti].size, big = ti == 0 || ti == 2;
-        bcast_case(ti, 0, 4);
+        bcast_case(ti, 0, 4, 0);
         shmem_barrier_all();
-        bcast_case(ti, 1, 2 * n);
+        bcast_case(ti, 1, 2 * n, 0);
         shmem_barrier_all();
-        bcast_case(ti, 7, 100);
+        bcast_case(ti, 7, 100, 0);
         shmem_barrier_all();
-        bcast_case(ti, 4096, 4 * n);
+        bcast_case(ti, 7, 100, 1);
+        shmem_barrier_all();
+        bcast_case(ti, 4096, 4 * n, 0);
         shmem_barrier_all();
         if (big) {
-            bcast_case(ti, BIG_B, n);
+            bcast_case(ti, BIG_B, n, 0);
             shmem_barrier_all();
         }
         collect_case(ti, 0, 4, 0);

@@ -132,6 +132,7 @@ static uint64_t vhash(int pe, const char *op, uint64_t salt, size_t i)
         }                                                                                          \
         int rc = shmem_##N##_##OP##_reduce(t->team, d, s, n);                                      \
         t_check(rc == 0, "shmem_%s_%s_reduce(%s, %zu) returned %d", #N, #OP, t->name, n, rc);      \
+        ct_slow_reader(t, nextbuf);                                                                \
         CHECK_RESULT(T, K, OP, CLS, d, n, t->world, t->size, salt,                                 \
                      "shmem_%s_%s_reduce(%s, %zu%s) on PE %d", #N, #OP, t->name, n,                \
                      inplace ? ", in place" : "", me);                                             \
