@@ -19,7 +19,9 @@
  * 7. The team limit (FABSHMEM_MAX_TEAMS, default 32 counting WORLD and SHARED): splitting in a
  *    loop ends with a nonzero return and SHMEM_TEAM_INVALID, after exactly max-2 teams; after
  *    destroying them, creation works again.
- * 8. team_sync on two overlapping teams used alternately, with a data check proving each sync
+ * 8. Team slots reused by teams of other members: 60 rounds of split, collectives with data
+ *    checks (sum reduction, fcollect, broadcast, alltoall), destroy.
+ * 9. team_sync on two overlapping teams used alternately, with a data check proving each sync
  *    orders the puts (quiet) before it.
  */
 #include "../coll_test.h"
@@ -96,6 +98,12 @@ static void predefined(void)
     t_check(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, SHMEM_TEAM_INVALID) == -1,
             "translate to INVALID = %d, want -1",
             shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, SHMEM_TEAM_INVALID));
+    t_check(shmem_team_translate_pe(SHMEM_TEAM_WORLD, -1, SHMEM_TEAM_WORLD) == -1,
+            "translate of world PE -1 = %d, want -1",
+            shmem_team_translate_pe(SHMEM_TEAM_WORLD, -1, SHMEM_TEAM_WORLD));
+    shmem_team_config_t conf = {.num_contexts = 5};
+    t_check(shmem_team_get_config(SHMEM_TEAM_INVALID, SHMEM_TEAM_NUM_CONTEXTS, &conf) != 0,
+            "get_config(INVALID) returned 0");
     t_check(shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes, SHMEM_TEAM_WORLD) == -1,
             "translate of world PE %d (out of range) = %d, want -1", npes,
             shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes, SHMEM_TEAM_WORLD));
@@ -374,6 +382,79 @@ static void limit(void)
     shmem_barrier_all();
 }
 
+/* Team slots are reused with other members: 60 rounds of split (start, stride and size varying),
+ * collectives with a data check (sum reduction, fcollect, broadcast, alltoall), destroy. Stale
+ * arrival counts or scratch of an earlier team on the same slot would show as wrong data or a
+ * hang. */
+static void reuse(void)
+{
+    static long src[8], dst[8 * 64], big[8 * 64];
+    for (int round = 0; round < 60; round++) {
+        int stride = npes >= 3 && round % 3 == 2 ? 2 : 1;
+        int start = round % npes;
+        if (start + stride > npes - 1) {
+            start = round % 2 == 0 ? 0 : npes - 1;
+        }
+        int size = (npes - 1 - start) / stride + 1;
+        if (round % 4 == 1 && size > 1) {
+            size--;
+        }
+        shmem_team_t t = SHMEM_TEAM_INVALID;
+        int rc = shmem_team_split_strided(SHMEM_TEAM_WORLD, start, stride, size, NULL, 0, &t);
+        t_check(rc == 0, "reuse round %d: split(%d, %d, %d) returned %d", round, start, stride,
+                size, rc);
+        if (t != SHMEM_TEAM_INVALID && size <= 64) {
+            int tme = shmem_team_my_pe(t);
+            for (int k = 0; k < 8; k++) {
+                src[k] = (long)round * 1000 + me * 10 + k;
+            }
+            rc = shmem_long_sum_reduce(t, dst, src, 8);
+            for (int k = 0; k < 8; k++) {
+                long want = 0;
+                for (int i = 0; i < size; i++) {
+                    want += (long)round * 1000 + (start + i * stride) * 10 + k;
+                }
+                t_check(rc == 0 && dst[k] == want,
+                        "reuse round %d (team %d,%d,%d): sum_reduce[%d] = %ld, want %ld (rc %d)",
+                        round, start, stride, size, k, dst[k], want, rc);
+            }
+            rc = shmem_long_fcollect(t, big, src, 8);
+            for (int i = 0; i < size; i++) {
+                for (int k = 0; k < 8; k++) {
+                    long want = (long)round * 1000 + (start + i * stride) * 10 + k;
+                    t_check(rc == 0 && big[i * 8 + k] == want,
+                            "reuse round %d (team %d,%d,%d): fcollect block %d [%d] = %ld, want "
+                            "%ld (rc %d)",
+                            round, start, stride, size, i, k, big[i * 8 + k], want, rc);
+                }
+            }
+            int root = round % size;
+            rc = shmem_long_broadcast(t, dst, src, 8, root);
+            for (int k = 0; k < 8; k++) {
+                long want = (long)round * 1000 + (start + root * stride) * 10 + k;
+                t_check(rc == 0 && dst[k] == want,
+                        "reuse round %d (team %d,%d,%d): broadcast from %d [%d] = %ld, want %ld",
+                        round, start, stride, size, root, k, dst[k], want);
+            }
+            /* The next call writes dst and big: everyone must be done reading them. */
+            shmem_team_sync(t);
+            for (int i = 0; i < size; i++) {
+                big[i] = (long)round * 1000 + me * 10 + i; /* the block for team PE i */
+            }
+            rc = shmem_long_alltoall(t, dst, big, 1);
+            for (int i = 0; i < size; i++) {
+                long want = (long)round * 1000 + (start + i * stride) * 10 + tme;
+                t_check(rc == 0 && dst[i] == want,
+                        "reuse round %d (team %d,%d,%d): alltoall from %d = %ld, want %ld", round,
+                        start, stride, size, i, dst[i], want);
+            }
+            shmem_team_sync(t);
+            shmem_team_destroy(t);
+        }
+    }
+    shmem_barrier_all();
+}
+
 /* Overlapping teams A = PEs 0..n-2 and B = PEs 1..n-1 (both the world when npes <= 2 would
  * leave them empty or disjoint), synced alternately. Each round a member puts the round number
  * to its right neighbour in the team, quiets, syncs, and checks what its left neighbour put. */
@@ -429,6 +510,7 @@ int main(void)
     config_and_ctx();
     team_ptr();
     limit();
+    reuse();
     overlapping();
 
     shmem_barrier_all();
