@@ -9,7 +9,7 @@
  *    and tail), and 100 calls of 7 bytes from one fixed root (a root never waits for anyone,
  *    and a slow reader, ct_slow_reader, lags behind): every team PE, the root included, ends
  *    with the root's bytes; non-roots hold other bytes in source, so reading the wrong source
- *    shows; nothing past nelems is written.
+ *    shows; nothing past nelems is written. Also in place on the root (dest == source).
  *  - collect with a different nelems on every PE (zeros included, all-zero too), up to 1 MiB:
  *    dest is the concatenation in team order; fcollect with equal nelems.
  *  - typed forms for every standard RMA type (long double included), element values checked.
@@ -62,6 +62,32 @@ static void bcast_case(int ti, size_t nb, int iters, int fixed_root)
         ct_verify_fill(d + nb, MARGIN, CT_SENTINEL, "broadcastmem(%s, %zu) call %d: past nelems",
                        t->name, nb, it);
         memset(d, CT_SENTINEL, nb + MARGIN);
+    }
+}
+
+/* The root's dest is its source (in place): the root's data must stay, the others get it. A
+ * team_sync between calls: the root writes its own dest before the call. */
+static void bcast_inplace(int ti, size_t nb)
+{
+    struct ct_team *t = &ct_teams[ti];
+    if (t->me < 0) {
+        return;
+    }
+    for (int root = 0; root < t->size; root++) {
+        uint64_t salt = salt_of(6, ti, root, nb);
+        if (t->me == root) {
+            t_fill(dst[0], nb, ct_key(me, 0), salt);
+        }
+        int rc = shmem_broadcastmem(t->team, dst[0], dst[0], nb, root);
+        t_check(rc == 0, "broadcastmem(%s, in place on root %d) returned %d", t->name, root, rc);
+        t_verify(dst[0], nb, ct_key(t->world[root], 0), salt,
+                 "broadcastmem(%s, %zu bytes, in place on root %d) on PE %d", t->name, nb, root,
+                 me);
+        ct_verify_fill(dst[0] + nb, MARGIN, CT_SENTINEL, "broadcastmem(%s, in place): past nelems",
+                       t->name);
+        shmem_team_sync(t->team);
+        memset(dst[0], CT_SENTINEL, nb + MARGIN);
+        shmem_team_sync(t->team);
     }
 }
 
@@ -293,6 +319,8 @@ int main(void)
         bcast_case(ti, 7, 100, 1);
         shmem_barrier_all();
         bcast_case(ti, 4096, 4 * n, 0);
+        shmem_barrier_all();
+        bcast_inplace(ti, 1000);
         shmem_barrier_all();
         if (big) {
             bcast_case(ti, BIG_B, n, 0);
