@@ -6,7 +6,8 @@
  * Teams: world, shared, tail (PEs 1..n-1, odd size with 4 PEs), evens (stride 2). Block sizes
  * 0, 1, 7, 4096 bytes and 1.5 MiB (+5, unaligned; world and tail only). Calls run back to back
  * with no barrier, alternating between two dest buffers and checking each result right after
- * its call (the spec's readiness rule allows it); 100 calls for the small sizes.
+ * its call (the spec's readiness rule allows it); 100 calls for the small sizes. Calls on the
+ * world, tail and evens teams also run interleaved, 100 rounds without any barrier.
  *
  * Every byte of every block is checked: the block PE i sends to PE k holds the pattern of
  * (i, k, case, iteration) (coll_test.h), so a stale, misplaced or misrouted byte shows, and the
@@ -59,6 +60,39 @@ static void mem_case(int ti, size_t nb, int iters)
                        "alltoallmem(%s, %zu bytes) call %d: past the result", t->name, nb, it);
         /* This buffer is next used two calls later: make it ready now. */
         memset(d, CT_SENTINEL, (size_t)n * nb + MARGIN);
+    }
+}
+
+/* Calls on different teams interleaved with no barrier: each round every PE runs one
+ * alltoallmem on each team it belongs to (world, tail, evens, in that order), each team with
+ * its own pair of dest buffers (ibuf[team][parity]). */
+#define INTER_BYTES 13
+#define INTER_ROUNDS 100
+static uint8_t *ibuf[CT_MAX_TEAMS][2];
+
+static void interleaved(void)
+{
+    for (int it = 0; it < INTER_ROUNDS; it++) {
+        for (int ti = 0; ti < ct_nteams; ti++) {
+            struct ct_team *t = &ct_teams[ti];
+            if (t->me < 0 || ti == 1) {
+                continue; /* shared is the world again */
+            }
+            uint8_t *d = ibuf[ti][it % 2];
+            uint64_t salt = salt_of(7, ti, it);
+            for (int k = 0; k < t->size; k++) {
+                t_fill(src + (size_t)k * INTER_BYTES, INTER_BYTES, ct_key(me, t->world[k]), salt);
+            }
+            int rc = shmem_alltoallmem(t->team, d, src, INTER_BYTES);
+            t_check(rc == 0, "interleaved alltoallmem(%s) returned %d", t->name, rc);
+            ct_slow_reader(t, it);
+            for (int i = 0; i < t->size; i++) {
+                t_verify(d + (size_t)i * INTER_BYTES, INTER_BYTES, ct_key(t->world[i], me), salt,
+                         "interleaved alltoallmem(%s) round %d: block from PE %d to PE %d",
+                         t->name, it, t->world[i], me);
+            }
+            memset(d, CT_SENTINEL, (size_t)t->size * INTER_BYTES);
+        }
     }
 }
 
@@ -294,7 +328,13 @@ int main(void)
     tsrc = ct_alloc((size_t)npes * TYPED_BYTES + MARGIN);
     tdst[0] = ct_alloc((size_t)npes * TYPED_BYTES + MARGIN);
     tdst[1] = ct_alloc((size_t)npes * TYPED_BYTES + MARGIN);
+    for (int ti = 0; ti < CT_MAX_TEAMS; ti++) {
+        ibuf[ti][0] = ct_alloc((size_t)npes * INTER_BYTES);
+        ibuf[ti][1] = ct_alloc((size_t)npes * INTER_BYTES);
+    }
     ct_teams_init();
+    shmem_barrier_all();
+    interleaved();
     shmem_barrier_all();
 
     /* Between cases on different teams a barrier: the teams share the dest buffers. */

@@ -13,7 +13,8 @@
  * Teams: world, shared, tail (odd size with 4 PEs), evens (stride 2). Sizes 0, 1, 7 (in
  * place), 1000 (both) and 4099 (odd, both); on the world also 100000 elements, to cross any
  * internal chunking. Calls run back to back without barriers, alternating two dest buffers,
- * each result checked right after its call; nothing past nreduce may be written. The active-set
+ * each result checked right after its call; nothing past nreduce may be written; reductions on
+ * the world, tail and evens teams also run interleaved without barriers. The active-set
  * forms run on (all), (evens), (1..n-1) with sizes 1, 7 (in place) and 1000; pSync must be
  * unchanged after.
  */
@@ -179,6 +180,42 @@ static void team_reductions(int ti, int large)
     }
 }
 
+/* Reductions on different teams interleaved with no barrier: each round every PE reduces on
+ * each team it belongs to (world, tail, evens), each team with its own pair of dest buffers. */
+#define INTER_N 9
+static long ibuf[CT_MAX_TEAMS][2][INTER_N], isrc[INTER_N];
+
+static void interleaved(void)
+{
+    for (int it = 0; it < 100; it++) {
+        for (int ti = 0; ti < ct_nteams; ti++) {
+            struct ct_team *t = &ct_teams[ti];
+            if (t->me < 0 || ti == 1) {
+                continue; /* shared is the world again */
+            }
+            long *d = ibuf[ti][it % 2];
+            for (int k = 0; k < INTER_N; k++) {
+                isrc[k] = (long)it * 100000 + ti * 1000 + me * 10 + k;
+            }
+            int rc = shmem_long_sum_reduce(t->team, d, isrc, INTER_N);
+            ct_slow_reader(t, it);
+            for (int k = 0; k < INTER_N; k++) {
+                long want = 0;
+                for (int i = 0; i < t->size; i++) {
+                    want += (long)it * 100000 + ti * 1000 + t->world[i] * 10 + k;
+                }
+                if (!t_check(rc == 0 && d[k] == want,
+                             "interleaved long_sum_reduce(%s) round %d: [%d] = %ld, want %ld "
+                             "(rc %d)",
+                             t->name, it, k, d[k], want, rc)) {
+                    break;
+                }
+            }
+        }
+    }
+    shmem_barrier_all();
+}
+
 /* The C11 generic names select the same routines. */
 static void generic(void)
 {
@@ -313,6 +350,7 @@ int main(void)
         team_reductions(ti, ti == 0);
         shmem_barrier_all();
     }
+    interleaved();
     generic();
     active_sets();
 
