@@ -16,6 +16,7 @@
  * call works again. Tried on every team, with some PE having nothing for v when npes >= 3.
  *
  * The typed form shmemx_int64_alltoallv and the C11 shmemx_alltoallv (double) count elements.
+ * coll_alltoallv.env splits writes at 16 KiB, so the large blocks arrive in many pieces.
  */
 #include "../coll_test.h"
 #include <shmemx.h>
