@@ -62,6 +62,30 @@ static const struct {
 #undef KIND_ROW
 };
 
+/* The 1.4 active-set and/or/xor (shmem_<T>_and_to_all) also take the signed types short,
+ * int, long and long long, which the 1.5 tables leave out of the bitwise reductions. */
+#define DEP_BIT_ROW(CTYPE, NAME)                                                                 \
+    KERNEL(CTYPE, NAME##_dep, and, x & y)                                                        \
+    KERNEL(CTYPE, NAME##_dep, or, x | y) KERNEL(CTYPE, NAME##_dep, xor, x ^ y)
+FSH_DEPRECATED_REDUCE_INT_TYPES(DEP_BIT_ROW)
+static const kernel_fn dep_bits[FSH_RTYPE_COUNT][FSH_RED_XOR + 1] = {
+#define DEP_BIT_ENTRY(CTYPE, NAME)                                                               \
+    [FSH_RTYPE_##NAME] = {k_##NAME##_dep_and, k_##NAME##_dep_or, k_##NAME##_dep_xor},
+    FSH_DEPRECATED_REDUCE_INT_TYPES(DEP_BIT_ENTRY)
+#undef DEP_BIT_ENTRY
+};
+
+static kernel_fn kernel_of(enum fsh_red_type type, enum fsh_red_op op)
+{
+    if (type >= FSH_RTYPE_COUNT || op >= FSH_RED_NOPS) {
+        return NULL;
+    }
+    if (kinds[type].fn[op]) {
+        return kinds[type].fn[op];
+    }
+    return op <= FSH_RED_XOR ? dep_bits[type][op] : NULL;
+}
+
 struct chunk {
     struct fsh_team *t;
     kernel_fn fn;
@@ -139,7 +163,8 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
 int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nreduce,
                     enum fsh_red_type type, enum fsh_red_op op)
 {
-    if (type >= FSH_RTYPE_COUNT || op >= FSH_RED_NOPS || !kinds[type].fn[op]) {
+    kernel_fn fn = kernel_of(type, op);
+    if (!fn) {
         return fsh_err(-EINVAL, "", "no reduction kernel for type %d, operation %d", type, op);
     }
     size_t esize = kinds[type].size;
@@ -162,7 +187,7 @@ int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nred
     for (size_t base = 0; base < nreduce && rc == 0; base += per) {
         struct chunk c = {
             .t = t,
-            .fn = kinds[type].fn[op],
+            .fn = fn,
             .acc = (char *)dest + base * esize,
             .count = nreduce - base < per ? nreduce - base : per,
             .par = fsh_team_step(t),

@@ -11,6 +11,11 @@
  * for an RDM endpoint with RMA (atomics when available) and delivery-complete semantics: a
  * completion then means the data is visible at the target, which is what shmem_quiet promises.
  * No ordering between RMA operations is ever assumed, whatever msg_order the provider reports.
+ *
+ * NIC choice: init passes the NIC topology.c chose (or FABSHMEM_NIC). It goes into the
+ * domain-name hint for efa and verbs, whose domains are the NICs; for other providers the entry
+ * of that name is taken from fi_getinfo's list when the user forced it (tcp ignores the hint but
+ * lists one entry per interface). FABSHMEM_DOMAIN, when set, wins over both.
  */
 #include "fabric.h"
 
@@ -28,6 +33,7 @@
 #include "log.h"
 
 static struct {
+    struct fi_info *list; /* what fi_getinfo returned; info is the entry opened */
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -121,14 +127,89 @@ static int probe(const char *prov, const char *domain, uint64_t mr_offer, struct
     return rc;
 }
 
+/* efa and verbs name their domains after the device and filter on a domain-name hint. */
+static bool hint_filters(const char *prov)
+{
+    return prov && (strncmp(prov, "efa", 3) == 0 || strncmp(prov, "verbs", 5) == 0);
+}
+
+/* shm's one domain is not a device; every other provider's domains are NICs or interfaces
+ * (tcp: eth0, lo). */
+static bool domains_are_nics(const char *prov)
+{
+    return strncmp(prov, "shm", 3) != 0;
+}
+
+/* Probe one provider (NULL: libfabric's own order under FI_PROVIDER) and, when a NIC applies,
+ * make fab.info the entry on that NIC. Returns 0, the probe's -FI_E* when the provider is not
+ * usable, or -ENXIO (recorded) when a forced NIC is not among its domains. */
+static int probe_on(const char *prov, const struct fsh_config *cfg,
+                    const struct fsh_fabric_nic *nic, uint64_t mr_offer)
+{
+    const char *want = NULL;
+    if (!cfg->FABSHMEM_DOMAIN[0] && nic && nic->name && nic->name[0]) {
+        want = nic->name;
+    }
+    const char *hint = cfg->FABSHMEM_DOMAIN[0] ? cfg->FABSHMEM_DOMAIN
+                                               : (hint_filters(prov) ? want : NULL);
+    int rc = probe(prov, hint, mr_offer, &fab.list);
+    if (rc != 0 && want && hint == want && !nic->forced) {
+        /* The nearest NIC is not one of this provider's domains: let the provider choose. */
+        FSH_DEBUG("provider %s has no domain %s; not using the NIC hint", prov, want);
+        rc = probe(prov, NULL, mr_offer, &fab.list);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    fab.info = fab.list;
+    const char *got = fab.list->fabric_attr->prov_name;
+    bool applies = want && (nic->forced ? domains_are_nics(got) : hint_filters(got));
+    if (!applies) {
+        if (want) {
+            FSH_DEBUG("NIC %s not applied to provider %s (its domains are not NICs)", want, got);
+        }
+        return 0;
+    }
+    char seen[256] = "";
+    size_t used = 0;
+    for (struct fi_info *i = fab.list; i; i = i->next) {
+        if (strcmp(i->domain_attr->name, want) == 0) {
+            fab.info = i;
+            snprintf(fab.attr.nic_hint, sizeof(fab.attr.nic_hint), "%s", want);
+            return 0;
+        }
+        if (!strstr(seen, i->domain_attr->name) && used < sizeof(seen)) {
+            used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? "," : "",
+                                     i->domain_attr->name);
+        }
+    }
+    if (!nic->forced) {
+        FSH_DEBUG("provider %s offers no domain %s (only %s); the provider chooses", got, want,
+                  seen);
+        return 0;
+    }
+    char prov_name[64];
+    snprintf(prov_name, sizeof(prov_name), "%s", got);
+    fi_freeinfo(fab.list);
+    fab.list = fab.info = NULL;
+    return fsh_err(-ENXIO,
+                   "set FABSHMEM_NIC to one of the provider's domains (fi_info -p PROVIDER lists "
+                   "them; for tcp also set FI_TCP_IFACE), or unset it",
+                   "FABSHMEM_NIC: provider %s has no domain '%s' (its domains: %s)", prov_name,
+                   want, seen);
+}
+
 static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
-                  uint64_t mr_offer, struct fi_info **out)
+                  const struct fsh_fabric_nic *nic, uint64_t mr_offer)
 {
     const char *forced = cfg->FABSHMEM_PROVIDER[0] ? cfg->FABSHMEM_PROVIDER : NULL;
     if (forced || cfg->FI_PROVIDER[0]) {
         /* With only FI_PROVIDER set, libfabric filters its own list (FI_PROVIDER=tcp gives
          * tcp;ofi_rxm for RDM); prov_name NULL lets it do that. */
-        int rc = probe(forced, cfg->FABSHMEM_DOMAIN, mr_offer, out);
+        int rc = probe_on(forced, cfg, nic, mr_offer);
+        if (rc == -ENXIO) {
+            return rc;
+        }
         if (rc != 0) {
             const char *name = forced ? forced : cfg->FI_PROVIDER;
             return fsh_err(-ENODEV,
@@ -144,8 +225,9 @@ static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot
         if (strcmp(default_order[i], "shm") == 0 && !one_node) {
             continue;
         }
-        if (probe(default_order[i], cfg->FABSHMEM_DOMAIN, mr_offer, out) == 0) {
-            return 0;
+        int rc = probe_on(default_order[i], cfg, nic, mr_offer);
+        if (rc == 0 || rc == -ENXIO) {
+            return rc;
         }
         FSH_DEBUG("provider %s not usable here", default_order[i]);
     }
@@ -201,14 +283,15 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
     a->mr_key_size = fi->domain_attr->mr_key_size;
 }
 
-int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot)
+int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                    const struct fsh_fabric_nic *nic)
 {
     uint64_t mr_offer;
     int rc = parse_mr_mode(cfg->FABSHMEM_MR_MODE, &mr_offer);
     if (rc != 0) {
         return rc;
     }
-    rc = choose(cfg, boot, mr_offer, &fab.info);
+    rc = choose(cfg, boot, nic, mr_offer);
     if (rc != 0) {
         return rc;
     }
@@ -289,9 +372,9 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     }
     char mm[96];
     mr_mode_str(a->mr_mode, mm, sizeof(mm));
-    FSH_INFO("provider %s domain %s mr_mode %s inject %zu max_msg %zu cq_data %zu tx_depth %zu",
-             a->prov, a->domain, mm, a->inject_size, a->max_msg_size, a->cq_data_size,
-             a->tx_depth);
+    FSH_INFO("provider %s domain %s%s%s mr_mode %s inject %zu max_msg %zu cq_data %zu "
+             "tx_depth %zu", a->prov, a->domain, a->nic_hint[0] ? " (nic hint) " : "",
+             a->nic_hint, mm, a->inject_size, a->max_msg_size, a->cq_data_size, a->tx_depth);
     return 0;
 }
 
@@ -394,8 +477,8 @@ void fsh_fabric_close(void)
     close_fid(fab.cq ? &fab.cq->fid : NULL, "completion queue");
     close_fid(fab.domain ? &fab.domain->fid : NULL, "domain");
     close_fid(fab.fabric ? &fab.fabric->fid : NULL, "fabric");
-    if (fab.info) {
-        fi_freeinfo(fab.info);
+    if (fab.list) {
+        fi_freeinfo(fab.list);
     }
     free(fab.peers);
     memset(&fab, 0, sizeof(fab));

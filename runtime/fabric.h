@@ -21,6 +21,7 @@
 struct fsh_fabric_attr {
     char prov[64];
     char domain[64];
+    char nic_hint[64];       /* the NIC asked for and obeyed, or "" (the provider chose) */
     uint32_t addr_format;
     size_t addrlen;          /* our own address, as fi_getname returned it */
     uint64_t mr_mode;        /* as returned by the provider */
@@ -41,7 +42,17 @@ struct fsh_fabric_attr {
 
 #define FSH_ADDR_MAX 240 /* slot for one PE's address in the exchange blob */
 
-int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot);
+/* The NIC topology chose for this PE. It is applied to providers whose domains are NICs that
+ * fi_getinfo can filter (efa, verbs); when the user forced it (FABSHMEM_NIC) to every provider
+ * whose domains are devices or interfaces (all but shm), and then a miss is an error. A
+ * topology choice never makes a provider fail to open: without a match the provider chooses. */
+struct fsh_fabric_nic {
+    const char *name; /* libfabric domain name, or NULL / "" for no preference */
+    bool forced;
+};
+
+int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                    const struct fsh_fabric_nic *nic);
 void fsh_fabric_close(void);
 const struct fsh_fabric_attr *fsh_fabric_attr(void);
 

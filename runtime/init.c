@@ -1,7 +1,8 @@
 /*
  * init.c: the one place that knows the order modules come up and go down.
  *
- *   init:  env -> log level -> bootstrap (PMIx or singleton) -> fabric -> progress ->
+ *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding)
+ *          -> fabric (on that NIC) -> progress ->
  *          heap map -> memlock check -> registration (heap, data+bss) -> exchange (one
  *          all-gather of {address, segment bases and keys}) -> AV insert -> allocator ->
  *          collectives -> barrier
@@ -36,6 +37,7 @@
 #include "shmem.h"
 #include "signal.h"
 #include "team.h"
+#include "topology.h"
 #include "xport.h"
 
 struct fsh_rt fsh_rt = {.pe = -1, .npes = 0, .log_level = FSH_LOG_WARN};
@@ -146,6 +148,19 @@ static void print_info(const struct fsh_config *cfg)
     printf("  symmetric heap: %zu bytes at %p\n", lc.heap_size, lc.heap_base);
     printf("  configuration (SHMEM_INFO=1):\n");
     fsh_env_print(stdout);
+    fflush(stdout);
+}
+
+/* Every PE's line of the topology map, with the endpoint it opened: one write per line, so
+ * PEs sharing the launcher's output do not interleave them. */
+static void print_place(void)
+{
+    char topo[1024];
+    const struct fsh_fabric_attr *a = fsh_fabric_attr();
+    fsh_topo_describe(topo, sizeof(topo));
+    printf("  topology: PE %d local %d/%d %s endpoint=%s domain=%s hint=%s\n", fsh_rt.pe,
+           fsh_rt.local_rank, fsh_rt.local_size, topo, a->prov, a->domain,
+           a->nic_hint[0] ? a->nic_hint : "-");
     fflush(stdout);
 }
 
@@ -302,7 +317,16 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     bool chaos_reorder, chaos_delay;
     parse_chaos(fn, cfg->FABSHMEM_CHAOS, &chaos_reorder, &chaos_delay);
     uint64_t seed = (uint64_t)cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
-    rc = fsh_fabric_open(cfg, &boot);
+    rc = fsh_topo_init(cfg, boot.local_rank, boot.local_size);
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
+    const struct fsh_topo_pe *place = fsh_topo_mine();
+    struct fsh_fabric_nic nic = {
+        .name = place && place->nnics ? place->nics[0] : NULL,
+        .forced = fsh_topo_nic_forced(),
+    };
+    rc = fsh_fabric_open(cfg, &boot, &nic);
     if (rc == 0) {
         install_terminate_handlers();
         struct fsh_progress_config pc = {
@@ -390,6 +414,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (fsh_rt.pe == 0 && cfg->SHMEM_INFO) {
         print_info(cfg);
     }
+    if (cfg->SHMEM_INFO) {
+        print_place();
+    }
     /* Nobody may target a peer before its endpoint is in every AV: the exchange fence already
      * ordered that, and this barrier also proves the fabric path works end to end. */
     rc = fsh_coll_barrier_all();
@@ -434,6 +461,7 @@ void fsh_init_finalize(const char *fn)
     fsh_xport_fini();
     fsh_progress_fini();
     fsh_fabric_close();
+    fsh_topo_fini();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);
     lc.heap_base = NULL;
     fsh_boot_fini();

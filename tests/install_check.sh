@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # After 'make install': the installed oshcc, oshrun, pkg-config file and headers build and run a
-# real program (one put around a ring), as a user outside the source tree would.
+# real program (one put around a ring), as a user outside the source tree would; fabshmem-info
+# runs and prints its map.
 set -eu
 prefix=$1
 work=$(mktemp -d)
@@ -28,4 +29,5 @@ cc -o "$work/ring_pc" "$work/ring.c" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" p
 "$work/ring"
 "$prefix/bin/oshrun" -n 2 "$work/ring_pc"
 test -f "$prefix/lib/libfabshmem.a"
+"$prefix/bin/fabshmem-info" --local-size 2 | grep -q '^map for 2 local rank'
 echo "install_check: PASS"
