@@ -30,14 +30,6 @@
 
 #define NO_ROOM UINT64_MAX
 
-static int dest_of(void *dest, size_t len, enum fsh_seg *seg, uint64_t *off)
-{
-    if (fsh_mr_lookup(dest, len ? len : 1, seg, off) != 0) {
-        return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
-    }
-    return 0;
-}
-
 /* Wait for the arrivals expected from every other member, then complete my writes. */
 static int finish(struct fsh_team *t, struct fsh_notify_batch *b, const char *what)
 {
@@ -57,7 +49,7 @@ int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t by
     }
     enum fsh_seg seg;
     uint64_t off;
-    int rc = dest_of(dest, bytes * (size_t)n, &seg, &off);
+    int rc = fsh_notify_dest(dest, bytes * (size_t)n, &seg, &off);
     if (rc != 0) {
         return rc;
     }
@@ -87,7 +79,7 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
     }
     enum fsh_seg seg;
     uint64_t off;
-    int rc = dest_of(dest, esize, &seg, &off);
+    int rc = fsh_notify_dest(dest, esize, &seg, &off);
     if (rc != 0) {
         return rc;
     }
@@ -115,8 +107,7 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
     return rc ? rc : frc;
 }
 
-/* One step of the alltoallv handshake: out[k] to team PE k's mailbox for me, in[k] back. */
-static int exchange_words(struct fsh_team *t, const char *what, uint64_t **in)
+int fsh_coll_exchange_words(struct fsh_team *t, const char *what, uint64_t **in)
 {
     int n = t->size, me = t->my_pe, rc = 0;
     unsigned par = fsh_team_step(t);
@@ -147,7 +138,7 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
     for (int k = 0; k < n; k++) {
         out[k] = send_counts[k];
     }
-    int rc = exchange_words(t, "alltoallv: exchanging counts", &in);
+    int rc = fsh_coll_exchange_words(t, "alltoallv: exchanging counts", &in);
     if (rc != 0) {
         return rc;
     }
@@ -173,7 +164,7 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
     for (int k = 0; k < n; k++) {
         out[k] = room ? (uint64_t)recv_displs[k] : NO_ROOM;
     }
-    rc = exchange_words(t, "alltoallv: exchanging offsets", &in);
+    rc = fsh_coll_exchange_words(t, "alltoallv: exchanging offsets", &in);
     if (rc != 0) {
         return rc;
     }
@@ -181,7 +172,7 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
     /* Phase 3: the blocks. */
     enum fsh_seg seg;
     uint64_t off;
-    rc = dest_of(dest, dest_nelems * esize, &seg, &off);
+    rc = fsh_notify_dest(dest, dest_nelems * esize, &seg, &off);
     if (rc != 0) {
         return rc;
     }

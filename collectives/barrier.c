@@ -48,7 +48,7 @@ int fsh_coll_sync(struct fsh_team *t, const char *what)
     int rc = 0;
     for (int dist = 1; dist < n && rc == 0; dist *= 2) {
         int from = fsh_team_world_pe(t, (me - dist + n) % n);
-        rc = fsh_notify_put(&b, fsh_team_world_pe(t, (me + dist) % n), FSH_SEG_HEAP, 0, NULL, 0);
+        rc = fsh_notify_signal(&b, fsh_team_world_pe(t, (me + dist) % n));
         if (rc == 0) {
             fsh_notify_expect(t->slot, from, 1);
             rc = fsh_notify_wait(t->slot, from, what);

@@ -36,16 +36,16 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     }
     enum fsh_seg seg;
     uint64_t off;
-    if (fsh_mr_lookup(dest, bytes, &seg, &off) != 0) {
-        return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
+    int rc = fsh_notify_dest(dest, bytes, &seg, &off);
+    if (rc != 0) {
+        return rc;
     }
-    int rc = 0;
     int low = r == 0 ? 1 << 30 : (r & -r);
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t->slot);
     if (r != 0) {
         int parent = fsh_team_world_pe(t, (r - low + root) % n);
-        rc = fsh_notify_put(&b, parent, FSH_SEG_HEAP, 0, NULL, 0); /* ready */
+        rc = fsh_notify_signal(&b, parent); /* ready */
         fsh_notify_expect(t->slot, parent, fsh_notify_pieces(bytes));
         if (rc == 0) {
             rc = fsh_notify_wait(t->slot, parent, "broadcast: waiting for the data");

@@ -38,6 +38,10 @@ int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t by
  * j)*dst*esize on team PE k. */
 int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_t dst,
                        ptrdiff_t sst, size_t nelems, size_t esize);
+/* One step of 8-byte words between all members (used by alltoallv and collect): the
+ * caller fills fsh_notify_words_out(t->slot)[k] for each team PE k; on return (*in)[k] holds
+ * the word PE k sent me (my own entry untouched). */
+int fsh_coll_exchange_words(struct fsh_team *t, const char *what, uint64_t **in);
 /* shmemx_alltoallv; counts and displacements in elements of esize bytes (shmemx.h). */
 int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const void *src,
                        const size_t *send_counts, const size_t *send_displs,

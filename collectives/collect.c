@@ -26,8 +26,9 @@ static int gather(struct fsh_team *t, void *dest, size_t total, const void *src,
     }
     enum fsh_seg seg;
     uint64_t off;
-    if (fsh_mr_lookup(dest, total, &seg, &off) != 0) {
-        return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
+    rc = fsh_notify_dest(dest, total, &seg, &off);
+    if (rc != 0) {
+        return rc;
     }
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t->slot);
@@ -62,26 +63,15 @@ int fsh_coll_fcollect(struct fsh_team *t, void *dest, const void *src, size_t by
 
 int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t bytes)
 {
-    int n = t->size, me = t->my_pe, rc = 0;
-    unsigned par = fsh_team_step(t);
-    uint64_t *in = fsh_notify_words_in(t->slot, par);
+    int n = t->size, me = t->my_pe;
     uint64_t *out = fsh_notify_words_out(t->slot);
-    out[0] = bytes;
-    struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
-    for (int i = 1; i < n && rc == 0; i++) {
-        int from = fsh_team_world_pe(t, (me - i + n) % n);
-        fsh_notify_expect(t->slot, from, 1);
-        rc = fsh_notify_put(&b, fsh_team_world_pe(t, (me + i) % n), FSH_SEG_HEAP,
-                            fsh_notify_scratch_off(&in[me]), &out[0], sizeof(uint64_t));
+    uint64_t *in;
+    for (int k = 0; k < n; k++) {
+        out[k] = bytes;
     }
-    for (int i = 1; i < n && rc == 0; i++) {
-        rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, (me - i + n) % n),
-                             "collect: exchanging sizes");
-    }
-    int crc = fsh_notify_complete(&b, "collect: exchanging sizes");
-    if (rc || crc) {
-        return rc ? rc : crc;
+    int rc = fsh_coll_exchange_words(t, "collect: exchanging sizes", &in);
+    if (rc != 0) {
+        return rc;
     }
     in[me] = bytes;
     size_t at = 0, total = 0;

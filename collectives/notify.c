@@ -136,15 +136,25 @@ uint32_t fsh_notify_pieces(size_t len)
     return len == 0 ? 1 : (uint32_t)((len + max - 1) / max);
 }
 
+static uint32_t imm_of(const struct fsh_notify_batch *b)
+{
+    return ((uint32_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT) | (b->slot << SENDER_BITS) |
+           (uint32_t)fsh_rt.pe;
+}
+
+int fsh_notify_signal(struct fsh_notify_batch *b, int pe)
+{
+    return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe, FSH_SEG_HEAP,
+                         nt.sink_off, true, imm_of(b));
+}
+
 int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
                    const void *src, size_t len)
 {
-    uint32_t imm = ((uint32_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT) | (b->slot << SENDER_BITS) |
-                   (uint32_t)fsh_rt.pe;
     if (len == 0) {
-        return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe,
-                             FSH_SEG_HEAP, nt.sink_off, true, imm);
+        return fsh_notify_signal(b, pe);
     }
+    uint32_t imm = imm_of(b);
     size_t max = fsh_rma_max_write();
     for (size_t done = 0; done < len;) {
         size_t n = len - done < max ? len - done : max;
@@ -224,6 +234,14 @@ size_t fsh_notify_red_chunk(void)
 unsigned fsh_notify_red_rounds(void)
 {
     return nt.red_rounds;
+}
+
+int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *off)
+{
+    if (fsh_mr_lookup(dest, len ? len : 1, seg, off) != 0) {
+        return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
+    }
+    return 0;
 }
 
 uint64_t fsh_notify_scratch_off(const void *p)

@@ -44,6 +44,8 @@ static inline void fsh_notify_batch_init(struct fsh_notify_batch *b, unsigned sl
  * message size; each piece counts one arrival at pe. len 0 sends one data-less arrival. */
 int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
                    const void *src, size_t len);
+/* One data-less arrival at pe (a "ready" or a barrier round). */
+int fsh_notify_signal(struct fsh_notify_batch *b, int pe);
 /* Arrivals one fsh_notify_put of len bytes raises at its target. */
 uint32_t fsh_notify_pieces(size_t len);
 /* Wait until every write of the batch completed. */
@@ -62,6 +64,9 @@ uint64_t *fsh_notify_words_out(unsigned slot);
 void *fsh_notify_red(unsigned slot, unsigned parity, unsigned round);
 size_t fsh_notify_red_chunk(void);
 unsigned fsh_notify_red_rounds(void);
+/* The symmetric (seg, off) of a collective's dest of len bytes; -EFAULT (recorded) when it
+ * is not symmetric. */
+int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *off);
 /* Heap offset (the same on every PE) of a scratch address returned above. */
 uint64_t fsh_notify_scratch_off(const void *p);
 

@@ -179,11 +179,11 @@ int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nred
     }
     enum fsh_seg seg;
     uint64_t off;
-    if (fsh_mr_lookup(dest, nreduce * esize, &seg, &off) != 0) {
-        return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
+    int rc = fsh_notify_dest(dest, nreduce * esize, &seg, &off);
+    if (rc != 0) {
+        return rc;
     }
     size_t per = fsh_notify_red_chunk() / esize;
-    int rc = 0;
     for (size_t base = 0; base < nreduce && rc == 0; base += per) {
         struct chunk c = {
             .t = t,
