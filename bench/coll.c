@@ -21,28 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 10);
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
-    }
-    return v;
-}
+#include "bench.h"
 
 static uint8_t pattern(int from, int to, size_t i)
 {
@@ -60,22 +41,10 @@ static double slowest(double v)
 
 static double put_bw(uint8_t *dst, const uint8_t *src, size_t size, int iters)
 {
-    int me = shmem_my_pe(), window = 16;
     double bw = 0;
     shmem_barrier_all();
-    if (me == 0 && shmem_n_pes() > 1) {
-        int reps = iters / 4 > 2 ? iters / 4 : 2;
-        double t0 = 0;
-        for (int r = -1; r < reps; r++) {
-            if (r == 0) {
-                t0 = now_us();
-            }
-            for (int w = 0; w < window; w++) {
-                shmem_putmem_nbi(dst, src, size, 1);
-            }
-            shmem_quiet();
-        }
-        bw = (double)size * window * reps / (now_us() - t0);
+    if (shmem_my_pe() == 0 && shmem_n_pes() > 1) {
+        bw = bench_put_bw(dst, src, size, 1, 16, iters / 4 > 2 ? iters / 4 : 2);
     }
     shmem_barrier_all();
     return slowest(bw);
@@ -87,8 +56,8 @@ int main(int argc, char **argv)
     int iters = 100, warmup = 10, opt;
     while ((opt = getopt(argc, argv, "b:e:n:w:h")) != -1) {
         switch (opt) {
-        case 'b': min = parse_size(optarg); break;
-        case 'e': max = parse_size(optarg); break;
+        case 'b': min = bench_parse_size(optarg); break;
+        case 'e': max = bench_parse_size(optarg); break;
         case 'n': iters = atoi(optarg); break;
         case 'w': warmup = atoi(optarg); break;
         default:
@@ -121,16 +90,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < warmup; i++) {
         shmem_barrier_all();
     }
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int i = 0; i < iters; i++) {
         shmem_barrier_all();
     }
-    double bar = slowest((now_us() - t0) / iters);
-    t0 = now_us();
+    double bar = slowest((bench_now_us() - t0) / iters);
+    t0 = bench_now_us();
     for (int i = 0; i < iters; i++) {
         shmem_team_sync(SHMEM_TEAM_WORLD);
     }
-    double sync = slowest((now_us() - t0) / iters);
+    double sync = slowest((bench_now_us() - t0) / iters);
     if (me == 0) {
         printf("# %s: %d PEs; %d iterations (+%d warmup)\n", name, npes, iters, warmup);
         printf("# barrier_all(us) %10.2f   team_sync(us) %10.2f\n", bar, sync);
@@ -145,11 +114,11 @@ int main(int argc, char **argv)
         for (int i = -warmup; i < n; i++) {
             if (i == 0) {
                 shmem_barrier_all();
-                t0 = now_us();
+                t0 = bench_now_us();
             }
             shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, size);
         }
-        double t = slowest((now_us() - t0) / n);
+        double t = slowest((bench_now_us() - t0) / n);
         double ceiling = put_bw(dst, src, size, n);
         for (int to = 0; to < npes; to++) {
             for (size_t i = 0; i < size; i++) {

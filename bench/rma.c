@@ -17,40 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 10);
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
-    }
-    return v;
-}
+#include "bench.h"
 
 static uint8_t pattern(size_t size, size_t i)
 {
@@ -64,8 +33,8 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "b:e:n:w:W:h")) != -1) {
         switch (opt) {
-        case 'b': min = parse_size(optarg); break;
-        case 'e': max = parse_size(optarg); break;
+        case 'b': min = bench_parse_size(optarg); break;
+        case 'e': max = bench_parse_size(optarg); break;
         case 'n': iters = atoi(optarg); break;
         case 'w': warmup = atoi(optarg); break;
         case 'W': window = atoi(optarg); break;
@@ -109,36 +78,26 @@ int main(int argc, char **argv)
         shmem_barrier_all();
         if (me == 0) {
             for (int i = -warmup; i < iters; i++) {
-                double t0 = now_us();
+                double t0 = bench_now_us();
                 shmem_putmem(dst, src, size, peer);
                 shmem_quiet();
                 if (i >= 0) {
-                    t[i] = now_us() - t0;
+                    t[i] = bench_now_us() - t0;
                 }
             }
-            put_med = median(t, iters);
+            put_med = bench_median(t, iters);
             put_min = t[0];
             for (int i = -warmup; i < iters; i++) {
-                double t0 = now_us();
+                double t0 = bench_now_us();
                 shmem_getmem(dst, src, size, peer);
                 if (i >= 0) {
-                    t[i] = now_us() - t0;
+                    t[i] = bench_now_us() - t0;
                 }
             }
-            get_med = median(t, iters);
+            get_med = bench_median(t, iters);
             get_min = t[0];
             int reps = iters / 10 > 2 ? iters / 10 : 2;
-            double t0 = 0;
-            for (int r = -1; r < reps; r++) {
-                if (r == 0) {
-                    t0 = now_us();
-                }
-                for (int w = 0; w < window; w++) {
-                    shmem_putmem_nbi(dst, src, size, peer);
-                }
-                shmem_quiet();
-            }
-            bw = (double)size * window * reps / (now_us() - t0);
+            bw = bench_put_bw(dst, src, size, peer, window, reps);
             for (size_t i = 0; i < size; i++) {
                 src[i] = pattern(size, i);
             }
