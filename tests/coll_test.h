@@ -194,6 +194,16 @@ static inline T_UNUSED void *ct_alloc(size_t n)
     X(uint16_t, uint16, INT) X(uint32_t, uint32, INT) X(uint64_t, uint64, INT)                     \
     X(size_t, size, INT) X(ptrdiff_t, ptrdiff, INT)
 
+/* The deprecated collectives must leave their pSync as the program set it. */
+static inline T_UNUSED void ct_check_psync(const long *psync, int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (!t_check(psync[k] == SHMEM_SYNC_VALUE, "pSync[%d] is %ld after use", k, psync[k])) {
+            break;
+        }
+    }
+}
+
 /* The element of type T that world PE `from` sends to world PE `to` at index j. */
 #define CT_VAL(K, T, from, to, salt, j)                                                            \
     CT_GEN_##K(T, t_pattern(ct_key(from, to), (uint64_t)(salt) ^ (uint64_t)(j)))

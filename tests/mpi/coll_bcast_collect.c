@@ -283,11 +283,7 @@ static void deprecated(void)
             }
         }
     }
-    for (int k = 0; k < SHMEM_COLLECT_SYNC_SIZE; k++) {
-        if (!t_check(psync[k] == SHMEM_SYNC_VALUE, "pSync[%d] is %ld after use", k, psync[k])) {
-            break;
-        }
-    }
+    ct_check_psync(psync, SHMEM_COLLECT_SYNC_SIZE);
 }
 
 int main(void)

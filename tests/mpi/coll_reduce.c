@@ -325,11 +325,7 @@ static void active_sets(void)
         }
     }
     shmem_barrier_all();
-    for (int k = 0; k < SHMEM_REDUCE_SYNC_SIZE; k++) {
-        if (!t_check(psync[k] == SHMEM_SYNC_VALUE, "pSync[%d] is %ld after use", k, psync[k])) {
-            break;
-        }
-    }
+    ct_check_psync(psync, SHMEM_REDUCE_SYNC_SIZE);
 }
 
 int main(void)
