@@ -130,8 +130,7 @@ static void human(size_t bytes, char *buf, size_t len)
     }
 }
 
-/* Does this process hold CAP_IPC_LOCK (then the kernel ignores RLIMIT_MEMLOCK)? */
-static int has_ipc_lock(void)
+bool fsh_mr_has_ipc_lock(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) {
@@ -155,7 +154,7 @@ int fsh_mr_check_memlock(size_t bytes)
     }
     struct rlimit rl;
     if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur >= bytes || has_ipc_lock()) {
+        rl.rlim_cur >= bytes || fsh_mr_has_ipc_lock()) {
         return 0;
     }
     char lim[32], need[32];

@@ -25,6 +25,8 @@ int fsh_mr_find_data_segment(void **base, size_t *len);
 /* Fails with cause and fix when registering `bytes` would exceed RLIMIT_MEMLOCK on a provider
  * that pins memory. */
 int fsh_mr_check_memlock(size_t bytes);
+/* Does this process hold CAP_IPC_LOCK (then the kernel ignores RLIMIT_MEMLOCK)? */
+bool fsh_mr_has_ipc_lock(void);
 int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len);
 
 /* The per-PE part of the exchange blob. */

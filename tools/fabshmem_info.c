@@ -22,6 +22,7 @@
 
 #include "env.h"
 #include "error.h"
+#include "mr.h"
 #include "topology.h"
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -318,22 +319,6 @@ static void check_provider(const struct fsh_config *cfg, const struct fsh_topo_m
     }
 }
 
-static bool has_ipc_lock(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long eff = 0;
-    while (f && fgets(line, sizeof(line), f)) {
-        if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-            break;
-        }
-    }
-    if (f) {
-        fclose(f);
-    }
-    return (eff >> 14) & 1; /* CAP_IPC_LOCK */
-}
-
 static void check_memlock(const struct fsh_config *cfg)
 {
     struct rlimit rl;
@@ -347,7 +332,7 @@ static void check_memlock(const struct fsh_config *cfg)
              cfg->SHMEM_SYMMETRIC_SIZE >> 20);
     if (rl.rlim_cur >= cfg->SHMEM_SYMMETRIC_SIZE) {
         ok("%s", "memlock: above the symmetric heap size");
-    } else if (has_ipc_lock()) {
+    } else if (fsh_mr_has_ipc_lock()) {
         ok("%s", "memlock: limited, but this process holds CAP_IPC_LOCK (root), which lifts it; "
                  "other users need ulimit -l unlimited");
     } else {
