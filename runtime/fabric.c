@@ -47,6 +47,13 @@ static struct {
 } fab;
 
 static const char *const default_order[] = {"efa", "verbs;ofi_rxm", "shm", "tcp;ofi_rxm"};
+#define NORDER (sizeof(default_order) / sizeof(default_order[0]))
+
+const char *const *fsh_fabric_default_order(size_t *n)
+{
+    *n = NORDER;
+    return default_order;
+}
 
 /* The registration modes FABSHMEM_MR_MODE may name, and their bits. */
 static const char *const mr_names[] = {"local", "virt_addr", "allocated", "prov_key", "raw", "hmem"};
@@ -80,8 +87,7 @@ static void mr_mode_str(uint64_t mode, char *buf, size_t len)
     }
 }
 
-/* One fi_getinfo attempt. prov may be NULL (libfabric's own order, filtered by FI_PROVIDER). */
-static int try_provider(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
+int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
                         uint64_t op_flags, struct fi_info **out)
 {
     struct fi_info *hints = fi_allocinfo();
@@ -119,7 +125,7 @@ static int probe(const char *prov, const char *domain, uint64_t mr_offer, struct
     };
     int rc = -FI_ENODATA;
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-        rc = try_provider(prov, domain, mr_offer, tries[i][0], tries[i][1], out);
+        rc = fsh_fabric_getinfo(prov, domain, mr_offer, tries[i][0], tries[i][1], out);
         if (rc == 0) {
             return 0;
         }
@@ -221,7 +227,7 @@ static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot
         return 0;
     }
     bool one_node = boot->local_size == boot->size;
-    for (size_t i = 0; i < sizeof(default_order) / sizeof(default_order[0]); i++) {
+    for (size_t i = 0; i < NORDER; i++) {
         if (strcmp(default_order[i], "shm") == 0 && !one_node) {
             continue;
         }

@@ -67,6 +67,15 @@ void fsh_fabric_describe(char *buf, size_t len);
  * anything: for the abort path and signal handlers (async-signal-safe). */
 void fsh_fabric_unlink_shared(void);
 
+/* The providers tried when none is forced, in order (shm only for single-node jobs). */
+const char *const *fsh_fabric_default_order(size_t *n);
+/* One fi_getinfo for an RDM endpoint with the hints the runtime uses (its context mode,
+ * threading, resource management), asking caps and op_flags with the registration modes
+ * mr_offer. prov may be NULL (libfabric's own order, filtered by FI_PROVIDER); domain NULL or
+ * "" for any. fabshmem-info asks the same questions through it. */
+int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
+                       uint64_t op_flags, struct fi_info **out);
+
 struct fid_domain *fsh_fabric_domain(void);
 struct fid_ep *fsh_fabric_ep(void);
 struct fid_cq *fsh_fabric_cq(void);

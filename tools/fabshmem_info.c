@@ -22,6 +22,7 @@
 
 #include "env.h"
 #include "error.h"
+#include "fabric.h"
 #include "mr.h"
 #include "topology.h"
 
@@ -36,25 +37,16 @@ struct prov {
     char why[96];
 };
 
-static struct prov provs[] = {{.name = "efa"}, {.name = "verbs;ofi_rxm"}, {.name = "shm"},
-                              {.name = "tcp;ofi_rxm"}};
-#define NPROVS (sizeof(provs) / sizeof(provs[0]))
+/* The runtime's candidates (fsh_fabric_default_order), probed once. */
+static struct prov provs[8];
+static size_t nprovs;
+
+/* Everything EFA may demand, plus device memory: what a GPU job's registrations need. */
+#define MR_OFFER (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_HMEM)
 
 static int getinfo(const char *prov, uint64_t caps, struct fi_info **out)
 {
-    struct fi_info *hints = fi_allocinfo();
-    if (!hints) {
-        return -FI_ENOMEM;
-    }
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = caps;
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->domain_attr->mr_mode = (int)(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-                                        FI_MR_PROV_KEY | FI_MR_HMEM);
-    hints->fabric_attr->prov_name = strdup(prov);
-    int rc = fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, out);
-    fi_freeinfo(hints);
-    return rc;
+    return fsh_fabric_getinfo(prov, NULL, MR_OFFER, caps, 0, out);
 }
 
 static void probe(struct prov *p)
@@ -90,7 +82,12 @@ static void print_providers(void)
     printf("libfabric %u.%u providers (FI_EP_RDM with RMA; fabshmem needs 4 bytes of immediate "
            "data, uses atomics and FI_HMEM when offered):\n",
            FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
-    for (size_t i = 0; i < NPROVS; i++) {
+    size_t n;
+    const char *const *order = fsh_fabric_default_order(&n);
+    for (nprovs = 0; nprovs < n && nprovs < sizeof(provs) / sizeof(provs[0]); nprovs++) {
+        provs[nprovs].name = order[nprovs];
+    }
+    for (size_t i = 0; i < nprovs; i++) {
         struct prov *p = &provs[i];
         probe(p);
         if (!p->usable) {
@@ -266,7 +263,7 @@ static const char *chosen_provider(const struct fsh_config *cfg)
         return forced;
     }
     /* The runtime's order for a job spanning nodes (shm serves only single-node jobs). */
-    for (size_t i = 0; i < NPROVS; i++) {
+    for (size_t i = 0; i < nprovs; i++) {
         if (provs[i].usable && strcmp(provs[i].name, "shm") != 0) {
             return provs[i].name;
         }
@@ -276,7 +273,7 @@ static const char *chosen_provider(const struct fsh_config *cfg)
 
 static const struct prov *find_prov(const char *name)
 {
-    for (size_t i = 0; i < NPROVS; i++) {
+    for (size_t i = 0; i < nprovs; i++) {
         if (strncmp(provs[i].name, name, strlen(name)) == 0) {
             return &provs[i];
         }
