@@ -19,14 +19,10 @@
  */
 #include "coll.h"
 
-#include <errno.h>
 #include <string.h>
 
-#include "error.h"
 #include "log.h"
-#include "mr.h"
 #include "notify.h"
-#include "rt.h"
 
 #define NO_ROOM UINT64_MAX
 

@@ -17,10 +17,7 @@
  */
 #include "coll.h"
 
-#include <errno.h>
-#include <stdio.h>
 
-#include "error.h"
 #include "notify.h"
 #include "rma.h"
 #include "rt.h"

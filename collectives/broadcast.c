@@ -19,11 +19,8 @@
  */
 #include "coll.h"
 
-#include <errno.h>
 #include <string.h>
 
-#include "error.h"
-#include "mr.h"
 #include "notify.h"
 
 int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t bytes, int root,

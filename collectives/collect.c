@@ -9,11 +9,8 @@
  */
 #include "coll.h"
 
-#include <errno.h>
 #include <string.h>
 
-#include "error.h"
-#include "mr.h"
 #include "notify.h"
 
 /* My block to dest + at on every other member; sizes[k] (NULL: all `bytes`) from each. */

@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "error.h"
-#include "mr.h"
 #include "notify.h"
 
 typedef void (*kernel_fn)(void *acc, const void *in, size_t n);
@@ -96,7 +95,7 @@ struct chunk {
 };
 
 /* Send acc to team PE `peer`'s landing buffer `round`, receive theirs in mine, reduce. */
-static int exchange(struct chunk *c, int peer, unsigned round, bool reduce_in)
+static int exchange(struct chunk *c, int peer, unsigned round)
 {
     struct fsh_team *t = c->t;
     int world = fsh_team_world_pe(t, peer);
@@ -110,7 +109,7 @@ static int exchange(struct chunk *c, int peer, unsigned round, bool reduce_in)
         rc = fsh_notify_wait(t->slot, world, "reduction: waiting for a partner");
     }
     int crc = fsh_notify_complete(&b, "reduction: sending to a partner");
-    if (rc == 0 && crc == 0 && reduce_in) {
+    if (rc == 0 && crc == 0) {
         c->fn(c->acc, land, c->count);
     }
     return rc ? rc : crc;
@@ -150,7 +149,7 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
     }
     unsigned round = 1;
     for (int dist = 1; dist < p2 && rc == 0; dist *= 2, round++) {
-        rc = exchange(c, me ^ dist, round, true);
+        rc = exchange(c, me ^ dist, round);
     }
     if (rc == 0 && me < rem) {
         rc = fsh_notify_put(&b, fsh_team_world_pe(t, me + p2), dseg, doff, c->acc, c->bytes);
