@@ -1,65 +1,79 @@
 /*
- * bench.h: what the benchmarks share: the clock, size arguments, the median, and the windowed
- * put bandwidth that serves as a ceiling. Standard OpenSHMEM API only, so every benchmark
- * still builds with other implementations' oshcc.
+ * bench.h: the shared benchmark driver (bench.c). It owns the command line every benchmark takes,
+ * the size sweep, the statistics (median and minimum of CLOCK_MONOTONIC samples) and the output:
+ * an OSU-like table under '#' metadata lines by default, CSV with --csv, and a JSON file with
+ * --json FILE (metadata, environment, every row). It knows nothing of OpenSHMEM or libfabric, so
+ * the OpenSHMEM benchmarks (rma, amo, coll, also built with other implementations' oshcc) and the
+ * raw libfabric ceiling (fi_ceiling) print the same rows:
+ *
+ *     test,target,npes,size,median,best,unit,wrong
+ *
+ * `best` is the minimum for a time and the maximum for a rate. `wrong` counts the bytes (or
+ * values) that a data check after the timed loop found not as sent. Only rank 0 prints; every
+ * other rank may call the same functions, which then do nothing. No time is ever asserted.
  */
 #ifndef FSH_BENCH_H
 #define FSH_BENCH_H
 
-#include <shmem.h>
-#include <stdlib.h>
-#include <time.h>
+#include <stddef.h>
 
-static inline double bench_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
+struct bench_opts {
+    size_t min, max;      /* -b, -e: the size sweep, bytes */
+    double factor;        /* -f: each size is the previous times this (at least +1) */
+    int iters, warmup;    /* -n, -w: timed and untimed iterations per size */
+    int window;           /* -W: operations in flight per round of the rate/bandwidth tests */
+    int csv;              /* --csv: CSV rows on stdout instead of the table */
+    const char *json;     /* --json FILE */
+    const char *tests;    /* -t LIST: the tests to run (comma-separated), NULL: all */
+    const char *targets;  /* -T LIST: heap, static */
+};
 
-/* "64", "4k", "2M", "1G". */
-static inline size_t bench_parse_size(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 10);
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
-    default: break;
-    }
-    return v;
-}
+/* What a benchmark tells the driver about itself, for -h and the metadata. */
+struct bench_desc {
+    const char *name;      /* "rma" */
+    const char *tests;     /* every test it has, comma-separated, for -h and -t checking */
+    const char *targets;   /* targets it supports, comma-separated ("" when not applicable) */
+    const char *defaults;  /* default -T */
+};
 
-static inline int bench_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* Parses the command line (before any library init, so -h works without a launcher). Returns
+ * 0, or exits with status 2 and the usage on a bad argument, 0 after -h. */
+void bench_parse(struct bench_opts *o, const struct bench_desc *d, int argc, char **argv);
 
-/* Sorts v. */
-static inline double bench_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), bench_cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/* Rank 0 prints the '#' header: program, library, npes, hosts (comma-separated), options. */
+void bench_start(const struct bench_opts *o, const struct bench_desc *d, int rank, int npes,
+                 const char *library, const char *provider, const char *hosts);
 
-/* Put bandwidth in MB/s (10^6 bytes/s) from the calling PE to peer: reps rounds (after one
- * untimed round) of `window` shmem_putmem_nbi of size bytes, each round ended by shmem_quiet. */
-static inline double bench_put_bw(void *dst, const void *src, size_t size, int peer, int window,
-                                  int reps)
+/* 1 when test (and target) is selected by -t (-T). */
+int bench_want(const struct bench_opts *o, const char *test);
+int bench_want_target(const struct bench_opts *o, const char *target);
+
+/* The next size of the sweep after size; > o->max ends it. */
+size_t bench_next_size(const struct bench_opts *o, size_t size);
+
+/* Starts a section of rows (one test on one target): the table prints a header naming what
+ * is timed. unit "us" is a time (best = min); anything else is a rate (best = max). */
+void bench_section(const char *test, const char *target, const char *unit, const char *what);
+void bench_row(size_t size, double median, double best, long wrong);
+/* A '#' line in the table and in CSV (e.g. "n/a: this OpenSHMEM has no put-with-signal"). */
+void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The last line (data verified or not); writes the JSON file. Returns the exit status: 0, or 1
+ * when a row had wrong data. */
+int bench_finish(void);
+
+/* Sorts t[0..n) and returns its median; *min gets the smallest. */
+double bench_stats(double *t, int n, double *min);
+double bench_now_us(void);
+/* "64", "4k", "2M", "1G" */
+size_t bench_parse_size(const char *s);
+/* The byte pattern of the data checks: a function of (seed, index). */
+static inline unsigned char bench_pattern(unsigned long seed, size_t i)
 {
-    double t0 = 0;
-    for (int r = -1; r < reps; r++) {
-        if (r == 0) {
-            t0 = bench_now_us();
-        }
-        for (int w = 0; w < window; w++) {
-            shmem_putmem_nbi(dst, src, size, peer);
-        }
-        shmem_quiet();
-    }
-    return (double)size * window * reps / (bench_now_us() - t0);
+    return (unsigned char)(i * 131u + seed * 7u + (i >> 8) * 17u + 1u);
 }
+void bench_fill(unsigned char *buf, size_t n, unsigned long seed);
+/* Bytes of buf[0..n) that differ from bench_pattern(seed, i). */
+long bench_count_wrong(const unsigned char *buf, size_t n, unsigned long seed);
 
 #endif

@@ -1,82 +1,240 @@
 /*
- * coll: barrier latency and all-to-all time and bus bandwidth over a size sweep, with the put
- * bandwidth of the same fabric measured in the same run as the ceiling.
+ * coll: barrier latency and all-to-all / all-to-allv time and bus bandwidth over a size sweep,
+ * on every PE of the job (run it at 2, 4, ... PEs for the curve against the PE count).
  *
- *   mpirun -n N ./bench/coll [-b MIN] [-e MAX] [-n ITERS] [-w WARMUP]
+ *   mpirun -n 4 ./bench/coll [-b 8] [-e 1M] [-t barrier,alltoall] [--csv]
  *
- * Standard OpenSHMEM 1.5 API only (teams, shmem_alltoallmem), so it builds with other
- * implementations' oshcc where they have 1.5. Reported:
- *   barrier       shmem_barrier_all and shmem_team_sync(SHMEM_TEAM_WORLD): mean time per call
- *                 over ITERS back-to-back calls, the slowest PE's.
- *   alltoall      shmem_alltoallmem with a block of `size` bytes per peer: mean time per call
- *                 (slowest PE), algbw = N*size / time and busbw = algbw * (N-1)/N, as
- *                 nccl-tests defines them (bytes leaving one PE for the others, per second).
- *   put bw        the ceiling: PE 0 -> PE 1 windowed shmem_putmem_nbi of `size` bytes + quiet
- *                 (one sender, so it is what one PE's link delivers); ratio = busbw / put bw.
- * After the timed calls every PE checks every byte of one more all-to-all against a pattern
- * of (sender, receiver, index); #wrong sums the bad bytes of all PEs. No time is asserted.
+ * Standard OpenSHMEM API; what a 1.4 library lacks compiles out with an n/a note. Tests:
+ *   barrier         shmem_barrier_all (size column 0)
+ *   team_sync       shmem_team_sync(SHMEM_TEAM_WORLD) (1.5)
+ *   alltoall        shmem_alltoallmem(SHMEM_TEAM_WORLD), a block of `size` bytes per PE pair (1.5)
+ *   alltoall64      the deprecated active-set shmem_alltoall64 with pSync: the one all-to-all
+ *                   both 1.4 and 1.5 libraries have, so peers compare on the same call
+ *   alltoallv       fabshmem's shmemx_alltoallvmem, PE i sends size*((i+j)%3+1)/2 bytes to PE j
+ * Each call is timed on every PE; a row holds the slowest PE's median (and its minimum). Each
+ * all-to-all test also gives a <test>_busbw row: bytes leaving one PE for the others (on
+ * average) per second, which for equal blocks is nccl-tests' busbw = algbw * (N-1)/N. After the
+ * timed calls every PE checks every byte of one more call against a pattern of (sender,
+ * receiver, index); #wrong sums the bad bytes of all PEs.
  */
-#include <shmem.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
+#include "bench_shmem.h"
 
-static uint8_t pattern(int from, int to, size_t i)
+static const struct bench_desc desc = {
+    .name = "coll",
+    .tests = "barrier,team_sync,alltoall,alltoall64,alltoallv",
+    .targets = "",
+    .defaults = "",
+};
+
+static long psync[2][SHMEM_ALLTOALL_SYNC_SIZE];
+
+static struct bench_opts opts;
+static double *samples;
+static int me, npes;
+static unsigned char *src, *dst;
+static size_t span;
+
+/* The slowest PE's median and minimum of samples[0..n) (collective). */
+static double slowest(int n, double *best)
 {
-    return (uint8_t)(i * 131 + (size_t)from * 17 + (size_t)to * 7 + 1);
+    double mn;
+    double med = bench_stats(samples, n, &mn);
+    *best = bench_max(mn);
+    return bench_max(med);
 }
 
-/* The slowest PE's value. */
-static double slowest(double v)
+static unsigned long seed_of(size_t size, int from, int to)
 {
-    static double in, out;
-    in = v;
-    shmem_double_max_reduce(SHMEM_TEAM_WORLD, &out, &in, 1);
-    return out;
+    return size * 1000003ul + (unsigned long)from * 1009ul + (unsigned long)to;
 }
 
-static double put_bw(uint8_t *dst, const uint8_t *src, size_t size, int iters)
+static void sync_test(const char *name, int team)
 {
-    double bw = 0;
-    shmem_barrier_all();
-    if (shmem_my_pe() == 0 && shmem_n_pes() > 1) {
-        bw = bench_put_bw(dst, src, size, 1, 16, iters / 4 > 2 ? iters / 4 : 2);
+    if (!bench_want(&opts, name)) {
+        return;
     }
+#if !BENCH_SHMEM_15
+    if (team) {
+        bench_note("%s: n/a (OpenSHMEM %d.%d has no teams)", name, SHMEM_MAJOR_VERSION,
+                   SHMEM_MINOR_VERSION);
+        return;
+    }
+#endif
+    bench_section(name, "world", "us",
+                  team ? "shmem_team_sync(SHMEM_TEAM_WORLD), back to back, slowest PE"
+                       : "shmem_barrier_all, back to back, slowest PE");
     shmem_barrier_all();
-    return slowest(bw);
+    for (int i = -opts.warmup; i < opts.iters; i++) {
+        double t0 = bench_now_us();
+#if BENCH_SHMEM_15
+        if (team) {
+            shmem_team_sync(SHMEM_TEAM_WORLD);
+        } else
+#endif
+        {
+            shmem_barrier_all();
+        }
+        if (i >= 0) {
+            samples[i] = bench_now_us() - t0;
+        }
+    }
+    double best, med = slowest(opts.iters, &best);
+    bench_row(0, med, best, 0);
+}
+
+/* Block size in bytes that PE from sends to PE to in test kind (2: alltoallv). */
+static size_t block(int kind, size_t size, int from, int to)
+{
+    return kind == 2 ? size * (size_t)((from + to) % 3 + 1) / 2 : size;
+}
+
+/* One call of test kind (0 alltoall, 1 alltoall64, 2 alltoallv); returns nonzero on failure. */
+static int a2a_call(int kind, size_t size, long call)
+{
+    switch (kind) {
+#if BENCH_SHMEM_15
+    case 0: return shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, size);
+#endif
+    case 1:
+        /* two pSync arrays in turn: finishing call k+1 means every PE left call k. Deprecated
+         * in 1.5, and measured on purpose: it is the all-to-all every peer has. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        shmem_alltoall64(dst, src, size / 8, 0, 0, npes, psync[call & 1]);
+#pragma GCC diagnostic pop
+        return 0;
+#if BENCH_HAVE_ALLTOALLV
+    case 2: {
+        static size_t counts[BENCH_MAX_PES], displs[BENCH_MAX_PES], rcounts[BENCH_MAX_PES],
+            rdispls[BENCH_MAX_PES];
+        size_t at = 0;
+        for (int j = 0; j < npes; j++) {
+            counts[j] = block(2, size, me, j);
+            displs[j] = at;
+            at += counts[j];
+        }
+        return shmemx_alltoallvmem(SHMEM_TEAM_WORLD, dst, span, src, counts, displs, rcounts,
+                                   rdispls);
+    }
+#endif
+    default: return -1;
+    }
+}
+
+/* Bytes the blocks of test kind put at dst on this PE: offsets of sender from's block. */
+static size_t recv_offset(int kind, size_t size, int from)
+{
+    size_t at = 0;
+    for (int j = 0; j < from; j++) {
+        at += block(kind, size, j, me);
+    }
+    return at;
+}
+
+static long a2a_check(int kind, size_t size, long call)
+{
+    size_t at = 0;
+    for (int to = 0; to < npes; to++) {
+        size_t b = block(kind, size, me, to);
+        bench_fill(src + at, b, seed_of(size, me, to));
+        at += b;
+    }
+    memset(dst, 0, span);
+    shmem_barrier_all();
+    long wrong = a2a_call(kind, size, call) != 0;
+    for (int from = 0; from < npes; from++) {
+        wrong += bench_count_wrong(dst + recv_offset(kind, size, from), block(kind, size, from, me),
+                                   seed_of(size, from, me));
+    }
+    return bench_sum(wrong);
+}
+
+static void a2a_test(const char *name, int kind, const char *what)
+{
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    if ((kind == 0 && !BENCH_SHMEM_15) || (kind == 2 && !BENCH_HAVE_ALLTOALLV)) {
+        bench_note("%s: n/a (not in this OpenSHMEM %d.%d)", name, SHMEM_MAJOR_VERSION,
+                   SHMEM_MINOR_VERSION);
+        return;
+    }
+    size_t nsizes = 0;
+    for (size_t s = opts.min; s <= opts.max; s = bench_next_size(&opts, s)) {
+        nsizes++;
+    }
+    double *res = calloc(nsizes * 4, sizeof(double));
+    long *wrong = calloc(nsizes, sizeof(long));
+    if (!res || !wrong) {
+        fprintf(stderr, "coll: out of memory\n");
+        shmem_global_exit(1);
+    }
+    long call = 0;
+    size_t k = 0;
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size), k++) {
+        if (kind == 1 && size % 8) {
+            res[4 * k] = -1; /* alltoall64 moves whole 64-bit elements */
+            continue;
+        }
+        int n = size >= (1u << 20) ? (opts.iters + 9) / 10 : opts.iters;
+        shmem_barrier_all();
+        for (int i = -opts.warmup; i < n; i++) {
+            double t0 = bench_now_us();
+            a2a_call(kind, size, call++);
+            if (i >= 0) {
+                samples[i] = bench_now_us() - t0;
+            }
+        }
+        double best, med = slowest(n, &best);
+        double off = 0; /* bytes leaving a PE for the others, averaged over the PEs */
+        for (int from = 0; from < npes; from++) {
+            for (int to = 0; to < npes; to++) {
+                off += from == to ? 0 : (double)block(kind, size, from, to);
+            }
+        }
+        off /= npes;
+        res[4 * k] = med;
+        res[4 * k + 1] = best;
+        res[4 * k + 2] = off / med;
+        res[4 * k + 3] = off / best;
+        wrong[k] = a2a_check(kind, size, call++);
+    }
+    char busbw[48];
+    snprintf(busbw, sizeof(busbw), "%s_busbw", name);
+    for (int pass = 0; pass < 2; pass++) {
+        bench_section(pass ? busbw : name, "heap", pass ? "MB/s" : "us", what);
+        k = 0;
+        for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size), k++) {
+            if (res[4 * k] >= 0) {
+                bench_row(size, res[4 * k + 2 * pass], res[4 * k + 2 * pass + 1], wrong[k]);
+            }
+        }
+    }
+    free(res);
+    free(wrong);
 }
 
 int main(int argc, char **argv)
 {
-    size_t min = 8, max = 1 << 20;
-    int iters = 100, warmup = 10, opt;
-    while ((opt = getopt(argc, argv, "b:e:n:w:h")) != -1) {
-        switch (opt) {
-        case 'b': min = bench_parse_size(optarg); break;
-        case 'e': max = bench_parse_size(optarg); break;
-        case 'n': iters = atoi(optarg); break;
-        case 'w': warmup = atoi(optarg); break;
-        default:
-            fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-n ITERS] [-w WARMUP]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (min == 0) {
-        min = 1;
-    }
-    if (iters < 1 || warmup < 0 || max < min) {
-        fprintf(stderr, "coll: bad arguments\n");
-        return 2;
-    }
+    bench_parse(&opts, &desc, argc, argv);
     shmem_init();
-    int me = shmem_my_pe(), npes = shmem_n_pes();
-    size_t span = max * (size_t)npes;
-    uint8_t *src = shmem_malloc(span), *dst = shmem_malloc(span);
-    if (!src || !dst) {
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    bench_shmem_start(&opts, &desc);
+    for (int i = 0; i < SHMEM_ALLTOALL_SYNC_SIZE; i++) {
+        psync[0][i] = psync[1][i] = SHMEM_SYNC_VALUE;
+    }
+    span = (opts.max * 3 / 2 + 1) * (size_t)npes;
+    src = shmem_malloc(span);
+    dst = shmem_malloc(span);
+    samples = malloc(sizeof(double) * (size_t)(opts.iters > 3 ? opts.iters : 3));
+    if (!src || !dst || !samples) {
         if (me == 0) {
             fprintf(stderr, "coll: cannot allocate 2 x %zu bytes (raise SHMEM_SYMMETRIC_SIZE)\n",
                     span);
@@ -84,71 +242,17 @@ int main(int argc, char **argv)
         shmem_global_exit(1);
     }
     memset(src, 0x5a, span);
-    char name[SHMEM_MAX_NAME_LEN];
-    shmem_info_get_name(name);
-
-    for (int i = 0; i < warmup; i++) {
-        shmem_barrier_all();
-    }
-    double t0 = bench_now_us();
-    for (int i = 0; i < iters; i++) {
-        shmem_barrier_all();
-    }
-    double bar = slowest((bench_now_us() - t0) / iters);
-    t0 = bench_now_us();
-    for (int i = 0; i < iters; i++) {
-        shmem_team_sync(SHMEM_TEAM_WORLD);
-    }
-    double sync = slowest((bench_now_us() - t0) / iters);
-    if (me == 0) {
-        printf("# %s: %d PEs; %d iterations (+%d warmup)\n", name, npes, iters, warmup);
-        printf("# barrier_all(us) %10.2f   team_sync(us) %10.2f\n", bar, sync);
-        printf("# %10s %12s %12s %12s %12s %8s %7s\n", "size(B)", "a2a(us)", "algbw(MB/s)",
-               "busbw(MB/s)", "put bw(MB/s)", "ratio", "#wrong");
-    }
-
-    long total_wrong = 0;
-    for (size_t size = min; size <= max; size *= 2) {
-        int n = size >= (1 << 20) ? (iters + 9) / 10 : iters;
-        shmem_barrier_all();
-        for (int i = -warmup; i < n; i++) {
-            if (i == 0) {
-                shmem_barrier_all();
-                t0 = bench_now_us();
-            }
-            shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, size);
-        }
-        double t = slowest((bench_now_us() - t0) / n);
-        double ceiling = put_bw(dst, src, size, n);
-        for (int to = 0; to < npes; to++) {
-            for (size_t i = 0; i < size; i++) {
-                src[(size_t)to * size + i] = pattern(me, to, i);
-            }
-        }
-        shmem_barrier_all();
-        shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, size);
-        static long wrong, wrong_all;
-        wrong = 0;
-        for (int from = 0; from < npes; from++) {
-            for (size_t i = 0; i < size; i++) {
-                wrong += dst[(size_t)from * size + i] != pattern(from, me, i);
-            }
-        }
-        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, &wrong_all, &wrong, 1);
-        total_wrong += wrong_all;
-        double algbw = (double)size * npes / t;
-        double busbw = algbw * (npes - 1) / npes;
-        if (me == 0) {
-            printf("  %10zu %12.2f %12.1f %12.1f %12.1f %8.2f %7ld\n", size, t, algbw, busbw,
-                   ceiling, ceiling > 0 ? busbw / ceiling : 0.0, wrong_all);
-            fflush(stdout);
-        }
-    }
-    if (me == 0) {
-        printf("# %s\n", total_wrong ? "DATA ERRORS: results above are not valid" : "all data verified");
-    }
-    shmem_free(src);
+    shmem_barrier_all();
+    sync_test("barrier", 0);
+    sync_test("team_sync", 1);
+    a2a_test("alltoall", 0, "shmem_alltoallmem, size bytes per PE pair, slowest PE");
+    a2a_test("alltoall64", 1, "shmem_alltoall64 (active set, pSync), size bytes per PE pair");
+    a2a_test("alltoallv", 2, "shmemx_alltoallvmem, size*((i+j)%3+1)/2 bytes from PE i to j");
+    int rc = bench_finish();
+    shmem_barrier_all();
     shmem_free(dst);
+    shmem_free(src);
+    free(samples);
     shmem_finalize();
-    return total_wrong ? 1 : 0;
+    return rc;
 }

@@ -1,0 +1,494 @@
+/*
+ * fi_ceiling: what the fabric itself delivers, measured with raw libfabric on the provider and
+ * domain fabshmem would open, so fabshmem's figures can be read as a fraction of it. Also the
+ * single-core memcpy bandwidth, the ceiling of any on-node copy.
+ *
+ *   mpirun -n 2 -x FI_PROVIDER=shm ./bench/fi_ceiling [-b 8] [-e 1M] [--csv]
+ *
+ * Rank 0 is active, rank 1 passive (it only drives progress, as a manual-progress provider needs
+ * from a target). The endpoint is asked with the runtime's own fi_getinfo hints
+ * (fsh_fabric_getinfo: RDM, RMA caps, FI_DELIVERY_COMPLETE when the provider has it, the
+ * registration modes EFA needs offered and obeyed); the provider is FABSHMEM_PROVIDER or
+ * FI_PROVIDER, else the first of the runtime's default order that answers. Addresses, keys and
+ * buffer bases go through the runtime's PMIx bootstrap (fsh_boot_allgather). Tests:
+ *   fi_write_lat      fi_write + wait for its completion        (ceiling of put_lat)
+ *   fi_read_lat       fi_read + wait for its completion         (ceiling of get_lat)
+ *   fi_writedata_lat  ping-pong of fi_writedata, the target seeing the immediate data in its CQ:
+ *                     half a round trip                         (ceiling of put_signal_lat)
+ *   fi_write_bw       rounds of WINDOW fi_write, then every completion: MB/s (ceiling of put_bw)
+ *   fi_write_rate     the same in messages: Mmsg/s              (ceiling of put_rate)
+ *   memcpy_bw         rounds of WINDOW memcpy of size bytes, one core: MB/s
+ * The last write of each size carries a pattern that rank 1 checks (#wrong).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "bootstrap.h"
+#include "fabric.h"
+
+#define ADDR_MAX 240
+#define DONE UINT64_C(0xd0e0000000000000) /* immediate data that ends a passive phase */
+
+/* What each rank publishes. */
+struct card {
+    uint8_t addr[ADDR_MAX];
+    uint64_t addrlen, base, key;
+    char host[64];
+};
+
+static const struct bench_desc desc = {
+    .name = "fi_ceiling",
+    .tests = "fi_write_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,memcpy_bw",
+    .targets = "",
+    .defaults = "",
+};
+
+static struct {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_ep *ep;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_mr *mr;
+    void *desc;
+    uint8_t *buf; /* [0, max): local source/sink; [max, 2 max): what peers write and read;
+                   * then a local and a remote control word */
+    size_t max;
+    struct fi_context2 *ctx; /* one per operation in flight (the hints ask FI_CONTEXT2) */
+    int window;
+    uint64_t remote_base, remote_key;
+    fi_addr_t peer;
+    long pending;            /* my operations not yet completed */
+    uint64_t last_data;      /* the immediate data of the last remote event */
+    long remote_events;
+} F;
+
+static struct bench_opts opts;
+static double *samples;
+static int rank, npes;
+
+static void __attribute__((noreturn)) die(const char *what, int rc)
+{
+    fprintf(stderr, "fi_ceiling: rank %d: %s: %s\n", rank, what, fi_strerror(-rc));
+    fsh_boot_abort(1, "fi_ceiling failed");
+}
+
+/* Reads the CQ once: my completions (their context is one of mine) lower `pending`; anything
+ * else is a remote event carrying immediate data. Classified by context, never by flags (tcp's
+ * rxm and sockets flag completions differently). */
+static int poll_cq(void)
+{
+    struct fi_cq_data_entry e[16];
+    ssize_t n = fi_cq_read(F.cq, e, 16);
+    if (n == -FI_EAGAIN) {
+        return 0;
+    }
+    if (n == -FI_EAVAIL) {
+        struct fi_cq_err_entry err = {0};
+        fi_cq_readerr(F.cq, &err, 0);
+        fprintf(stderr, "fi_ceiling: rank %d: completion error: %s (%s)\n", rank,
+                fi_strerror(err.err),
+                fi_cq_strerror(F.cq, err.prov_errno, err.err_data, NULL, 0));
+        fsh_boot_abort(1, "fi_ceiling failed");
+    }
+    if (n < 0) {
+        die("fi_cq_read", (int)n);
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        struct fi_context2 *c = e[i].op_context;
+        if (c && c >= F.ctx && c < F.ctx + F.window) {
+            F.pending--;
+        } else {
+            F.last_data = e[i].data;
+            F.remote_events++;
+        }
+    }
+    return (int)n;
+}
+
+/* The passive rank's progress. An empty poll yields the core only when the node has more
+ * ranks than cores: the rule of fabshmem's waits (FABSHMEM_YIELD=auto), so both sides of a
+ * comparison wait the same way. */
+static int yield_when_idle;
+
+static void serve(void)
+{
+    if (poll_cq() == 0 && yield_when_idle) {
+        sched_yield();
+    }
+}
+
+/* Posts one operation (0 write, 1 read, 2 writedata with data, 3 a control message: writedata
+ * of 8 bytes to the peer's control word) from local offset to the peer's remote area, retrying
+ * on EAGAIN with progress. */
+static void post(int kind, size_t off, size_t len, uint64_t data, int slot)
+{
+    ssize_t rc;
+    uint64_t raddr = F.remote_base + F.max + off;
+    if (kind == 3) { /* a control message: 8 bytes into the peer's control word, after the data */
+        kind = 2;
+        off = 2 * F.max;
+        len = 8;
+        raddr = F.remote_base + 2 * F.max + 8;
+    }
+    for (;;) {
+        switch (kind) {
+        case 0:
+            rc = fi_write(F.ep, F.buf + off, len, F.desc, F.peer, raddr, F.remote_key,
+                          &F.ctx[slot]);
+            break;
+        case 1:
+            rc = fi_read(F.ep, F.buf + off, len, F.desc, F.peer, raddr, F.remote_key,
+                         &F.ctx[slot]);
+            break;
+        default:
+            rc = fi_writedata(F.ep, F.buf + off, len, F.desc, data, F.peer, raddr, F.remote_key,
+                              &F.ctx[slot]);
+            break;
+        }
+        if (rc == 0) {
+            F.pending++;
+            return;
+        }
+        if (rc != -FI_EAGAIN) {
+            die(kind == 0 ? "fi_write" : kind == 1 ? "fi_read" : "fi_writedata", (int)rc);
+        }
+        poll_cq();
+    }
+}
+
+static void wait_pending(void)
+{
+    while (F.pending > 0) {
+        poll_cq();
+    }
+}
+
+static void wait_event(uint64_t data)
+{
+    while (F.remote_events == 0 || F.last_data != data) {
+        poll_cq();
+    }
+}
+
+/* A phase boundary: the passive rank serves until the active one says DONE; then both fence. */
+static void phase_end(uint64_t tag)
+{
+    if (rank == 0) {
+        post(3, 0, 0, DONE | tag, 0);
+        wait_pending();
+    } else if (rank == 1) {
+        while (F.remote_events == 0 || F.last_data != (DONE | tag)) {
+            serve();
+        }
+    }
+    fsh_boot_fence(0, serve);
+}
+
+static double time_lat(int kind, size_t size, double *best)
+{
+    for (int i = -opts.warmup; i < opts.iters; i++) {
+        double t0 = bench_now_us();
+        post(kind, 0, size, 0, 0);
+        wait_pending();
+        if (i >= 0) {
+            samples[i] = bench_now_us() - t0;
+        }
+    }
+    return bench_stats(samples, opts.iters, best);
+}
+
+static double time_pingpong(size_t size, double *best)
+{
+    uint64_t seq = 0;
+    for (int i = -opts.warmup; i < opts.iters; i++) {
+        seq++;
+        if (rank == 0) {
+            double t0 = bench_now_us();
+            post(2, 0, size, seq, 0);
+            wait_event(seq);
+            wait_pending();
+            if (i >= 0) {
+                samples[i] = (bench_now_us() - t0) / 2;
+            }
+        } else {
+            wait_event(seq);
+            post(2, 0, size, seq, 0);
+            wait_pending();
+        }
+    }
+    return rank == 0 ? bench_stats(samples, opts.iters, best) : 0;
+}
+
+static double time_window(size_t size, double *best)
+{
+    int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+    for (int r = -warm; r < rounds; r++) {
+        double t0 = bench_now_us();
+        for (int w = 0; w < opts.window; w++) {
+            post(0, 0, size, 0, w);
+        }
+        wait_pending();
+        if (r >= 0) {
+            samples[r] = bench_now_us() - t0;
+        }
+    }
+    return bench_stats(samples, rounds, best);
+}
+
+static double time_memcpy(size_t size, double *best)
+{
+    int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    for (int r = -1; r < rounds; r++) {
+        double t0 = bench_now_us();
+        for (int w = 0; w < opts.window; w++) {
+            memcpy(F.buf + F.max, F.buf, size);
+            __asm__ __volatile__("" ::: "memory"); /* keep every copy */
+        }
+        if (r >= 0) {
+            samples[r] = bench_now_us() - t0;
+        }
+    }
+    return bench_stats(samples, rounds, best);
+}
+
+/* Rank 0 writes the pattern; rank 1 checks its remote area. Returns rank 1's count to rank 0
+ * through the immediate data of the DONE message's reply (a second phase). */
+static long check_write(size_t size, uint64_t tag)
+{
+    if (rank == 0) {
+        bench_fill(F.buf, size, size * 8 + tag);
+        post(0, 0, size, 0, 0);
+        wait_pending();
+    }
+    phase_end(tag);
+    long wrong = 0;
+    if (rank == 1) {
+        wrong = bench_count_wrong(F.buf + F.max, size, size * 8 + tag);
+        post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
+        wait_pending();
+    } else if (rank == 0) {
+        while (F.remote_events == 0 || (F.last_data & ~UINT64_C(0xfffff)) != (DONE | 0x100000)) {
+            poll_cq();
+        }
+        wrong = (long)(F.last_data & 0xfffff);
+        F.last_data = 0;
+    }
+    fsh_boot_fence(0, serve);
+    return wrong;
+}
+
+static void lat_test(const char *name, int kind, const char *what)
+{
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    bench_section(name, "fabric", "us", what);
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        double med = 0, best = 0;
+        if (kind == 2) {
+            med = time_pingpong(size, &best);
+            fsh_boot_fence(0, serve);
+        } else {
+            if (rank == 0) {
+                med = time_lat(kind, size, &best);
+            }
+            phase_end(1);
+        }
+        bench_row(size, med, best, check_write(size, (uint64_t)kind + 1));
+    }
+}
+
+static void window_test(const char *name, int rate, const char *what)
+{
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    bench_section(name, "fabric", rate ? "Mmsg/s" : "MB/s", what);
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        double med = 1, best = 1, per = rate ? opts.window : (double)size * opts.window;
+        if (rank == 0) {
+            med = time_window(size, &best);
+        }
+        phase_end(2);
+        bench_row(size, per / med, per / best, check_write(size, 4 + (uint64_t)rate));
+    }
+}
+
+static void memcpy_test(void)
+{
+    if (!bench_want(&opts, "memcpy_bw")) {
+        return;
+    }
+    bench_section("memcpy_bw", "local", "MB/s", "WINDOW memcpy of size bytes per round, one core");
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        double med = 1, best = 1, per = (double)size * opts.window;
+        long wrong = 0;
+        if (rank == 0) {
+            med = time_memcpy(size, &best);
+            bench_fill(F.buf, size, size);
+            memcpy(F.buf + F.max, F.buf, size);
+            wrong = bench_count_wrong(F.buf + F.max, size, size);
+        }
+        fsh_boot_fence(0, serve);
+        bench_row(size, per / med, per / best, wrong);
+    }
+}
+
+static const char *choose_provider(void)
+{
+    const char *p = getenv("FABSHMEM_PROVIDER");
+    if (!p || !p[0]) {
+        p = getenv("FI_PROVIDER");
+    }
+    return p && p[0] ? p : NULL;
+}
+
+static void open_fabric(void)
+{
+    const uint64_t rma = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    const uint64_t offer = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    const char *prov = choose_provider();
+    size_t norder = 0;
+    const char *const *order = fsh_fabric_default_order(&norder);
+    int rc = -FI_ENODATA;
+    for (size_t i = 0; rc != 0 && i < (prov ? 1 : norder); i++) {
+        const char *p = prov ? prov : order[i];
+        rc = fsh_fabric_getinfo(p, NULL, offer, rma, FI_DELIVERY_COMPLETE, &F.info);
+        if (rc != 0) {
+            rc = fsh_fabric_getinfo(p, NULL, offer, rma, 0, &F.info);
+        }
+    }
+    if (rc != 0) {
+        die("fi_getinfo (set FI_PROVIDER to a provider fi_info lists)", rc);
+    }
+    if ((rc = fi_fabric(F.info->fabric_attr, &F.fabric, NULL)) ||
+        (rc = fi_domain(F.fabric, F.info, &F.domain, NULL))) {
+        die("fi_fabric/fi_domain", rc);
+    }
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .size = 0};
+    struct fi_av_attr ava = {.type = FI_AV_TABLE};
+    if ((rc = fi_cq_open(F.domain, &cqa, &F.cq, NULL)) ||
+        (rc = fi_av_open(F.domain, &ava, &F.av, NULL)) ||
+        (rc = fi_endpoint(F.domain, F.info, &F.ep, NULL)) ||
+        (rc = fi_ep_bind(F.ep, &F.cq->fid, FI_TRANSMIT | FI_RECV)) ||
+        (rc = fi_ep_bind(F.ep, &F.av->fid, 0)) || (rc = fi_enable(F.ep))) {
+        die("endpoint setup", rc);
+    }
+    /* page-aligned: FI_MR_ALLOCATED providers want real allocations, EFA pins pages */
+    if (posix_memalign((void **)&F.buf, 4096, 2 * F.max + 16)) {
+        die("posix_memalign", -FI_ENOMEM);
+    }
+    memset(F.buf, 0x5a, 2 * F.max + 16);
+    uint64_t mr_mode = (uint64_t)F.info->domain_attr->mr_mode;
+    rc = fi_mr_reg(F.domain, F.buf, 2 * F.max + 16,
+                   FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 1, 0, &F.mr, NULL);
+    if (rc) {
+        die("fi_mr_reg", rc);
+    }
+    F.desc = (mr_mode & FI_MR_LOCAL) ? fi_mr_desc(F.mr) : NULL;
+}
+
+static void exchange(void)
+{
+    struct card mine = {0}, *all = calloc((size_t)npes, sizeof(struct card));
+    size_t len = ADDR_MAX;
+    int rc = fi_getname(&F.ep->fid, mine.addr, &len);
+    if (rc || !all) {
+        die("fi_getname", rc ? rc : -FI_ENOMEM);
+    }
+    uint64_t mr_mode = (uint64_t)F.info->domain_attr->mr_mode;
+    mine.addrlen = len;
+    mine.base = (mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)F.buf : 0;
+    mine.key = fi_mr_key(F.mr);
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    if ((rc = fsh_boot_allgather(&mine, sizeof(mine), all, 60))) {
+        die("bootstrap all-gather", rc);
+    }
+    int peer = 1 - rank;
+    if (fi_av_insert(F.av, all[peer].addr, 1, &F.peer, 0, NULL) != 1) {
+        die("fi_av_insert", -FI_EINVAL);
+    }
+    F.remote_base = all[peer].base;
+    F.remote_key = all[peer].key;
+    /* hosts, distinct, in rank order */
+    char hosts[512] = "";
+    for (int r = 0; r < npes; r++) {
+        if (!strstr(hosts, all[r].host)) {
+            snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%s%s",
+                     hosts[0] ? "," : "", all[r].host);
+        }
+    }
+    char lib[128];
+    snprintf(lib, sizeof(lib), "raw libfabric %u.%u, domain %s", FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()), F.info->domain_attr->name);
+    bench_start(&opts, &desc, rank, npes, lib, F.info->fabric_attr->prov_name, hosts);
+    free(all);
+}
+
+int main(int argc, char **argv)
+{
+    bench_parse(&opts, &desc, argc, argv);
+    struct fsh_boot_info boot;
+    int rc = fsh_boot_init(&boot);
+    if (rc) {
+        fprintf(stderr, "fi_ceiling: no bootstrap: %s\n", strerror(-rc));
+        return 1;
+    }
+    rank = boot.rank;
+    npes = boot.size;
+    if (npes != 2) {
+        if (rank == 0) {
+            fprintf(stderr, "fi_ceiling: runs on exactly 2 ranks (mpirun -n 2), not %d\n", npes);
+        }
+        fsh_boot_fini();
+        return 2;
+    }
+    yield_when_idle = boot.local_size > (int)sysconf(_SC_NPROCESSORS_ONLN);
+    F.max = opts.max;
+    F.window = opts.window;
+    F.ctx = calloc((size_t)opts.window, sizeof(*F.ctx));
+    samples = malloc(sizeof(double) * (size_t)(opts.iters > 3 ? opts.iters : 3));
+    if (!F.ctx || !samples) {
+        return 1;
+    }
+    open_fabric();
+    exchange();
+    fsh_boot_fence(0, serve);
+    lat_test("fi_write_lat", 0, "fi_write + its completion, rank 0 -> rank 1");
+    lat_test("fi_read_lat", 1, "fi_read + its completion, rank 0 <- rank 1");
+    lat_test("fi_writedata_lat", 2,
+             "ping-pong of fi_writedata seen in the target's CQ, half round trip");
+    window_test("fi_write_bw", 0, "WINDOW fi_write, then every completion, per round");
+    window_test("fi_write_rate", 1, "WINDOW fi_write, then every completion, per round");
+    memcpy_test();
+    rc = bench_finish();
+    fsh_boot_fence(0, serve);
+    fi_close(&F.mr->fid);
+    fi_close(&F.ep->fid);
+    fi_close(&F.av->fid);
+    fi_close(&F.cq->fid);
+    fi_close(&F.domain->fid);
+    fi_close(&F.fabric->fid);
+    fi_freeinfo(F.info);
+    free(F.buf);
+    free(F.ctx);
+    free(samples);
+    fsh_boot_fini();
+    return rc;
+}
