@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start on a fresh Debian 12 machine (run as root, or with sudo available):
-#   bash tools/quickstart.sh        install dependencies, build, and run the RMA benchmark
-#                                   with 2 PEs under mpirun (the main job)
+#   bash tools/quickstart.sh        install dependencies, build, run the examples and the RMA
+#                                   benchmark with 2 PEs under mpirun (the main job)
 #   bash .ci/run                    install dependencies, build, and run the whole test suite
 set -eu
 cd "$(dirname "$0")/.."
@@ -18,5 +18,9 @@ fi
 make -j"$(nproc)" >/dev/null
 root=""
 [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
+for example in hello ring_put signal_pc page_fill; do
+    echo "+ mpirun -n 2 ./examples/$example"
+    mpirun $root --oversubscribe --bind-to none -n 2 ./examples/$example
+done
 echo "+ mpirun -n 2 ./bench/rma -e 4M   (SHMEM_INFO=1 prints the fabric chosen)"
 exec mpirun $root --oversubscribe --bind-to none -n 2 -x SHMEM_INFO=1 ./bench/rma -e 4M
