@@ -23,6 +23,7 @@ struct row {
     size_t size;
     double median, best;
     long wrong;
+    double ceiling; /* 0: none */
 };
 
 static struct {
@@ -36,6 +37,9 @@ static struct {
     char test[32], target[16], unit[16];
     long total_wrong;
     int csv_header_done;
+    struct row *ceil; /* the rows of --ceiling FILE */
+    size_t nceil;
+    const char *ceil_test; /* the ceiling test of the current section, or NULL */
 } B;
 
 double bench_now_us(void)
@@ -125,7 +129,7 @@ static void usage(const struct bench_desc *d, FILE *f)
 {
     fprintf(f,
             "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-W WINDOW]\n"
-            "          [-t TESTS] [-T TARGETS] [--csv] [--json FILE]\n"
+            "          [-t TESTS] [-T TARGETS] [--csv] [--json FILE] [--ceiling FILE]\n"
             "  -b, -e     size sweep in bytes (k, M, G suffixes), default 8 .. 1M\n"
             "  -f         size factor between steps, default 2\n"
             "  -n, -w     timed and warm-up iterations per size, default 200 and 20\n"
@@ -134,7 +138,8 @@ static void usage(const struct bench_desc *d, FILE *f)
             "  -T         targets, comma-separated (%s), default %s\n"
             "  --csv      CSV rows instead of the table:\n"
             "             test,target,npes,size,median,best,unit,wrong\n"
-            "  --json F   also write metadata, environment and every row to F\n",
+            "  --json F   also write metadata, environment and every row to F\n"
+            "  --ceiling F  fi_ceiling's --csv output: rows with a ceiling show it and the fraction\n",
             d->name, d->tests, d->targets[0] ? d->targets : "none",
             d->defaults[0] ? d->defaults : "-");
 }
@@ -144,6 +149,7 @@ void bench_parse(struct bench_opts *o, const struct bench_desc *d, int argc, cha
     static const struct option longopts[] = {
         {"csv", no_argument, NULL, 'C'},
         {"json", required_argument, NULL, 'J'},
+        {"ceiling", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -162,6 +168,7 @@ void bench_parse(struct bench_opts *o, const struct bench_desc *d, int argc, cha
         case 'T': o->targets = optarg; break;
         case 'C': o->csv = 1; break;
         case 'J': o->json = optarg; break;
+        case 'L': o->ceiling = optarg; break;
         case 'h': usage(d, stdout); exit(0);
         default: usage(d, stderr); exit(2);
         }
@@ -197,6 +204,71 @@ size_t bench_next_size(const struct bench_opts *o, size_t size)
     return (size_t)next > size ? (size_t)next : size + 1;
 }
 
+/* The fi_ceiling test that bounds test, or NULL. */
+static const char *ceiling_test(const char *test)
+{
+    static const char *const map[][2] = {
+        {"put_lat", "fi_write_lat"},      {"put_nbi_lat", "fi_write_lat"},
+        {"get_lat", "fi_read_lat"},       {"get_nbi_lat", "fi_read_lat"},
+        {"put_signal_lat", "fi_writedata_lat"}, {"put_bw", "fi_write_bw"},
+        {"put_rate", "fi_write_rate"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        if (strcmp(map[i][0], test) == 0) {
+            return map[i][1];
+        }
+    }
+    return NULL;
+}
+
+static void load_ceiling(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "bench: --ceiling %s: cannot open; no ceiling column\n", path);
+        return;
+    }
+    char line[256];
+    size_t cap = 0;
+    while (fgets(line, sizeof(line), f)) {
+        struct row r = {0};
+        int npes;
+        if (sscanf(line, "%31[^,],%15[^,],%d,%zu,%lf,%lf,%15[^,],%ld", r.test, r.target, &npes,
+                   &r.size, &r.median, &r.best, r.unit, &r.wrong) != 8) {
+            continue; /* comments, the header */
+        }
+        if (B.nceil == cap) {
+            cap = cap ? 2 * cap : 64;
+            struct row *n = realloc(B.ceil, cap * sizeof(*n));
+            if (!n) {
+                break;
+            }
+            B.ceil = n;
+        }
+        B.ceil[B.nceil++] = r;
+    }
+    fclose(f);
+}
+
+static double ceiling_at(size_t size)
+{
+    for (size_t i = 0; B.ceil_test && i < B.nceil; i++) {
+        if (B.ceil[i].size == size && strcmp(B.ceil[i].test, B.ceil_test) == 0) {
+            return B.ceil[i].median;
+        }
+    }
+    return 0;
+}
+
+/* Speed over the ceiling's speed: for a time the ceiling's time over ours. */
+static double fraction(double v, double ceiling, const char *unit)
+{
+    if (v <= 0 || ceiling <= 0) {
+        return 0;
+    }
+    return strcmp(unit, "us") == 0 ? ceiling / v : v / ceiling;
+}
+
 void bench_start(const struct bench_opts *o, const struct bench_desc *d, int rank, int npes,
                  const char *library, const char *provider, const char *hosts)
 {
@@ -210,6 +282,9 @@ void bench_start(const struct bench_opts *o, const struct bench_desc *d, int ran
     if (rank != 0) {
         return;
     }
+    if (o->ceiling) {
+        load_ceiling(o->ceiling);
+    }
     printf("# %s (%s): %d PEs on %s; provider %s\n", d->name, B.library, npes, B.hosts,
            B.provider);
     printf("# sizes %zu..%zu x%g; %d iterations (+%d warm-up), window %d; targets %s\n", o->min,
@@ -222,6 +297,7 @@ void bench_section(const char *test, const char *target, const char *unit, const
     snprintf(B.test, sizeof(B.test), "%s", test);
     snprintf(B.target, sizeof(B.target), "%s", target);
     snprintf(B.unit, sizeof(B.unit), "%s", unit);
+    B.ceil_test = B.nceil ? ceiling_test(test) : NULL;
     if (B.rank != 0) {
         return;
     }
@@ -236,8 +312,14 @@ void bench_section(const char *test, const char *target, const char *unit, const
         char med[32], best[32];
         snprintf(med, sizeof(med), "median(%s)", unit);
         snprintf(best, sizeof(best), "%s(%s)", is_time ? "min" : "max", unit);
-        printf("\n# %s (%s): %s\n# %12s %14s %14s %7s\n", test, target, what, "size(B)", med, best,
+        printf("\n# %s (%s): %s\n# %12s %14s %14s %7s", test, target, what, "size(B)", med, best,
                "#wrong");
+        if (B.ceil_test) {
+            char ceil[48];
+            snprintf(ceil, sizeof(ceil), "%s(%s)", B.ceil_test, unit);
+            printf(" %22s %8s", ceil, "of_ceil");
+        }
+        printf("\n");
     }
     fflush(stdout);
 }
@@ -264,11 +346,16 @@ void bench_row(size_t size, double median, double best, long wrong)
     r->median = median;
     r->best = best;
     r->wrong = wrong;
+    r->ceiling = ceiling_at(size);
     if (B.o->csv) {
         printf("%s,%s,%d,%zu,%.4f,%.4f,%s,%ld\n", B.test, B.target, B.npes, size, median, best,
                B.unit, wrong);
     } else {
-        printf("  %12zu %14.3f %14.3f %7ld\n", size, median, best, wrong);
+        printf("  %12zu %14.3f %14.3f %7ld", size, median, best, wrong);
+        if (B.ceil_test && r->ceiling > 0) {
+            printf(" %22.3f %8.3f", r->ceiling, fraction(median, r->ceiling, B.unit));
+        }
+        printf("\n");
     }
     fflush(stdout);
 }
@@ -354,7 +441,9 @@ static int write_json(const char *path)
                "\"warmup\": %d, \"window\": %d, \"targets\": ",
             B.o->min, B.o->max, B.o->factor, B.o->iters, B.o->warmup, B.o->window);
     json_string(f, B.o->targets);
-    fprintf(f, "},\n  \"env\": {");
+    fprintf(f, "},\n  \"ceiling_file\": ");
+    json_string(f, B.o->ceiling ? B.o->ceiling : "");
+    fprintf(f, ",\n  \"env\": {");
     int first = 1;
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, "FABSHMEM_", 9) && strncmp(*e, "SHMEM_", 6) && strncmp(*e, "FI_", 3)) {
@@ -376,9 +465,14 @@ static int write_json(const char *path)
     for (size_t i = 0; i < B.nrows; i++) {
         const struct row *r = &B.rows[i];
         fprintf(f, "%s\n    {\"test\": \"%s\", \"target\": \"%s\", \"npes\": %d, \"size\": %zu, "
-                   "\"median\": %.4f, \"best\": %.4f, \"unit\": \"%s\", \"wrong\": %ld}",
+                   "\"median\": %.4f, \"best\": %.4f, \"unit\": \"%s\", \"wrong\": %ld",
                 i ? "," : "", r->test, r->target, B.npes, r->size, r->median, r->best, r->unit,
                 r->wrong);
+        if (r->ceiling > 0) {
+            fprintf(f, ", \"ceiling\": %.4f, \"of_ceiling\": %.4f", r->ceiling,
+                    fraction(r->median, r->ceiling, r->unit));
+        }
+        fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"wrong\": %ld\n}\n", B.total_wrong);
     return fclose(f) == 0 ? 0 : -1;
@@ -398,7 +492,9 @@ int bench_finish(void)
     }
     free(B.rows);
     free(B.hosts);
+    free(B.ceil);
     B.rows = NULL;
     B.hosts = NULL;
+    B.ceil = NULL;
     return rc;
 }

@@ -11,6 +11,12 @@
  * `best` is the minimum for a time and the maximum for a rate. `wrong` counts the bytes (or
  * values) that a data check after the timed loop found not as sent. Only rank 0 prints; every
  * other rank may call the same functions, which then do nothing. No time is ever asserted.
+ *
+ * With --ceiling FILE (fi_ceiling's CSV, measured just before on the same provider) the table
+ * and the JSON rows of the tests that have a ceiling (put_lat: fi_write_lat, get_lat:
+ * fi_read_lat, put_signal_lat: fi_writedata_lat, put_bw: fi_write_bw, put_rate: fi_write_rate)
+ * also carry it and the fraction of it reached (speed over the ceiling's speed). The CSV rows
+ * keep their eight columns.
  */
 #ifndef FSH_BENCH_H
 #define FSH_BENCH_H
@@ -26,6 +32,7 @@ struct bench_opts {
     const char *json;     /* --json FILE */
     const char *tests;    /* -t LIST: the tests to run (comma-separated), NULL: all */
     const char *targets;  /* -T LIST: heap, static */
+    const char *ceiling;  /* --ceiling FILE: fi_ceiling's --csv output of the same run */
 };
 
 /* What a benchmark tells the driver about itself, for -h and the metadata. */
