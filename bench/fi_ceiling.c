@@ -12,6 +12,8 @@
  * FI_PROVIDER, else the first of the runtime's default order that answers. Addresses, keys and
  * buffer bases go through the runtime's PMIx bootstrap (fsh_boot_allgather). Tests:
  *   fi_write_lat      fi_write + wait for its completion        (ceiling of put_lat)
+ * (Writes go as fabshmem posts puts: fi_writemsg with FI_INJECT up to the provider's inject
+ * size, a completion always requested, FI_DELIVERY_COMPLETE where the provider offers it.)
  *   fi_read_lat       fi_read + wait for its completion         (ceiling of get_lat)
  *   fi_writedata_lat  ping-pong of fi_writedata, the target seeing the immediate data in its CQ:
  *                     half a round trip                         (ceiling of put_signal_lat)
@@ -75,6 +77,8 @@ static struct {
     long pending;            /* my operations not yet completed */
     uint64_t last_data;      /* the immediate data of the last remote event */
     long remote_events;
+    uint64_t write_flags;    /* FI_COMPLETION, and FI_DELIVERY_COMPLETE when the provider has it */
+    size_t inject_size;
 } F;
 
 static struct bench_opts opts;
@@ -146,26 +150,28 @@ static void post(int kind, size_t off, size_t len, uint64_t data, int slot)
         raddr = F.remote_base + 2 * F.max + 8;
     }
     for (;;) {
-        switch (kind) {
-        case 0:
-            rc = fi_write(F.ep, F.buf + off, len, F.desc, F.peer, raddr, F.remote_key,
-                          &F.ctx[slot]);
-            break;
-        case 1:
+        if (kind == 1) {
             rc = fi_read(F.ep, F.buf + off, len, F.desc, F.peer, raddr, F.remote_key,
                          &F.ctx[slot]);
-            break;
-        default:
-            rc = fi_writedata(F.ep, F.buf + off, len, F.desc, data, F.peer, raddr, F.remote_key,
-                              &F.ctx[slot]);
-            break;
+        } else {
+            /* as fabshmem posts a put: injected up to the provider's inject size, still with a
+             * completion (delivery complete where offered) */
+            struct iovec iov = {.iov_base = F.buf + off, .iov_len = len};
+            void *ldesc = F.desc;
+            struct fi_rma_iov riov = {.addr = raddr, .len = len, .key = F.remote_key};
+            struct fi_msg_rma m = {.msg_iov = &iov, .desc = &ldesc, .iov_count = 1,
+                                   .addr = F.peer, .rma_iov = &riov, .rma_iov_count = 1,
+                                   .context = &F.ctx[slot], .data = data};
+            uint64_t flags = F.write_flags | (len <= F.inject_size ? FI_INJECT : 0) |
+                             (kind == 2 ? FI_REMOTE_CQ_DATA : 0);
+            rc = fi_writemsg(F.ep, &m, flags);
         }
         if (rc == 0) {
             F.pending++;
             return;
         }
         if (rc != -FI_EAGAIN) {
-            die(kind == 0 ? "fi_write" : kind == 1 ? "fi_read" : "fi_writedata", (int)rc);
+            die(kind == 1 ? "fi_read" : "fi_writemsg", (int)rc);
         }
         poll_cq();
     }
@@ -402,6 +408,8 @@ static void open_fabric(void)
         die("fi_mr_reg", rc);
     }
     F.desc = (mr_mode & FI_MR_LOCAL) ? fi_mr_desc(F.mr) : NULL;
+    F.write_flags = FI_COMPLETION | (F.info->tx_attr->op_flags & FI_DELIVERY_COMPLETE);
+    F.inject_size = F.info->tx_attr->inject_size;
 }
 
 static void exchange(void)
@@ -459,7 +467,18 @@ int main(int argc, char **argv)
         fsh_boot_fini();
         return 2;
     }
-    yield_when_idle = boot.local_size > (int)sysconf(_SC_NPROCESSORS_ONLN);
+    /* Wait and bind as fabshmem does with its defaults (FABSHMEM_YIELD=auto, FABSHMEM_BIND=auto):
+     * with no more ranks than cores on the node, spin, each rank on a core of its own (left
+     * unbound, two spinning ranks may share a core and every round trip waits for the
+     * scheduler); with more, yield when idle and stay unbound. */
+    int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    yield_when_idle = boot.local_size > ncpu;
+    if (!yield_when_idle) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(boot.local_rank % ncpu, &set);
+        sched_setaffinity(0, sizeof(set), &set);
+    }
     F.max = opts.max;
     F.window = opts.window;
     F.ctx = calloc((size_t)opts.window, sizeof(*F.ctx));
