@@ -23,17 +23,27 @@
  * of the team's step: a step is a phase in which every member's completion needs every
  * member's contribution, so no PE can be more than one step ahead of another.
  *
- * Memory: two 32-bit counters per (slot, PE) and, per slot, 24 bytes per PE of mailboxes plus
- * 2 x red_rounds x red_chunk bytes of landing space in the symmetric heap.
+ * A receiver whose memory is mapped here (runtime/local.c: a PE of this node) is written
+ * directly: the data is copied into its mapping, then its arrived counter for us (which lives
+ * in the symmetric heap for this reason) is raised by the same number of arrivals the fabric
+ * would have raised, with a release atomic; its acquire load of the counter then sees the
+ * data. Such a write is complete on return, so rule 2 holds trivially, and the counts are
+ * the same whichever path a pair uses.
+ *
+ * Memory: per (slot, PE) a 32-bit arrived counter (symmetric heap) and a 32-bit expected
+ * counter (private) and, per slot, 24 bytes per PE of mailboxes plus 2 x red_rounds x
+ * red_chunk bytes of landing space in the symmetric heap.
  */
 #include "notify.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "heap.h"
+#include "local.h"
 #include "rma.h"
 #include "rt.h"
 
@@ -44,7 +54,8 @@
 static struct {
     int npes;
     unsigned nslots; /* team slots, then the active-set slot */
-    uint32_t *arrived;
+    uint32_t *arrived;     /* [slot * npes + sender], symmetric heap */
+    uint64_t arrived_off;  /* its heap offset */
     uint32_t *expected;
     char *scratch;
     uint64_t scratch_off;
@@ -84,11 +95,10 @@ int fsh_notify_init(int npes, unsigned max_teams)
     nt.npes = npes;
     nt.nslots = max_teams + 1;
     size_t ncount = (size_t)nt.nslots * (size_t)npes;
-    nt.arrived = calloc(ncount, sizeof(uint32_t));
     nt.expected = calloc(ncount, sizeof(uint32_t));
-    if (!nt.arrived || !nt.expected) {
+    if (!nt.expected) {
         return fsh_err(-ENOMEM, "lower FABSHMEM_MAX_TEAMS", "out of memory for %zu counters",
-                       2 * ncount);
+                       ncount);
     }
     /* Rounds of a reduction: the fold of the PEs beyond a power of two, and log2 of it. */
     nt.red_rounds = 1;
@@ -99,7 +109,8 @@ int fsh_notify_init(int npes, unsigned max_teams)
     nt.words_out_off = nt.words_in_off + align64(2 * (size_t)npes * sizeof(uint64_t));
     nt.red_off = nt.words_out_off + align64((size_t)npes * sizeof(uint64_t));
     nt.slot_bytes = nt.red_off + 2 * (size_t)nt.red_rounds * RED_CHUNK;
-    size_t total = nt.slot_bytes * nt.nslots;
+    size_t counters = align64(ncount * sizeof(uint32_t));
+    size_t total = nt.slot_bytes * nt.nslots + counters;
     nt.scratch = fsh_heap_alloc(total, 64);
     if (!nt.scratch) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE or lower FABSHMEM_MAX_TEAMS",
@@ -109,6 +120,9 @@ int fsh_notify_init(int npes, unsigned max_teams)
     if (fsh_mr_lookup(nt.scratch, total, &seg, &nt.scratch_off) != 0 || seg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "collective scratch is not in the registered heap");
     }
+    /* Fresh heap memory is zero; no memset: a faster local peer may already count into it. */
+    nt.arrived = (uint32_t *)(nt.scratch + nt.slot_bytes * nt.nslots);
+    nt.arrived_off = nt.scratch_off + nt.slot_bytes * nt.nslots;
     /* Slot 0's first two words: the data-less arrivals' source and sink. */
     nt.zero = (uint64_t *)nt.scratch;
     nt.sink = nt.zero + 1;
@@ -120,7 +134,6 @@ void fsh_notify_fini(void)
 {
     /* The scratch goes with the heap. */
     nt.nslots = 0; /* arrivals polled during teardown are dropped, not counted */
-    free(nt.arrived);
     free(nt.expected);
     nt.arrived = nt.expected = NULL;
 }
@@ -142,8 +155,20 @@ static uint32_t imm_of(const struct fsh_notify_batch *b)
            (uint32_t)fsh_rt.pe;
 }
 
+/* pe's arrived counter for this PE on the batch's slot, when pe is mapped here. */
+static uint32_t *mapped_counter(const struct fsh_notify_batch *b, int pe)
+{
+    uint64_t i = (uint64_t)b->slot * (uint64_t)nt.npes + (uint64_t)fsh_rt.pe;
+    return fsh_local_addr(pe, FSH_SEG_HEAP, nt.arrived_off + i * sizeof(uint32_t));
+}
+
 int fsh_notify_signal(struct fsh_notify_batch *b, int pe)
 {
+    uint32_t *counter = mapped_counter(b, pe);
+    if (counter) {
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
     return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe, FSH_SEG_HEAP,
                          nt.sink_off, true, imm_of(b));
 }
@@ -153,6 +178,13 @@ int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_
 {
     if (len == 0) {
         return fsh_notify_signal(b, pe);
+    }
+    uint32_t *counter = mapped_counter(b, pe);
+    void *dst = counter ? fsh_local_addr(pe, seg, off) : NULL;
+    if (dst) {
+        memcpy(dst, src, len);
+        __atomic_fetch_add(counter, fsh_notify_pieces(len), __ATOMIC_RELEASE);
+        return 0;
     }
     uint32_t imm = imm_of(b);
     size_t max = fsh_rma_max_write();

@@ -8,8 +8,9 @@
  * ends the job at the first such AMO with the operation and provider named (there is no
  * emulation: an emulated AMO would not be atomic with respect to the provider's own).
  *
- * All AMOs, also those aimed at the calling PE, go through the fabric, so the whole job is one
- * atomicity domain. The non-fetching ones (set, inc, add, and, or, xor) are posted as fetching
+ * The whole job is one atomicity domain (the rule is local.c's): when every PE is on one node
+ * and maps every other, every AMO is a CPU atomic on mapped memory (cpu_amo below);
+ * otherwise all AMOs, also those aimed at the calling PE, go through the fabric. The non-fetching ones (set, inc, add, and, or, xor) are posted as fetching
  * atomics whose result is dropped: a fetching atomic's completion means it was applied at the
  * target on every provider, which quiet needs, while FI_DELIVERY_COMPLETE on plain atomics is
  * not dependable (libfabric 1.17's shm crosses the results of operations in flight with it). Operand, compare value and result travel through a bounce slot tied to the
@@ -27,6 +28,7 @@
 
 #include "error.h"
 #include "fabric.h"
+#include "local.h"
 #include "log.h"
 #include "progress.h"
 #include "rma.h"
@@ -136,9 +138,70 @@ void fsh_amo_fini(void)
     memset(&am, 0, sizeof(am));
 }
 
+/* One op on T at p; the old value goes to *old. Sequentially consistent, like the fabric's
+ * (which completes before the next operation of a blocking call is posted). */
+#define CPU_AMO(T, p, op, v, c, old)                                                        \
+    do {                                                                                    \
+        T *a_ = (T *)(p), v_ = (T)(v), c_ = (T)(c), o_ = 0;                                 \
+        switch (op) {                                                                       \
+        case FSH_AMO_FETCH: o_ = __atomic_load_n(a_, __ATOMIC_SEQ_CST); break;              \
+        case FSH_AMO_SET:                                                                   \
+        case FSH_AMO_SWAP: o_ = __atomic_exchange_n(a_, v_, __ATOMIC_SEQ_CST); break;       \
+        case FSH_AMO_CSWAP:                                                                 \
+            o_ = c_;                                                                        \
+            __atomic_compare_exchange_n(a_, &o_, v_, false, __ATOMIC_SEQ_CST,               \
+                                        __ATOMIC_SEQ_CST);                                  \
+            break;                                                                          \
+        case FSH_AMO_FETCH_INC:                                                             \
+        case FSH_AMO_INC: o_ = __atomic_fetch_add(a_, (T)1, __ATOMIC_SEQ_CST); break;       \
+        case FSH_AMO_FETCH_ADD:                                                             \
+        case FSH_AMO_ADD: o_ = __atomic_fetch_add(a_, v_, __ATOMIC_SEQ_CST); break;         \
+        case FSH_AMO_FETCH_AND:                                                             \
+        case FSH_AMO_AND: o_ = __atomic_fetch_and(a_, v_, __ATOMIC_SEQ_CST); break;         \
+        case FSH_AMO_FETCH_OR:                                                              \
+        case FSH_AMO_OR: o_ = __atomic_fetch_or(a_, v_, __ATOMIC_SEQ_CST); break;           \
+        default: o_ = __atomic_fetch_xor(a_, v_, __ATOMIC_SEQ_CST); break;                  \
+        }                                                                                   \
+        *(old) = o_;                                                                        \
+    } while (0)
+
+static void cpu_amo(int op, void *target, const void *value, const void *cond, void *fetch,
+                    size_t size)
+{
+    uint64_t v = 0, c = 0;
+    if (value) {
+        memcpy(&v, value, size);
+    }
+    if (cond) {
+        memcpy(&c, cond, size);
+    }
+    if (size == 8) {
+        uint64_t old;
+        CPU_AMO(uint64_t, target, op, v, c, &old);
+        if (fetch && fsh_amo_fetches(op)) {
+            memcpy(fetch, &old, size);
+        }
+    } else {
+        uint32_t old;
+        CPU_AMO(uint32_t, target, op, v, c, &old);
+        if (fetch && fsh_amo_fetches(op)) {
+            memcpy(fetch, &old, size);
+        }
+    }
+}
+
 int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const void *value,
             const void *cond, void *fetch, size_t size, int pe, bool nbi)
 {
+    if (fsh_local.cpu_atomics) {
+        void *target = fsh_local_addr(pe, seg, off);
+        if (target) {
+            cpu_amo(op, target, value, cond, fetch, size);
+            return 0;
+        }
+        /* Unreachable in a one-node job where every PE is mapped; a segment that does not
+         * exist (no data) falls through to the fabric's error. */
+    }
     if (!am.queried || !am.supported[op][size == 8]) {
         return fsh_err(-ENOTSUP, "choose a provider with atomics (efa, shm, tcp;ofi_rxm: FI_PROVIDER)",
                        "provider %s cannot do atomic %s on %zu-byte integers",

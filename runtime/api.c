@@ -19,6 +19,7 @@
 #include "error.h"
 #include "heap.h"
 #include "init.h"
+#include "local.h"
 #include "log.h"
 #include "mr.h"
 #include "lock.h"
@@ -381,11 +382,15 @@ void *shmem_ptr(const void *dest, int pe)
     running(__func__);
     enum fsh_seg seg;
     uint64_t off;
-    /* Only the calling PE's memory is load/store accessible until peers' heaps are mapped. */
-    if (pe != fsh_rt.pe || fsh_mr_lookup(dest, 1, &seg, &off) != 0) {
+    /* The calling PE and the PEs of its node whose memory is mapped here (local.c); NULL for
+     * the others, and for every PE with FABSHMEM_INTRANODE=fabric except the caller. */
+    if (pe < 0 || pe >= fsh_rt.npes || fsh_mr_lookup(dest, 1, &seg, &off) != 0) {
         return NULL;
     }
-    return (void *)dest;
+    if (pe == fsh_rt.pe) {
+        return (void *)dest;
+    }
+    return fsh_local_addr(pe, seg, off);
 }
 
 void shmem_info_get_version(int *major, int *minor)

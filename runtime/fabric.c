@@ -44,7 +44,11 @@ static struct {
     int npes;
     struct fsh_fabric_attr attr;
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
+    char *peer_shm;     /* [pe * SHM_PATH_MAX]: peers' shm regions (ours too), or "" */
 } fab;
+
+#define SHM_PATH_MAX 96
+#define SHM_PREFIX "fi_shm://fabshmem-"
 
 static const char *const default_order[] = {"efa", "verbs;ofi_rxm", "shm", "tcp;ofi_rxm"};
 #define NORDER (sizeof(default_order) / sizeof(default_order[0]))
@@ -355,7 +359,7 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
         clock_gettime(CLOCK_MONOTONIC, &ts);
         unsigned salt = (unsigned)(ts.tv_nsec ^ (ts.tv_sec << 20)) ^ ((unsigned)getpid() << 8);
         char name[96];
-        snprintf(name, sizeof(name), "fi_shm://fabshmem-%d-%d-%08x", (int)getpid(), boot->rank,
+        snprintf(name, sizeof(name), SHM_PREFIX "%d-%d-%08x", (int)getpid(), boot->rank,
                  salt);
         rc = fi_setname(&fab.ep->fid, name, strlen(name) + 1);
         if (rc != 0) {
@@ -400,6 +404,25 @@ int fsh_fabric_getname(void *buf, size_t buflen)
     return (int)len;
 }
 
+/* The /dev/shm files of the shm regions our PEs named (fi_setname above), for the abort path. */
+static void remember_shm_regions(const uint8_t *slots, const uint16_t *lens, int npes)
+{
+    fab.peer_shm = calloc((size_t)npes, SHM_PATH_MAX);
+    if (!fab.peer_shm) {
+        return; /* only cleanup is lost */
+    }
+    for (int i = 0; i < npes; i++) {
+        const char *a = (const char *)slots + (size_t)i * FSH_ADDR_MAX;
+        size_t n = strnlen(a, lens[i]);
+        size_t skip = strlen("fi_shm://");
+        if (n > strlen(SHM_PREFIX) && n - skip + strlen("/dev/shm/") < SHM_PATH_MAX &&
+            strncmp(a, SHM_PREFIX, strlen(SHM_PREFIX)) == 0) {
+            snprintf(&fab.peer_shm[(size_t)i * SHM_PATH_MAX], SHM_PATH_MAX, "/dev/shm/%.*s",
+                     (int)(n - skip), a + skip);
+        }
+    }
+}
+
 int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes)
 {
     /* String addresses (shm) go in back to back, each with its NUL; binary addresses (efa: 32
@@ -434,6 +457,9 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
     }
     int n = fi_av_insert(fab.av, packed, (size_t)npes, fab.peers, 0, NULL);
     free(packed);
+    if (str && strcmp(fab.attr.prov, "shm") == 0) {
+        remember_shm_regions(slots, lens, npes);
+    }
     if (n != npes) {
         return fsh_err(n < 0 ? n : -EPROTO, "check that all PEs can reach each other on this provider",
                        "fi_av_insert of %d peers on %s inserted %d: %s", npes, fab.attr.prov, n,
@@ -464,6 +490,15 @@ void fsh_fabric_unlink_shared(void)
     if (fab.shm_path[0]) {
         unlink(fab.shm_path);
     }
+    /* Every PE maps its peers' regions when it inserts them in its AV, so once every PE has
+     * done that (init's barrier) the names can go, and init removes them. Before that, a PE
+     * killed outright (SIGKILL) removes nothing, so whoever of the job ends through here
+     * removes every region it knows. Mappings outlive names: unlinking hurts no live peer. */
+    for (int i = 0; fab.peer_shm && i < fab.npes; i++) {
+        if (fab.peer_shm[(size_t)i * SHM_PATH_MAX]) {
+            unlink(&fab.peer_shm[(size_t)i * SHM_PATH_MAX]);
+        }
+    }
 }
 
 static void close_fid(struct fid *fid, const char *what)
@@ -487,6 +522,7 @@ void fsh_fabric_close(void)
         fi_freeinfo(fab.list);
     }
     free(fab.peers);
+    free(fab.peer_shm);
     memset(&fab, 0, sizeof(fab));
 }
 

@@ -37,17 +37,27 @@ static struct {
  * truly aligned addresses on every PE. */
 #define HEAP_BASE_ALIGN ((size_t)2 << 20)
 
-void *fsh_heap_map(size_t size)
+void *fsh_heap_map(size_t size, int fd)
 {
+    /* Reserve enough address space to align, then put the memory at the aligned base. */
     size_t span = size + HEAP_BASE_ALIGN;
-    uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    uint8_t *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         fsh_err(-errno, "lower SHMEM_SYMMETRIC_SIZE or raise the address-space limit (ulimit -v)",
-                "cannot map a symmetric heap of %zu bytes: %s", size, strerror(errno));
+                "cannot reserve %zu bytes of address space for symmetric memory: %s", size,
+                strerror(errno));
         return NULL;
     }
     uint8_t *base = (uint8_t *)(((uintptr_t)p + HEAP_BASE_ALIGN - 1) & ~(HEAP_BASE_ALIGN - 1));
+    int flags = MAP_FIXED | (fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+    if (mmap(base, size, PROT_READ | PROT_WRITE, flags, fd, 0) == MAP_FAILED) {
+        int e = errno;
+        munmap(p, span);
+        fsh_err(-e, "lower SHMEM_SYMMETRIC_SIZE, or FABSHMEM_INTRANODE=fabric",
+                "cannot map %zu bytes of symmetric memory%s: %s", size,
+                fd >= 0 ? " (shared)" : "", strerror(e));
+        return NULL;
+    }
     if (base > p) {
         munmap(p, (size_t)(base - p));
     }

@@ -14,8 +14,10 @@
 /* Every block is aligned at least this much (a cache line; enough for any AMO type). */
 #define FSH_HEAP_MIN_ALIGN 64
 
-/* Map the heap memory (size rounded up to pages); returns its base or NULL (error recorded). */
-void *fsh_heap_map(size_t size);
+/* Map size bytes (a multiple of the page size) at a 2 MiB aligned base: fd < 0 private
+ * memory, else the file fd shared (local.c's memfds: our heap, and peers' segments). Returns
+ * the base or NULL (error recorded). */
+void *fsh_heap_map(size_t size, int fd);
 void fsh_heap_unmap(void *base, size_t size);
 
 /* Manage [base, base+size) — the bookkeeping itself lives outside the heap, so a remote write

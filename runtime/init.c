@@ -3,9 +3,11 @@
  *
  *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding)
  *          -> fabric (on that NIC) -> progress ->
- *          heap map -> memlock check -> registration (heap, data+bss) -> exchange (one
- *          all-gather of {address, segment bases and keys}) -> AV insert -> allocator ->
- *          collectives -> barrier
+ *          intra-node choice -> memlock check -> heap map (a memfd when PEs share the node)
+ *          -> data+bss moved onto a memfd (idem) -> registration (heap, data+bss) -> exchange
+ *          (one all-gather of {address, segment bases and keys, memfds}) -> AV insert ->
+ *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> barrier
+ *          -> memfds closed, shm provider's region names removed
  *   finalize: quiet -> barrier -> fence with progress -> everything closed in reverse
  *
  * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
@@ -28,6 +30,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
+#include "local.h"
 #include "log.h"
 #include "mr.h"
 #include "progress.h"
@@ -145,7 +148,10 @@ static void print_info(const struct fsh_config *cfg)
            fsh_rt.num_nodes ? fsh_rt.num_nodes : 0, fsh_boot_name(),
            fsh_rt.oversubscribed ? "oversubscribed (waits yield the CPU)" : "one core or more per PE");
     printf("  fabric: %s\n", fab);
+    char loc[160];
+    fsh_local_describe(loc, sizeof(loc));
     printf("  symmetric heap: %zu bytes at %p\n", lc.heap_size, lc.heap_base);
+    printf("  intra-node: %s\n", loc);
     printf("  configuration (SHMEM_INFO=1):\n");
     fsh_env_print(stdout);
     fflush(stdout);
@@ -197,6 +203,39 @@ static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
     return i == 0 ? fsh_fabric_attr()->manual_progress : (i == 1 || i == 3);
 }
 
+/* FABSHMEM_INTRANODE, and FABSHMEM_SIM_NODES: tests split the PEs of this host into pretend
+ * nodes (by blocks of ranks), so the paths between local and remote PEs, and the AMO rule
+ * for jobs that span nodes, run here. The fabric was opened with the real layout. */
+static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_info *boot)
+{
+    enum fsh_intranode mode;
+    int rc = fsh_local_parse_mode(cfg->FABSHMEM_INTRANODE, &mode);
+    if (rc != 0) {
+        return rc;
+    }
+    long k = cfg->FABSHMEM_SIM_NODES;
+    if (k > 1) {
+        if (k > fsh_rt.npes || fsh_rt.num_nodes != 1) {
+            return fsh_err(-EINVAL, "use 2..shmem_n_pes() on a single host, or unset it",
+                           "FABSHMEM_SIM_NODES=%ld with %d PEs on %d node(s)", k, fsh_rt.npes,
+                           fsh_rt.num_nodes);
+        }
+        fsh_rt.node_id = (int)((long)fsh_rt.pe * k / fsh_rt.npes);
+        fsh_rt.num_nodes = (int)k;
+    }
+    return fsh_local_init(mode, fsh_rt.npes, boot->local_size);
+}
+
+/* The AMO rule of local.c: CPU atomics only when the job is one node and every PE mapped
+ * every other, agreed by all. */
+static int agree_amo_domain(bool all_mapped)
+{
+    uint64_t word = all_mapped && fsh_rt.num_nodes == 1;
+    int rc = fsh_coll_and_word(&fsh_team_world, &word);
+    fsh_local.cpu_atomics = rc == 0 && word;
+    return rc;
+}
+
 /* The exchange blob of one PE: address length, address, then the segment table. */
 struct blob_head {
     int32_t node_id; /* for SHMEM_TEAM_SHARED */
@@ -210,7 +249,7 @@ static int *node_of;
 static int exchange(double timeout)
 {
     size_t mr_len = fsh_mr_blob_size();
-    size_t one = sizeof(struct blob_head) + mr_len;
+    size_t one = sizeof(struct blob_head) + mr_len + fsh_local_blob_size();
     size_t n = (size_t)fsh_rt.npes;
     uint8_t *mine = calloc(1, one);
     uint8_t *all = calloc(n, one);
@@ -232,6 +271,7 @@ static int exchange(double timeout)
     head.node_id = fsh_rt.node_id;
     memcpy(mine, &head, sizeof(head));
     fsh_mr_blob_pack(mine + sizeof(head));
+    fsh_local_blob_pack(mine + sizeof(head) + mr_len);
     rc = fsh_boot_allgather(mine, one, all, timeout);
     if (rc != 0) {
         goto free_bufs;
@@ -243,6 +283,7 @@ static int exchange(double timeout)
         node_of[i] = head.node_id;
         memcpy(slots + i * FSH_ADDR_MAX, head.addr, FSH_ADDR_MAX);
         fsh_mr_blob_unpack((int)i, b + sizeof(head));
+        fsh_local_blob_unpack((int)i, b + sizeof(head) + mr_len);
     }
     rc = fsh_fabric_insert_peers(slots, lens, (int)n);
 free_bufs:
@@ -328,6 +369,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     };
     rc = fsh_fabric_open(cfg, &boot, &nic);
     if (rc == 0) {
+        rc = intranode_setup(cfg, &boot);
+    }
+    if (rc == 0) {
         install_terminate_handlers();
         struct fsh_progress_config pc = {
             .depth = fsh_fabric_attr()->tx_depth,
@@ -355,10 +399,11 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     fsh_mr_find_data_segment(&data_base, &data_len);
     rc = fsh_mr_check_memlock(lc.heap_size + data_len);
     if (rc == 0) {
-        lc.heap_base = fsh_heap_map(lc.heap_size);
+        lc.heap_base = fsh_heap_map(lc.heap_size, fsh_local_heap_fd(lc.heap_size));
         rc = lc.heap_base ? 0 : fsh_err_last()->code;
     }
     if (rc == 0) {
+        fsh_local_share_data(data_base, data_len);
         rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lc.heap_base, lc.heap_size);
     }
     if (rc == 0) {
@@ -366,6 +411,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     if (rc == 0) {
         rc = exchange(timeout);
+    }
+    bool all_mapped = false;
+    if (rc == 0) {
+        rc = fsh_local_attach(node_of, &all_mapped);
     }
     if (rc == 0) {
         rc = fsh_heap_init(lc.heap_base, lc.heap_size);
@@ -376,6 +425,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         long teams = cfg->FABSHMEM_MAX_TEAMS;
         rc = fsh_coll_init(node_of, teams < 0 ? 0 : (unsigned)teams);
+    }
+    if (rc == 0) {
+        rc = agree_amo_domain(all_mapped);
     }
     free(node_of);
     node_of = NULL;
@@ -423,6 +475,11 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
     }
+    /* Every PE passed its AV insert (where the shm provider maps its peers' regions) and its
+     * intra-node attach: from here on nothing of the job needs a name in /dev/shm, so no crash
+     * can leave one behind. */
+    fsh_local_attached_everywhere();
+    fsh_fabric_unlink_shared();
     FSH_DEBUG("initialized: PE %d of %d, local %d of %d", fsh_rt.pe, fsh_rt.npes,
               fsh_rt.local_rank, fsh_rt.local_size);
 }
@@ -462,6 +519,7 @@ void fsh_init_finalize(const char *fn)
     fsh_progress_fini();
     fsh_fabric_close();
     fsh_topo_fini();
+    fsh_local_fini();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);
     lc.heap_base = NULL;
     fsh_boot_fini();

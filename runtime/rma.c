@@ -14,6 +14,10 @@
  *    a temporary registration released when the operation completes.
  * It never reads the CQ itself (progress.c does) and never blocks except through
  * fsh_progress_wait*.
+ *
+ * A PE whose segments are mapped here (local.c: PEs of this node, and this PE itself) is not
+ * reached through the fabric at all: puts and gets are memory copies, complete on return, and
+ * quiet and fence add the full memory fence local.c's ordering rules ask for.
  */
 #include "rma.h"
 
@@ -25,6 +29,7 @@
 
 #include "error.h"
 #include "fabric.h"
+#include "local.h"
 #include "log.h"
 #include "xport.h"
 
@@ -113,6 +118,11 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     if (len == 0) {
         return 0;
     }
+    void *dst = fsh_local_addr(pe, seg, off);
+    if (dst) {
+        memcpy(dst, src, len);
+        return 0;
+    }
     /* An injected put leaves the source free at once; anything larger must complete before a
      * blocking put returns, because the provider reads the source until then. */
     if (nbi || len <= fsh_fabric_attr()->inject_size) {
@@ -130,6 +140,11 @@ int fsh_rma_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     if (len == 0) {
         return 0;
     }
+    const void *from = fsh_local_addr(pe, seg, off);
+    if (from) {
+        memcpy(dest, from, len);
+        return 0;
+    }
     if (nbi) {
         return post_split(ctx, NULL, FSH_OP_GET, dest, seg, off, len, pe);
     }
@@ -145,6 +160,15 @@ static int strided(struct fsh_ctx *ctx, int kind, char *local, enum fsh_seg seg,
                    ptrdiff_t rstride, ptrdiff_t lstride, size_t nelems, size_t esize, int pe)
 {
     if (nelems == 0) {
+        return 0;
+    }
+    char *mapped = fsh_local_addr(pe, seg, off);
+    if (mapped) {
+        for (size_t i = 0; i < nelems; i++) {
+            char *r = mapped + (ptrdiff_t)i * rstride * (ptrdiff_t)esize;
+            char *l = local + (ptrdiff_t)i * lstride * (ptrdiff_t)esize;
+            memcpy(kind == FSH_OP_GET ? l : r, kind == FSH_OP_GET ? r : l, esize);
+        }
         return 0;
     }
     struct fsh_op_track sync = {0, 0};
@@ -206,6 +230,7 @@ static int quiet_track(struct fsh_ctx *ctx)
 
 int fsh_rma_quiet(struct fsh_ctx *ctx)
 {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* local puts before what follows (local.c) */
     int rc = quiet_track(ctx);
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();
@@ -221,6 +246,7 @@ int fsh_rma_fence(struct fsh_ctx *ctx)
 int fsh_rma_quiet_all(void)
 {
     int rc = 0;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     fsh_progress_lock();
     for (struct fsh_ctx *c = ctx_list; c && rc == 0; c = c->next) {
         rc = quiet_track(c);

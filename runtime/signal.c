@@ -44,6 +44,10 @@
  *
  * Fabric operations per put-with-signal: 1 for up to 16 bytes, 2 for anything up to the
  * provider's message size, 1 + ceil(len / max message) beyond.
+ *
+ * A target whose memory is mapped here (local.c) takes none of this: the data is copied, then
+ * the signal is updated with the same release atomic the target's engine would use, so a
+ * waiter that sees the signal sees the data; it is complete (applied) on return.
  */
 #include "signal.h"
 
@@ -54,6 +58,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
+#include "local.h"
 #include "log.h"
 #include "progress.h"
 #include "rma.h"
@@ -114,18 +119,23 @@ static inline void *unpack_addr(uint64_t a)
     return fsh_mr_local_addr((enum fsh_seg)(a >> SEG_SHIFT), a & ((1ULL << SEG_SHIFT) - 1));
 }
 
+/* The signal update, ordered after every store before it. */
+static void update(uint64_t *sig, uint64_t value, uint32_t op)
+{
+    if (op == SHMEM_SIGNAL_ADD) {
+        __atomic_fetch_add(sig, value, __ATOMIC_RELEASE);
+    } else {
+        __atomic_store_n(sig, value, __ATOMIC_RELEASE);
+    }
+}
+
 static void apply(int src, unsigned k, struct slot_state *st)
 {
     const struct desc *d = &sg.inbox[(size_t)src * sg.slots + k];
     if (d->inline_len) {
         memcpy(unpack_addr(d->dest), d->data, d->inline_len);
     }
-    uint64_t *sig = unpack_addr(d->sig);
-    if (d->op == SHMEM_SIGNAL_ADD) {
-        __atomic_fetch_add(sig, d->value, __ATOMIC_RELEASE);
-    } else {
-        __atomic_store_n(sig, d->value, __ATOMIC_RELEASE);
-    }
+    update(unpack_addr(d->sig), d->value, d->op);
     /* Advance the applied prefix; slots applied out of order wait in the mask. */
     uint64_t q = d->seq;
     st->arrived = 0;
@@ -310,6 +320,15 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
                    size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
                    bool nbi)
 {
+    uint64_t *lsig = fsh_local_addr(pe, sseg, soff);
+    void *ldest = len ? fsh_local_addr(pe, dseg, doff) : NULL;
+    if (lsig && (ldest || len == 0)) {
+        if (len) {
+            memcpy(ldest, src, len);
+        }
+        update(lsig, value, (uint32_t)op);
+        return 0;
+    }
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     struct fsh_op_track sync = {0, 0};
     int rc = 0;

@@ -5,7 +5,8 @@
  * members' world PE numbers computed from the team's definition (never from the library), so a
  * wrong translation or membership shows up as data at the wrong place:
  *   world   SHMEM_TEAM_WORLD
- *   shared  SHMEM_TEAM_SHARED (every PE: the tests run on one host)
+ *   shared  SHMEM_TEAM_SHARED: every PE (the tests run on one host), or with
+ *           FABSHMEM_SIM_NODES=k the block of PEs of my pretend node (PE p is on node p*k/npes)
  *   tail    PEs 1..npes-1 (start 1, stride 1): size 3 with 4 PEs, an odd size (npes >= 2)
  *   evens   PEs 0, 2, 4, ... (start 0, stride 2): stride 2 and a different membership
  * On a PE outside a team its handle is SHMEM_TEAM_INVALID and `me` is -1; collectives skip it.
@@ -95,13 +96,36 @@ static inline T_UNUSED void ct_split(const char *name, int start, int stride, in
     ct_add(name, rc == 0 ? team : SHMEM_TEAM_INVALID, start, stride, size, 1);
 }
 
+/* The PEs of my node: [*start, *start + *size). */
+static inline T_UNUSED void ct_my_node(int *start, int *size)
+{
+    int npes = shmem_n_pes(), me = shmem_my_pe();
+    const char *sim = getenv("FABSHMEM_SIM_NODES");
+    long k = sim ? atol(sim) : 0;
+    if (k < 2) {
+        *start = 0;
+        *size = npes;
+        return;
+    }
+    long node = (long)me * k / npes;
+    *start = me;
+    while (*start > 0 && (long)(*start - 1) * k / npes == node) {
+        (*start)--;
+    }
+    *size = 0;
+    while (*start + *size < npes && (long)(*start + *size) * k / npes == node) {
+        (*size)++;
+    }
+}
+
 /* The four teams above; collective over the world. */
 static inline T_UNUSED void ct_teams_init(void)
 {
-    int npes = shmem_n_pes();
+    int npes = shmem_n_pes(), node_start, node_size;
     ct_nteams = 0;
     ct_add("world", SHMEM_TEAM_WORLD, 0, 1, npes, 0);
-    ct_add("shared", SHMEM_TEAM_SHARED, 0, 1, npes, 0);
+    ct_my_node(&node_start, &node_size);
+    ct_add("shared", SHMEM_TEAM_SHARED, node_start, 1, node_size, 0);
     if (npes >= 2) {
         ct_split("tail", 1, 1, npes - 1);
     }

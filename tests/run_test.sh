@@ -8,8 +8,14 @@
 # failed, 77 when every case skipped.
 #
 # The matrix:
-#   configurations  $FSH_TEST_CONFIGS (default "shm tcp shm-efamr", plus the test's .configs):
-#       shm        FI_PROVIDER=shm
+#   configurations  $FSH_TEST_CONFIGS (default "shm tcp shm-efamr shm-nodes2", plus the test's
+#                   .configs). Only shm and shm-nodes2 use the intra-node path (PEs of a node
+#                   map each other's memory); the others set FABSHMEM_INTRANODE=fabric, so every
+#                   operation crosses the provider:
+#       shm        FI_PROVIDER=shm, intra-node path on: all PEs load/store, CPU atomics
+#       shm-nodes2 shm with FABSHMEM_SIM_NODES=2 (from 2 PEs): two pretend nodes, so PEs reach
+#                  some peers by load/store and others through the provider, and AMOs all go
+#                  through the provider (the one-atomicity-domain rule of a multi-node job)
 #       tcp        FI_PROVIDER=tcp FI_TCP_NODELAY=1, and FI_TCP_IFACE=lo when the caller set no
 #                  interface and libfabric's tcp provider accepts lo here
 #       shm-efamr  FI_PROVIDER=shm FABSHMEM_MR_MODE=local,allocated,prov_key: no virt_addr, so
@@ -51,7 +57,7 @@ fi
 testdir=$top_srcdir/tests/mpi
 mpirun=${MPIRUN:-mpirun}
 limit=${FSH_TEST_TIMEOUT:-120}
-configs=${FSH_TEST_CONFIGS:-"shm tcp shm-efamr"}
+configs=${FSH_TEST_CONFIGS:-"shm tcp shm-efamr shm-nodes2"}
 
 # Strip comments and join the words of a .nps or .configs file's lines.
 words() {
@@ -121,8 +127,22 @@ run_case() {
             ;;
         esac
         case $2 in
+        shm | shm-nodes2) ;;
+        *)
+            export FABSHMEM_INTRANODE=fabric
+            names="$names FABSHMEM_INTRANODE"
+            ;;
+        esac
+        case $2 in
         shm | shm-chaos)
             export FI_PROVIDER=shm
+            ;;
+        shm-nodes2)
+            export FI_PROVIDER=shm
+            if [ "$3" -ge 2 ]; then
+                export FABSHMEM_SIM_NODES=2
+                names="$names FABSHMEM_SIM_NODES"
+            fi
             ;;
         tcp | tcp-chaos)
             export FI_PROVIDER=tcp FI_TCP_NODELAY=1
@@ -137,7 +157,7 @@ run_case() {
             names="$names FABSHMEM_MR_MODE"
             ;;
         *)
-            echo "run_test.sh: unknown configuration '$2' (known: shm tcp shm-efamr shm-chaos tcp-chaos)"
+            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp shm-efamr shm-chaos tcp-chaos)"
             exit 99
             ;;
         esac

@@ -1,8 +1,8 @@
 /*
  * coll_teams: the team API of OpenSHMEM 1.5.
  *
- * 1. SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED (every PE here: one host) report the world's
- *    numbering; translate_pe between them is the identity; SHMEM_TEAM_INVALID has my_pe and
+ * 1. SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED (every PE here, one host; with FABSHMEM_SIM_NODES
+ *    the block of PEs of my pretend node) report their members in the world's order; SHMEM_TEAM_INVALID has my_pe and
  *    n_pes -1 and translates to -1.
  * 2. split_strided: evens (stride 2), the tail 1..npes-1 (an odd size with 4 PEs), a single
  *    PE, a split of a split; members get the right my_pe/n_pes, outsiders SHMEM_TEAM_INVALID;
@@ -83,10 +83,12 @@ static void predefined(void)
     t_check(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes, "world n_pes %d, want %d",
             shmem_team_n_pes(SHMEM_TEAM_WORLD), npes);
     check_team("world", SHMEM_TEAM_WORLD, 0, 1, npes);
-    check_team("shared", SHMEM_TEAM_SHARED, 0, 1, npes);
-    for (int i = 0; i < npes; i++) {
+    int node_start, node_size;
+    ct_my_node(&node_start, &node_size);
+    check_team("shared", SHMEM_TEAM_SHARED, node_start, 1, node_size);
+    for (int i = 0; i < node_size; i++) {
         int s = shmem_team_translate_pe(SHMEM_TEAM_SHARED, i, SHMEM_TEAM_WORLD);
-        t_check(s == i, "translate(shared %d -> world) = %d", i, s);
+        t_check(s == node_start + i, "translate(shared %d -> world) = %d", i, s);
     }
     t_check(shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1, "my_pe(INVALID) = %d, want -1",
             shmem_team_my_pe(SHMEM_TEAM_INVALID));
@@ -304,8 +306,9 @@ static void team_ptr(void)
     shmem_barrier_all();
     void *p = shmem_team_ptr(SHMEM_TEAM_WORLD, &cell, me);
     t_check(p == (void *)&cell, "team_ptr(world, &cell, me) = %p, want %p", p, (void *)&cell);
-    p = shmem_team_ptr(SHMEM_TEAM_SHARED, &cell, me);
-    t_check(p == (void *)&cell, "team_ptr(shared, &cell, me) = %p, want %p", p, (void *)&cell);
+    p = shmem_team_ptr(SHMEM_TEAM_SHARED, &cell, shmem_team_my_pe(SHMEM_TEAM_SHARED));
+    t_check(p == (void *)&cell, "team_ptr(shared, &cell, my shared PE) = %p, want %p", p,
+            (void *)&cell);
     for (int pe = 0; pe < npes; pe++) {
         long *q = shmem_team_ptr(SHMEM_TEAM_WORLD, &cell, pe);
         if (q != NULL) {

@@ -50,8 +50,8 @@ static void sequence(uint8_t *base, size_t *offs, int n)
 
 int main(void)
 {
-    uint8_t *a = fsh_heap_map(HEAP);
-    uint8_t *b = fsh_heap_map(HEAP);
+    uint8_t *a = fsh_heap_map(HEAP, -1);
+    uint8_t *b = fsh_heap_map(HEAP, -1);
     check(a && b, "map two heaps");
     check(((uintptr_t)a & ((2u << 20) - 1)) == 0, "heap base aligned to 2 MiB");
     if (!a || !b) {
