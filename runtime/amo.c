@@ -10,12 +10,15 @@
  *
  * The whole job is one atomicity domain (the rule is local.c's): when every PE is on one node
  * and maps every other, every AMO is a CPU atomic on mapped memory (cpu_amo below);
- * otherwise all AMOs, also those aimed at the calling PE, go through the fabric. The non-fetching ones (set, inc, add, and, or, xor) are posted as fetching
+ * otherwise all AMOs, also those aimed at the calling PE, go through the fabric.
+ *
+ * On the fabric, the non-fetching ones (set, inc, add, and, or, xor) are posted as fetching
  * atomics whose result is dropped: a fetching atomic's completion means it was applied at the
  * target on every provider, which quiet needs, while FI_DELIVERY_COMPLETE on plain atomics is
- * not dependable (libfabric 1.17's shm crosses the results of operations in flight with it). Operand, compare value and result travel through a bounce slot tied to the
- * operation record (registered once), so providers that need local descriptors work without a
- * registration per call; a fetched value is copied to the caller's buffer on completion.
+ * not dependable (libfabric 1.17's shm crosses the results of operations in flight with it).
+ * Operand, compare value and result travel through a bounce slot tied to the operation record
+ * (registered once), so providers that need local descriptors work without a registration per
+ * call; a fetched value is copied to the caller's buffer on completion.
  */
 #include "amo.h"
 
