@@ -200,7 +200,11 @@ static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
                              5, &i) != 0) {
         fsh_init_fatal_err(fn, -EINVAL);
     }
-    return i == 0 ? fsh_fabric_attr()->manual_progress : (i == 1 || i == 3);
+    /* auto: when the provider needs target-side progress and some PE may reach this one
+     * through it; in a one-node job where every PE maps every other (AMOs as CPU atomics) no
+     * operation ever targets this PE through the fabric. */
+    return i == 0 ? fsh_fabric_attr()->manual_progress && !fsh_local.cpu_atomics
+                  : (i == 1 || i == 3);
 }
 
 /* FABSHMEM_INTRANODE, and FABSHMEM_SIM_NODES: tests split the PEs of this host into pretend
