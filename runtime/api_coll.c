@@ -33,11 +33,18 @@ static inline struct fsh_team *check_team(const char *fn, shmem_team_t team)
     return team;
 }
 
-static void check_dest(const char *fn, const void *dest, size_t len)
+/* dest of alltoall and alltoallv may be in the device heap; of the others, not (yet). */
+static enum fsh_seg check_dest_any(const char *fn, const void *dest, size_t len)
 {
     enum fsh_seg seg;
     uint64_t off;
     check_sym(fn, "dest", dest, len ? len : 1, &seg, &off);
+    return seg;
+}
+
+static void check_dest(const char *fn, const void *dest, size_t len)
+{
+    check_not_device(fn, "dest", check_dest_any(fn, dest, len));
 }
 
 /* bytes * count, ending the job when it overflows. */
@@ -181,7 +188,7 @@ int fsh_api_alltoall(const char *fn, shmem_team_t team, void *dest, const void *
 {
     struct fsh_team *t = check_team(fn, team);
     size_t bytes = extent(fn, nelems, esize);
-    check_dest(fn, dest, extent(fn, bytes, (size_t)t->size));
+    check_dest_any(fn, dest, extent(fn, bytes, (size_t)t->size));
     check_local(fn, "source", src, bytes);
     return result(fn, fsh_coll_alltoall(t, dest, src, bytes));
 }
@@ -251,7 +258,7 @@ int fsh_api_alltoallv(const char *fn, shmem_team_t team, void *dest, size_t dest
         fsh_init_fatal(fn, "pass four arrays of shmem_team_n_pes(team) entries",
                        "a count or displacement array is NULL");
     }
-    check_dest(fn, dest, extent(fn, dest_nelems, esize));
+    check_dest_any(fn, dest, extent(fn, dest_nelems, esize));
     for (int k = 0; k < t->size; k++) {
         check_size(fn, extent(fn, send_displs[k], esize));
         check_size(fn, extent(fn, send_counts[k], esize));
