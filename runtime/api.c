@@ -557,14 +557,20 @@ void *shmem_realloc(void *ptr, size_t size)
     return alloc_done(__func__, p, size);
 }
 
-void shmem_free(void *ptr)
+/* Free is collective: the barrier first, so nobody frees a block a peer is still writing. */
+static void free_sym(const char *fn, void *ptr, int (*release)(void *))
 {
-    running(__func__);
+    running(fn);
     if (!ptr) {
         return;
     }
-    done(__func__, fsh_coll_barrier_all());
-    done(__func__, fsh_heap_free(ptr));
+    done(fn, fsh_coll_barrier_all());
+    done(fn, release(ptr));
+}
+
+void shmem_free(void *ptr)
+{
+    free_sym(__func__, ptr, fsh_heap_free);
 }
 
 /* ------------------------------------------------------------------ device heap (shmemx.h) */
@@ -603,12 +609,7 @@ void *shmemx_calloc_device(size_t count, size_t size)
 
 void shmemx_free_device(void *ptr)
 {
-    running(__func__);
-    if (!ptr) {
-        return;
-    }
-    done(__func__, fsh_coll_barrier_all());
-    done(__func__, fsh_dev_free(ptr));
+    free_sym(__func__, ptr, fsh_dev_free);
 }
 
 size_t shmemx_device_heap_size(void)
