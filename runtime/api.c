@@ -180,6 +180,7 @@ size_t fsh_api_sync(const char *fn, int mode, int block, void *ivars, size_t nel
         uint64_t off;
         check_sym(fn, "ivars", ivars, nelems * esize, &seg, &off);
         check_aligned(fn, "ivars", ivars, esize);
+        check_not_device(fn, "ivars", seg);
         check_local(fn, "cmp_values", values, 1);
         if (mode == FSH_SYNC_SOME) {
             check_local(fn, "indices", indices, 1);
