@@ -46,9 +46,11 @@ static int find(uintptr_t p, size_t len)
     return -1;
 }
 
-static void open_rw(int i, int on)
+/* Open (or close again) the pages of [p, p+len) for the mock's own access. */
+static void open_rw(uintptr_t p, size_t len, int on)
 {
-    mprotect((void *)mk.a[i].base, mk.a[i].len, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+    uintptr_t page = 4096, lo = p & ~(page - 1), hi = (p + len + page - 1) & ~(page - 1);
+    mprotect((void *)lo, hi - lo, on ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
 
 CUresult CUDAAPI cuInit(unsigned int flags)
@@ -155,17 +157,17 @@ static CUresult copy(uintptr_t dst, int dst_dev, uintptr_t src, int src_dev, siz
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     if ((di >= 0) == dst_dev && (si >= 0) == src_dev) {
         if (di >= 0) {
-            open_rw(di, 1);
+            open_rw(dst, len, 1);
         }
         if (si >= 0) {
-            open_rw(si, 1);
+            open_rw(src, len, 1);
         }
         memmove((void *)dst, (const void *)src, len);
         if (di >= 0) {
-            open_rw(di, 0);
+            open_rw(dst, len, 0);
         }
-        if (si >= 0 && si != di) {
-            open_rw(si, 0);
+        if (si >= 0) {
+            open_rw(src, len, 0);
         }
         r = CUDA_SUCCESS;
     }
@@ -197,9 +199,9 @@ CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char c, size_t n, CUstr
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)d, n);
     if (i >= 0) {
-        open_rw(i, 1);
+        open_rw((uintptr_t)d, n, 1);
         memset((void *)(uintptr_t)d, c, n);
-        open_rw(i, 0);
+        open_rw((uintptr_t)d, n, 0);
     }
     pthread_mutex_unlock(&mk.lock);
     return i >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
