@@ -404,8 +404,11 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
         snprintf(dv.line, sizeof(dv.line), "device heap: off (%s%s)",
                  fsh_cuda_ready() ? "a peer PE has no GPU" : fsh_cuda_reason(),
                  fsh_cuda_ready() ? "; it is on for every PE or none" : "");
-        if (fsh_rt.pe == 0 || !fsh_cuda_ready()) {
+        /* Once for the job; every PE's own reason at info level. */
+        if (fsh_rt.pe == 0) {
             FSH_WARN("FABSHMEM_DEVICE_HEAP_SIZE=%zu but the %s", size, dv.line);
+        } else {
+            FSH_INFO("%s", dv.line);
         }
         fsh_cuda_close();
         return 0;
