@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda.h"
 #include "error.h"
@@ -462,11 +463,19 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     /* Pinned staging slots make the GPU copies DMA directly; optional. */
     (void)fsh_cuda_host_register(dv.block, total);
     fsh_mr_set_segment(FSH_SEG_DEVICE, dv.base, size);
+    /* Would the driver export the heap as a dmabuf (what the dmabuf path will hand the NIC)?
+     * Only reported for now. */
+    int fd = -1;
+    bool dmabuf = fsh_cuda_dmabuf_fd(dv.base, size, &fd) == 0;
+    if (dmabuf) {
+        close(fd);
+    }
     char why[256];
     const char *path = fsh_dev_path(fsh_fabric_attr()->has_hmem, why, sizeof(why));
     snprintf(dv.line, sizeof(dv.line),
-             "device heap: %zu bytes at %p on %s; path: %s through %zu-byte slots (%s)", size,
-             (void *)dv.base, fsh_cuda_reason(), path, dv.chunk, why);
+             "device heap: %zu bytes at %p on %s; path: %s through %zu-byte slots (%s; the "
+             "driver %s export it as a dmabuf)", size, (void *)dv.base, fsh_cuda_reason(), path,
+             dv.chunk, why, dmabuf ? "can" : "cannot");
     dv.active = true;
     return 0;
 }
