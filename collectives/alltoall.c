@@ -16,11 +16,19 @@
  * a prefix sum in team order, or "no room"), then data (one counted write per non-empty
  * block). The first two are steps (every PE needs every other's word), so their mailboxes
  * alternate by step parity.
+ *
+ * Device buffers (a dest in the device heap, or a source in GPU memory) take devmem.c's path:
+ * each block is a blocking put that is complete at its target (in GPU memory) when it returns,
+ * in the same staggered order, and one team sync after the last of them ends the exchange.
  */
 #include "coll.h"
 
+#include <errno.h>
 #include <string.h>
 
+#include "error.h"
+
+#include "devmem.h"
 #include "log.h"
 #include "notify.h"
 
@@ -37,6 +45,36 @@ static int finish(struct fsh_team *t, struct fsh_notify_batch *b, const char *wh
     return rc ? rc : crc;
 }
 
+/* Block `to` of the device path (blocking, complete at the target on return). */
+static int put_dev(struct fsh_team *t, int to, enum fsh_seg seg, uint64_t off, const void *src,
+                   size_t bytes)
+{
+    return fsh_dev_put(&fsh_ctx_default, seg, off, src, bytes, fsh_team_world_pe(t, to));
+}
+
+static int end_dev(struct fsh_team *t, int rc, const char *what)
+{
+    /* Sync even after an error, so the peers are not left waiting for this PE. */
+    int src = fsh_coll_sync(t, what);
+    return rc ? rc : src;
+}
+
+static int alltoall_dev(struct fsh_team *t, void *dest, const void *src, size_t bytes,
+                        enum fsh_seg seg, uint64_t off)
+{
+    int n = t->size, me = t->my_pe, rc = 0;
+    for (int i = 1; i < n && rc == 0; i++) {
+        int to = (me + i) % n;
+        rc = put_dev(t, to, seg, off + (uint64_t)me * bytes, (const char *)src + (size_t)to * bytes,
+                     bytes);
+    }
+    if (rc == 0) {
+        rc = fsh_dev_copy((char *)dest + (size_t)me * bytes, (const char *)src + (size_t)me * bytes,
+                          bytes);
+    }
+    return end_dev(t, rc, "alltoall (device memory)");
+}
+
 int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t bytes)
 {
     int n = t->size, me = t->my_pe;
@@ -48,6 +86,9 @@ int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t by
     int rc = fsh_notify_dest(dest, bytes * (size_t)n, &seg, &off);
     if (rc != 0) {
         return rc;
+    }
+    if (fsh_dev_involved(seg, src)) {
+        return alltoall_dev(t, dest, src, bytes, seg, off);
     }
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t->slot);
@@ -68,6 +109,12 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
 {
     if (dst == 1 && sst == 1) {
         return fsh_coll_alltoall(t, dest, src, nelems * esize);
+    }
+    enum fsh_seg dseg;
+    uint64_t doff;
+    if (fsh_notify_dest(dest, esize, &dseg, &doff) == 0 && fsh_dev_involved(dseg, src)) {
+        return fsh_err(-ENOTSUP, "use unit strides (shmem_alltoallmem) for GPU memory",
+                       "strided all-to-all does not take GPU memory");
     }
     int n = t->size, me = t->my_pe;
     if (nelems == 0) {
@@ -173,6 +220,28 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
         return rc;
     }
     int refused = 0;
+    if (fsh_dev_involved(seg, src)) {
+        for (int i = 1; i < n && rc == 0; i++) {
+            int to = (me + i) % n;
+            uint64_t at = __atomic_load_n(&in[to], __ATOMIC_ACQUIRE);
+            if (send_counts[to] > 0 && at == NO_ROOM) {
+                refused++;
+            } else if (send_counts[to] > 0) {
+                rc = put_dev(t, to, seg, off + at * esize,
+                             (const char *)src + send_displs[to] * esize, send_counts[to] * esize);
+            }
+        }
+        if (rc == 0 && room) {
+            rc = fsh_dev_copy((char *)dest + recv_displs[me] * esize,
+                              (const char *)src + send_displs[me] * esize, send_counts[me] * esize);
+        }
+        rc = end_dev(t, rc, "alltoallv (device memory)");
+        if (rc == 0 && refused) {
+            FSH_WARN("shmemx_alltoallv: %d team PE(s) had no room for this PE's blocks; they were "
+                     "not sent", refused);
+        }
+        return rc ? rc : (room && !refused ? 0 : 1);
+    }
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t->slot);
     for (int i = 1; i < n && rc == 0; i++) {

@@ -18,6 +18,34 @@ extern "C" {
  * are unaffected by changes to the system clock. Callable before shmem_init. */
 FSH_API double shmemx_wtime(void);
 
+/* ------------------------------------------------------------------ GPU memory: the device heap
+ * A second symmetric heap of FABSHMEM_DEVICE_HEAP_SIZE bytes (default 0: off) on each PE's GPU
+ * (the topology's choice; CUDA is loaded at run time, so the same library runs without one).
+ *
+ *   shmemx_malloc_device / shmemx_calloc_device / shmemx_free_device: collective and
+ *   deterministic exactly like shmem_malloc / shmem_calloc / shmem_free (same calls on every PE,
+ *   barrier after allocation and before free). Without a GPU on every PE, or with
+ *   FABSHMEM_DEVICE_HEAP_SIZE=0, they return NULL with a warning that says why.
+ *
+ * The pointers are CUDA device pointers (usable in kernels and cudaMemcpy). With them:
+ *   - shmem_putmem/getmem and the typed put/get (blocking and _nbi), any combination of host
+ *     and device heaps, remote or local; a local buffer may be host or GPU memory;
+ *   - shmem_put_signal / _nbi with dest in the device heap: the signal (in host symmetric
+ *     memory) is applied only after the data is in the target's GPU memory;
+ *   - shmem_alltoallmem / shmem_TYPE_alltoall and shmemx_alltoallv with a device dest and/or
+ *     source.
+ * Not supported on device memory (the job ends with a message saying so): atomics, signal
+ * words, locks, strided put/get, the other collectives' dest, point-to-point waits.
+ * Operations that involve GPU memory complete before they return (_nbi included).
+ * shmemx_device_info() says how peers' GPU memory is reached (SHMEM_INFO=1 prints it too). */
+FSH_API void *shmemx_malloc_device(size_t size);
+FSH_API void *shmemx_calloc_device(size_t count, size_t size);
+FSH_API void shmemx_free_device(void *ptr);
+/* Bytes of the device heap on every PE; 0 when it is off. */
+FSH_API size_t shmemx_device_heap_size(void);
+/* One line: size, GPU and registration path, or why the device heap is off ("no GPU: ..."). */
+FSH_API const char *shmemx_device_info(void);
+
 /* ------------------------------------------------------------------ all-to-all, variable sizes
  * shmemx_alltoallvmem: every PE of the team sends a different amount to every other (the MoE
  * token-dispatch pattern), and receivers learn the amounts at run time.

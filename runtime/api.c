@@ -16,6 +16,7 @@
 #include "api.h"
 #include "api_check.h"
 #include "coll.h"
+#include "devmem.h"
 #include "error.h"
 #include "heap.h"
 #include "init.h"
@@ -49,6 +50,10 @@ void fsh_api_put(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
     uint64_t off;
     check_sym(fn, "dest", dest, nbytes, &seg, &off);
     check_local(fn, "source", src, nbytes);
+    if (__builtin_expect(fsh_dev_involved(seg, src), 0)) {
+        done(fn, fsh_dev_put(c, seg, off, src, nbytes, pe)); /* complete on return */
+        return;
+    }
     done(fn, fsh_rma_put(c, seg, off, src, nbytes, pe, nbi != 0));
 }
 
@@ -66,6 +71,10 @@ void fsh_api_get(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
     uint64_t off;
     check_sym(fn, "source", src, nbytes, &seg, &off);
     check_local(fn, "dest", dest, nbytes);
+    if (__builtin_expect(fsh_dev_involved(seg, dest), 0)) {
+        done(fn, fsh_dev_get(c, dest, seg, off, nbytes, pe)); /* complete on return */
+        return;
+    }
     done(fn, fsh_rma_get(c, dest, seg, off, nbytes, pe, nbi != 0));
 }
 
@@ -99,6 +108,7 @@ void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
     enum fsh_seg seg;
     uint64_t off;
     check_sym(fn, "dest", dest, dspan, &seg, &off);
+    check_not_device(fn, "dest", seg);
     check_local(fn, "source", src, sspan);
     done(fn, fsh_rma_iput(c, seg, off, src, dst, sst, nelems, esize, pe));
 }
@@ -117,6 +127,7 @@ void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
     enum fsh_seg seg;
     uint64_t off;
     check_sym(fn, "source", src, sspan, &seg, &off);
+    check_not_device(fn, "source", seg);
     check_local(fn, "dest", dest, dspan);
     done(fn, fsh_rma_iget(c, dest, seg, off, dst, sst, nelems, esize, pe));
 }
@@ -141,6 +152,7 @@ void fsh_api_amo(const char *fn, shmem_ctx_t ctx, int op, void *target, const vo
     uint64_t off;
     check_sym(fn, op == FSH_AMO_FETCH ? "source" : "dest", target, size, &seg, &off);
     check_aligned(fn, op == FSH_AMO_FETCH ? "source" : "dest", target, size);
+    check_not_device(fn, op == FSH_AMO_FETCH ? "source" : "dest", seg);
     if (fsh_amo_fetches(op)) {
         check_local(fn, "fetch", fetch, size);
     }
@@ -168,6 +180,7 @@ size_t fsh_api_sync(const char *fn, int mode, int block, void *ivars, size_t nel
         uint64_t off;
         check_sym(fn, "ivars", ivars, nelems * esize, &seg, &off);
         check_aligned(fn, "ivars", ivars, esize);
+        check_not_device(fn, "ivars", seg);
         check_local(fn, "cmp_values", values, 1);
         if (mode == FSH_SYNC_SOME) {
             check_local(fn, "indices", indices, 1);
@@ -187,6 +200,7 @@ static inline void check_signal(const char *fn, const uint64_t *sig_addr, enum f
 {
     check_sym(fn, "sig_addr", sig_addr, sizeof(uint64_t), seg, off);
     check_aligned(fn, "sig_addr", sig_addr, sizeof(uint64_t));
+    check_not_device(fn, "sig_addr", *seg);
 }
 
 void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void *src,
@@ -207,6 +221,12 @@ void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void 
         check_local(fn, "source", src, nbytes);
     }
     check_signal(fn, sig_addr, &sseg, &soff);
+    if (nbytes > 0 && __builtin_expect(fsh_dev_involved(dseg, src), 0)) {
+        /* The data first, complete at the target (in its GPU memory when dest is there); then
+         * the signal alone, which therefore can never be seen before the data. */
+        done(fn, fsh_dev_put(c, dseg, doff, src, nbytes, pe));
+        nbytes = 0;
+    }
     done(fn, fsh_signal_put(c, dseg, doff, src, nbytes, sseg, soff, signal, sig_op, pe, nbi != 0));
 }
 
@@ -242,6 +262,7 @@ static void check_lock(const char *fn, long *lock, enum fsh_seg *seg, uint64_t *
     running(fn);
     check_sym(fn, "lock", lock, sizeof(long), seg, off);
     check_aligned(fn, "lock", lock, sizeof(long));
+    check_not_device(fn, "lock", *seg);
 }
 
 void shmem_set_lock(long *lock)
@@ -537,14 +558,71 @@ void *shmem_realloc(void *ptr, size_t size)
     return alloc_done(__func__, p, size);
 }
 
-void shmem_free(void *ptr)
+/* Free is collective: the barrier first, so nobody frees a block a peer is still writing. */
+static void free_sym(const char *fn, void *ptr, int (*release)(void *))
 {
-    running(__func__);
+    running(fn);
     if (!ptr) {
         return;
     }
-    done(__func__, fsh_coll_barrier_all());
-    done(__func__, fsh_heap_free(ptr));
+    done(fn, fsh_coll_barrier_all());
+    done(fn, release(ptr));
+}
+
+void shmem_free(void *ptr)
+{
+    free_sym(__func__, ptr, fsh_heap_free);
+}
+
+/* ------------------------------------------------------------------ device heap (shmemx.h) */
+/* Collective like shmem_malloc: the same calls on every PE give the same offsets (the device
+ * heap has its own deterministic allocator), a barrier after allocation and before free. */
+
+static void *alloc_device(const char *fn, size_t size, bool zero)
+{
+    running(fn);
+    if (size == 0) {
+        return NULL;
+    }
+    void *p = fsh_dev_alloc(size, 0);
+    if (p && zero && fsh_dev_memset(p, 0, size) != 0) {
+        fsh_init_fatal_err(fn, fsh_err_last()->code);
+    }
+    return alloc_done(fn, p, size);
+}
+
+void *shmemx_malloc_device(size_t size)
+{
+    return alloc_device(__func__, size, false);
+}
+
+void *shmemx_calloc_device(size_t count, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        running(__func__);
+        FSH_WARN("shmemx_calloc_device(%zu, %zu): size overflows; returning NULL", count, size);
+        done(__func__, fsh_coll_barrier_all());
+        return NULL;
+    }
+    return alloc_device(__func__, total, true);
+}
+
+void shmemx_free_device(void *ptr)
+{
+    free_sym(__func__, ptr, fsh_dev_free);
+}
+
+size_t shmemx_device_heap_size(void)
+{
+    running(__func__);
+    return fsh_dev_heap_size();
+}
+
+const char *shmemx_device_info(void)
+{
+    running(__func__);
+    return fsh_dev_describe();
 }
 
 /* ------------------------------------------------------------------ deprecated names */

@@ -80,6 +80,18 @@ static inline void check_sym(const char *fn, const char *what, const void *addr,
     }
 }
 
+/* The device heap takes put, get, put-with-signal (data only) and the all-to-all collectives;
+ * everything that needs the CPU or the NIC to touch the word itself (atomics, signals, locks,
+ * strided transfers, waits) is refused with a clear message. */
+static inline void check_not_device(const char *fn, const char *what, enum fsh_seg seg)
+{
+    if (__builtin_expect(seg == FSH_SEG_DEVICE, 0)) {
+        fsh_init_fatal(fn, "keep this object in host symmetric memory (shmem_malloc or a global); the device heap takes put, get, put-with-signal data and all-to-all",
+                       "%s is in the device heap (shmemx_malloc_device), which %s does not support",
+                       what, fn);
+    }
+}
+
 static inline void check_local(const char *fn, const char *what, const void *p, size_t len)
 {
     if (__builtin_expect(len > 0 && p == NULL, 0)) {

@@ -18,6 +18,7 @@
 #include "api.h"
 #include "api_check.h"
 #include "coll.h"
+#include "devmem.h"
 #include "error.h"
 #include "team.h"
 
@@ -33,11 +34,32 @@ static inline struct fsh_team *check_team(const char *fn, shmem_team_t team)
     return team;
 }
 
-static void check_dest(const char *fn, const void *dest, size_t len)
+/* dest of alltoall and alltoallv may be in the device heap; of the others, not (yet). */
+static enum fsh_seg check_dest_any(const char *fn, const void *dest, size_t len)
 {
     enum fsh_seg seg;
     uint64_t off;
     check_sym(fn, "dest", dest, len ? len : 1, &seg, &off);
+    return seg;
+}
+
+static void check_dest(const char *fn, const void *dest, size_t len)
+{
+    check_not_device(fn, "dest", check_dest_any(fn, dest, len));
+}
+
+/* The source of a collective other than all-to-all must be host memory: they copy with the CPU. */
+static void check_host_source(const char *fn, const void *src, size_t len)
+{
+    check_local(fn, "source", src, len);
+    enum fsh_seg seg = FSH_SEG_HEAP;
+    uint64_t off;
+    if (len && fsh_mr_lookup(src, len, &seg, &off) != 0) {
+        seg = FSH_SEG_HEAP; /* private memory: device only if the driver says so */
+    }
+    if (len && fsh_dev_involved(seg, src)) {
+        check_not_device(fn, "source", FSH_SEG_DEVICE);
+    }
 }
 
 /* bytes * count, ending the job when it overflows. */
@@ -181,7 +203,7 @@ int fsh_api_alltoall(const char *fn, shmem_team_t team, void *dest, const void *
 {
     struct fsh_team *t = check_team(fn, team);
     size_t bytes = extent(fn, nelems, esize);
-    check_dest(fn, dest, extent(fn, bytes, (size_t)t->size));
+    check_dest_any(fn, dest, extent(fn, bytes, (size_t)t->size));
     check_local(fn, "source", src, bytes);
     return result(fn, fsh_coll_alltoall(t, dest, src, bytes));
 }
@@ -212,7 +234,7 @@ int fsh_api_broadcast(const char *fn, shmem_team_t team, void *dest, const void 
     size_t bytes = extent(fn, nelems, esize);
     check_dest(fn, dest, bytes);
     if (t->my_pe == root) {
-        check_local(fn, "source", src, bytes);
+        check_host_source(fn, src, bytes);
     }
     return result(fn, fsh_coll_broadcast(t, dest, src, bytes, root, true));
 }
@@ -222,7 +244,7 @@ int fsh_api_collect(const char *fn, shmem_team_t team, void *dest, const void *s
 {
     struct fsh_team *t = check_team(fn, team);
     size_t bytes = extent(fn, nelems, esize);
-    check_local(fn, "source", src, bytes);
+    check_host_source(fn, src, bytes);
     if (fixed) {
         check_dest(fn, dest, extent(fn, bytes, (size_t)t->size));
         return result(fn, fsh_coll_fcollect(t, dest, src, bytes));
@@ -237,7 +259,7 @@ int fsh_api_reduce(const char *fn, shmem_team_t team, void *dest, const void *sr
     struct fsh_team *t = check_team(fn, team);
     size_t bytes = extent(fn, nreduce, esize);
     check_dest(fn, dest, bytes);
-    check_local(fn, "source", src, bytes);
+    check_host_source(fn, src, bytes);
     return result(fn, fsh_coll_reduce(t, dest, src, nreduce, (enum fsh_red_type)type,
                                       (enum fsh_red_op)op));
 }
@@ -251,7 +273,7 @@ int fsh_api_alltoallv(const char *fn, shmem_team_t team, void *dest, size_t dest
         fsh_init_fatal(fn, "pass four arrays of shmem_team_n_pes(team) entries",
                        "a count or displacement array is NULL");
     }
-    check_dest(fn, dest, extent(fn, dest_nelems, esize));
+    check_dest_any(fn, dest, extent(fn, dest_nelems, esize));
     for (int k = 0; k < t->size; k++) {
         check_size(fn, extent(fn, send_displs[k], esize));
         check_size(fn, extent(fn, send_counts[k], esize));
@@ -272,7 +294,7 @@ void fsh_api_to_all(const char *fn, void *dest, const void *src, int nreduce, in
     }
     size_t bytes = extent(fn, (size_t)nreduce, esize);
     check_dest(fn, dest, bytes);
-    check_local(fn, "source", src, bytes);
+    check_host_source(fn, src, bytes);
     done(fn, fsh_coll_sync(&t, fn));
     done(fn, fsh_coll_reduce(&t, dest, src, (size_t)nreduce, (enum fsh_red_type)type,
                              (enum fsh_red_op)op));
@@ -349,7 +371,7 @@ static void aset_alltoalls(const char *fn, void *dest, const void *source, ptrdi
     size_t n = extent(fn, nelems, (size_t)size);
     if (n > 0) {
         check_dest(fn, dest, extent(fn, extent(fn, n - 1, (size_t)dst) + 1, esize));
-        check_local(fn, "source", source, 1);
+        check_host_source(fn, source, 1);
     }
     done(fn, fsh_coll_sync(&t, fn));
     done(fn, fsh_coll_alltoalls(&t, dest, source, dst, sst, nelems, esize));
@@ -378,7 +400,7 @@ static void aset_collect(const char *fn, void *dest, const void *source, size_t 
     running(fn);
     done(fn, fsh_team_aset(&t, start, log_stride, size));
     size_t bytes = extent(fn, nelems, esize);
-    check_local(fn, "source", source, bytes);
+    check_host_source(fn, source, bytes);
     check_dest(fn, dest, fixed ? extent(fn, bytes, (size_t)size) : bytes);
     done(fn, fsh_coll_sync(&t, fn));
     done(fn, fixed ? fsh_coll_fcollect(&t, dest, source, bytes)

@@ -271,6 +271,7 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
     a->pins_memory = a->mr_local || a->mr_allocated || strncmp(a->prov, "efa", 3) == 0 ||
                      strncmp(a->prov, "verbs", 5) == 0;
     a->has_atomics = (fi->caps & FI_ATOMIC) != 0;
+    a->has_hmem = (fi->caps & FI_HMEM) != 0;
     a->delivery_complete = (fi->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0;
     a->manual_progress = fi->domain_attr->data_progress == FI_PROGRESS_MANUAL;
     a->inject_size = fi->tx_attr->inject_size;

@@ -31,6 +31,7 @@ struct fsh_fabric_attr {
     bool mr_allocated;       /* only allocated, pinned memory may be registered */
     bool pins_memory;        /* registration locks pages (RLIMIT_MEMLOCK applies) */
     bool has_atomics;
+    bool has_hmem;           /* the endpoint lists FI_HMEM (device memory registration) */
     bool delivery_complete;  /* completions mean the data is visible at the target */
     bool manual_progress;    /* data moves only while someone reads the CQ */
     size_t inject_size;      /* 0: never inject */

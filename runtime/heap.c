@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,11 +28,17 @@ struct block {
     struct block *prev, *next;
 };
 
-static struct {
+/* Two instances: the symmetric heap, and the device heap (FABSHMEM_DEVICE_HEAP_SIZE) whose
+ * addresses are GPU addresses the allocator only computes with, never dereferences. */
+struct heap {
     uint8_t *base;
     size_t size;
     struct block *head;
-} heap;
+    const char *var; /* the variable that sizes it, for messages */
+};
+static struct heap heaps[FSH_HEAP_NKINDS];
+
+static void stats(const struct heap *h, struct fsh_heap_stats *st);
 
 /* The heap base is aligned to 2 MiB (huge-page friendly), so shmem_align up to 2 MiB yields
  * truly aligned addresses on every PE. */
@@ -86,26 +93,27 @@ static struct block *node(size_t off, size_t size, bool live)
     return b;
 }
 
-int fsh_heap_init(void *base, size_t size)
+static int init(struct heap *h, void *base, size_t size, const char *var)
 {
-    heap.base = base;
-    heap.size = size;
-    heap.head = node(0, size, false);
-    if (!heap.head) {
+    h->var = var;
+    h->base = base;
+    h->size = size;
+    h->head = node(0, size, false);
+    if (!h->head) {
         return fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
     }
     return 0;
 }
 
-void fsh_heap_fini(void)
+static void fini(struct heap *h)
 {
-    struct block *b = heap.head;
+    struct block *b = h->head;
     while (b) {
         struct block *n = b->next;
         free(b);
         b = n;
     }
-    memset(&heap, 0, sizeof(heap));
+    memset(h, 0, sizeof(*h));
 }
 
 /* Split b so that it keeps its first `size` bytes; the rest becomes a new block after it. */
@@ -158,7 +166,7 @@ static size_t round_up(size_t v, size_t a)
     return (v + a - 1) & ~(a - 1);
 }
 
-void *fsh_heap_alloc(size_t size, size_t align)
+static void *alloc(struct heap *h, size_t size, size_t align)
 {
     if (align & (align - 1)) {
         fsh_err(-EINVAL, "use a power of two", "alignment %zu is not a power of two", align);
@@ -167,11 +175,11 @@ void *fsh_heap_alloc(size_t size, size_t align)
     if (align < FSH_HEAP_MIN_ALIGN) {
         align = FSH_HEAP_MIN_ALIGN;
     }
-    if (size > heap.size) {
+    if (size > h->size) {
         goto exhausted;
     }
     size = round_up(size ? size : 1, FSH_HEAP_MIN_ALIGN);
-    for (struct block *b = heap.head; b; b = b->next) {
+    for (struct block *b = h->head; b; b = b->next) {
         if (b->live) {
             continue;
         }
@@ -190,27 +198,30 @@ void *fsh_heap_alloc(size_t size, size_t align)
             goto nomem;
         }
         a->live = true;
-        return heap.base + a->off;
+        return h->base + a->off;
     }
 exhausted:;
     struct fsh_heap_stats st;
-    fsh_heap_stats(&st);
-    fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE (e.g. SHMEM_SYMMETRIC_SIZE=2G) or free blocks",
-            "symmetric heap exhausted: %zu bytes requested, %zu free in %zu pieces (largest %zu) of %zu",
-            size, st.free, st.free_blocks, st.largest_free, st.size);
+    stats(h, &st);
+    char fix[128];
+    snprintf(fix, sizeof(fix), "raise %s (e.g. %s=2G) or free blocks", h->var, h->var);
+    fsh_err(-ENOMEM, fix,
+            "%s heap exhausted: %zu bytes requested, %zu free in %zu pieces (largest %zu) of %zu",
+            h == &heaps[FSH_HEAP_DEVICE] ? "device" : "symmetric", size, st.free, st.free_blocks,
+            st.largest_free, st.size);
     return NULL;
 nomem:
     fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
     return NULL;
 }
 
-static struct block *find_live(const void *p)
+static struct block *find_live(struct heap *h, const void *p)
 {
-    if (!heap.base || (const uint8_t *)p < heap.base || (const uint8_t *)p >= heap.base + heap.size) {
+    if (!h->base || (const uint8_t *)p < h->base || (const uint8_t *)p >= h->base + h->size) {
         return NULL;
     }
-    size_t off = (size_t)((const uint8_t *)p - heap.base);
-    for (struct block *b = heap.head; b && b->off <= off; b = b->next) {
+    size_t off = (size_t)((const uint8_t *)p - h->base);
+    for (struct block *b = h->head; b && b->off <= off; b = b->next) {
         if (b->off == off) {
             return b->live ? b : NULL;
         }
@@ -218,9 +229,9 @@ static struct block *find_live(const void *p)
     return NULL;
 }
 
-int fsh_heap_free(void *p)
+static int free_block(struct heap *h, void *p)
 {
-    struct block *b = find_live(p);
+    struct block *b = find_live(h, p);
     if (!b) {
         return fsh_err(-EINVAL, "pass a pointer returned by shmem_malloc/shmem_align/shmem_calloc/shmem_realloc, once",
                        "%p is not a live symmetric block (freed twice, or not from the symmetric heap)",
@@ -233,21 +244,22 @@ int fsh_heap_free(void *p)
 
 size_t fsh_heap_block_size(const void *p)
 {
-    struct block *b = find_live(p);
+    struct block *b = find_live(&heaps[FSH_HEAP_HOST], p);
     return b ? b->size : 0;
 }
 
 void *fsh_heap_realloc(void *p, size_t size)
 {
-    struct block *b = find_live(p);
+    struct heap *h = &heaps[FSH_HEAP_HOST];
+    struct block *b = find_live(h, p);
     if (!b) {
         fsh_err(-EINVAL, "pass a pointer returned by a symmetric allocation routine",
                 "%p is not a live symmetric block", p);
         return NULL;
     }
     size_t want = round_up(size ? size : 1, FSH_HEAP_MIN_ALIGN);
-    if (size > heap.size) {
-        return fsh_heap_alloc(size, 0); /* records the exhaustion */
+    if (size > h->size) {
+        return alloc(h, size, 0); /* records the exhaustion */
     }
     if (want <= b->size) {
         /* Shrink in place; the tail becomes free and merges with what follows. */
@@ -275,20 +287,20 @@ void *fsh_heap_realloc(void *p, size_t size)
         free(n);
         return p;
     }
-    void *q = fsh_heap_alloc(size, 0);
+    void *q = alloc(h, size, 0);
     if (!q) {
         return NULL;
     }
     memcpy(q, p, b->size);
-    fsh_heap_free(p);
+    free_block(h, p);
     return q;
 }
 
-void fsh_heap_stats(struct fsh_heap_stats *st)
+static void stats(const struct heap *h, struct fsh_heap_stats *st)
 {
     memset(st, 0, sizeof(*st));
-    st->size = heap.size;
-    for (struct block *b = heap.head; b; b = b->next) {
+    st->size = h->size;
+    for (struct block *b = h->head; b; b = b->next) {
         st->blocks++;
         if (b->live) {
             st->used += b->size;
@@ -304,9 +316,10 @@ void fsh_heap_stats(struct fsh_heap_stats *st)
 
 int fsh_heap_check(void)
 {
+    const struct heap *h = &heaps[FSH_HEAP_HOST];
     size_t expect = 0;
     const struct block *prev = NULL;
-    for (const struct block *b = heap.head; b; prev = b, b = b->next) {
+    for (const struct block *b = h->head; b; prev = b, b = b->next) {
         if (b->off != expect || b->size == 0 || b->prev != prev) {
             return -1; /* gap, overlap, empty block or broken links */
         }
@@ -318,5 +331,51 @@ int fsh_heap_check(void)
         }
         expect = b->off + b->size;
     }
-    return expect == heap.size ? 0 : -4;
+    return expect == h->size ? 0 : -4;
+}
+
+/* The two instances' entry points. */
+int fsh_heap_init(void *base, size_t size)
+{
+    return init(&heaps[FSH_HEAP_HOST], base, size, "SHMEM_SYMMETRIC_SIZE");
+}
+
+void fsh_heap_fini(void)
+{
+    fini(&heaps[FSH_HEAP_HOST]);
+}
+
+void *fsh_heap_alloc(size_t size, size_t align)
+{
+    return alloc(&heaps[FSH_HEAP_HOST], size, align);
+}
+
+int fsh_heap_free(void *p)
+{
+    return free_block(&heaps[FSH_HEAP_HOST], p);
+}
+
+void fsh_heap_stats(struct fsh_heap_stats *st)
+{
+    stats(&heaps[FSH_HEAP_HOST], st);
+}
+
+int fsh_heap_dev_init(void *base, size_t size)
+{
+    return init(&heaps[FSH_HEAP_DEVICE], base, size, "FABSHMEM_DEVICE_HEAP_SIZE");
+}
+
+void fsh_heap_dev_fini(void)
+{
+    fini(&heaps[FSH_HEAP_DEVICE]);
+}
+
+void *fsh_heap_dev_alloc(size_t size, size_t align)
+{
+    return alloc(&heaps[FSH_HEAP_DEVICE], size, align);
+}
+
+int fsh_heap_dev_free(void *p)
+{
+    return free_block(&heaps[FSH_HEAP_DEVICE], p);
 }

@@ -11,6 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The allocator has two instances with the same rules: the symmetric heap (fsh_heap_*) and the
+ * device heap on the PE's GPU (fsh_heap_dev_*: no realloc; its memory is never touched here). */
+enum { FSH_HEAP_HOST = 0, FSH_HEAP_DEVICE, FSH_HEAP_NKINDS };
+
 /* Every block is aligned at least this much (a cache line; enough for any AMO type). */
 #define FSH_HEAP_MIN_ALIGN 64
 
@@ -42,5 +46,11 @@ struct fsh_heap_stats {
 void fsh_heap_stats(struct fsh_heap_stats *st);
 /* Check every invariant (ordering, no overlap, coalesced free space, totals); 0 when sound. */
 int fsh_heap_check(void);
+
+/* The device heap: [base, base+size) of GPU memory, same allocation rules. */
+int fsh_heap_dev_init(void *base, size_t size);
+void fsh_heap_dev_fini(void);
+void *fsh_heap_dev_alloc(size_t size, size_t align);
+int fsh_heap_dev_free(void *p);
 
 #endif

@@ -6,7 +6,8 @@
  *          intra-node choice -> memlock check -> heap map (a memfd when PEs share the node)
  *          -> data+bss moved onto a memfd (idem) -> registration (heap, data+bss) -> exchange
  *          (one all-gather of {address, segment bases and keys, memfds}) -> AV insert ->
- *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> barrier
+ *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> signals
+ *          -> device heap (GPU opened by each, agreed by all) -> barrier
  *          -> memfds closed, shm provider's region names removed
  *   finalize: quiet -> barrier -> fence with progress -> everything closed in reverse
  *
@@ -26,6 +27,7 @@
 
 #include "bootstrap.h"
 #include "coll.h"
+#include "devmem.h"
 #include "env.h"
 #include "error.h"
 #include "fabric.h"
@@ -152,6 +154,7 @@ static void print_info(const struct fsh_config *cfg)
     fsh_local_describe(loc, sizeof(loc));
     printf("  symmetric heap: %zu bytes at %p\n", lc.heap_size, lc.heap_base);
     printf("  intra-node: %s\n", loc);
+    printf("  %s\n", fsh_dev_describe());
     printf("  configuration (SHMEM_INFO=1):\n");
     fsh_env_print(stdout);
     fflush(stdout);
@@ -238,6 +241,17 @@ static int agree_amo_domain(bool all_mapped)
     int rc = fsh_coll_and_word(&fsh_team_world, &word);
     fsh_local.cpu_atomics = rc == 0 && word;
     return rc;
+}
+
+/* The device heap is on for every PE or for none: each opens its GPU, all agree. */
+static int device_setup(const struct fsh_config *cfg)
+{
+    if (cfg->FABSHMEM_DEVICE_HEAP_SIZE == 0) {
+        return 0;
+    }
+    uint64_t word = fsh_dev_open(cfg) == 0;
+    int rc = fsh_coll_and_word(&fsh_team_world, &word);
+    return rc ? rc : fsh_dev_init(cfg, word != 0);
 }
 
 /* The exchange blob of one PE: address length, address, then the segment table. */
@@ -438,6 +452,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS);
     }
+    if (rc == 0) {
+        rc = device_setup(cfg);
+    }
     /* Every level is provided: the engine lock makes concurrent calls safe. */
     fsh_rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     if (fsh_rt.thread_level < SHMEM_THREAD_SINGLE) {
@@ -514,6 +531,7 @@ void fsh_init_finalize(const char *fn)
     }
     fsh_rt.state = FSH_STATE_FINALIZED;
     fsh_progress_thread_stop();
+    fsh_dev_fini();
     fsh_signal_fini();
     fsh_coll_fini();
     fsh_amo_fini();

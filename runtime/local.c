@@ -291,8 +291,12 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
         return 0;
     }
     int me = fsh_rt.pe;
+    /* Our own host segments are reached by plain copies; the device heap never is (GPU
+     * memory is not host-addressable: devmem.c moves it). */
     for (int s = 0; s < FSH_NSEGS; s++) {
-        fsh_local.base[(size_t)me * FSH_NSEGS + s] = fsh_mr_local_addr((enum fsh_seg)s, 0);
+        if (s != FSH_SEG_DEVICE) {
+            fsh_local.base[(size_t)me * FSH_NSEGS + s] = fsh_mr_local_addr((enum fsh_seg)s, 0);
+        }
     }
     for (int pe = 0; pe < lo.npes; pe++) {
         if (pe == me || node_of[pe] != node_of[me]) {

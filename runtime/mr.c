@@ -201,6 +201,13 @@ int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len)
     return 0;
 }
 
+void fsh_mr_set_segment(enum fsh_seg seg, void *base, size_t len)
+{
+    struct seg_local *l = &mrs.local[seg];
+    l->base = base;
+    l->len = len;
+}
+
 size_t fsh_mr_blob_size(void)
 {
     return sizeof(struct seg_remote) * FSH_NSEGS;

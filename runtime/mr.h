@@ -1,7 +1,7 @@
 /*
  * mr.h: registered symmetric segments and remote address translation.
  *
- * Two segments are symmetric: the symmetric heap and the executable's data+bss. Each is
+ * Symmetric segments: the symmetric heap, the executable's data+bss, and the optional device heap. Each is
  * registered once; its key and base are exchanged at init. A symmetric address is (segment,
  * offset), and the same offset names the same object on every PE even though the segments sit
  * at different virtual addresses (ASLR, PIE).
@@ -15,7 +15,9 @@
 
 struct fid_mr;
 
-enum fsh_seg { FSH_SEG_HEAP = 0, FSH_SEG_DATA, FSH_NSEGS };
+/* FSH_SEG_DEVICE: the device heap on the PE's GPU (devmem.c), length 0 when off. On the staging
+ * path it is not registered with the NIC and never mapped by peers: only devmem.c reaches it. */
+enum fsh_seg { FSH_SEG_HEAP = 0, FSH_SEG_DATA, FSH_SEG_DEVICE, FSH_NSEGS };
 
 int fsh_mr_init(int npes);
 void fsh_mr_fini(void);
@@ -28,6 +30,9 @@ int fsh_mr_check_memlock(size_t bytes);
 /* Does this process hold CAP_IPC_LOCK (then the kernel ignores RLIMIT_MEMLOCK)? */
 bool fsh_mr_has_ipc_lock(void);
 int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len);
+/* Make [base, base+len) segment seg for lookups without registering it (the device heap on the
+ * staging path: the NIC never touches it). len 0 removes it. */
+void fsh_mr_set_segment(enum fsh_seg seg, void *base, size_t len);
 
 /* The per-PE part of the exchange blob. */
 size_t fsh_mr_blob_size(void);

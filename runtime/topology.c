@@ -804,6 +804,11 @@ const struct fsh_topo_pe *fsh_topo_mine(void)
     return tp.pes ? &tp.pes[tp.local_rank] : NULL;
 }
 
+const char *fsh_topo_gpu_busid(int gpu)
+{
+    return tp.m && gpu >= 0 && gpu < tp.m->ngpus ? tp.m->gpus[gpu].busid : NULL;
+}
+
 bool fsh_topo_nic_forced(void)
 {
     return tp.forced;

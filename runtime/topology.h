@@ -145,6 +145,9 @@ int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size);
 void fsh_topo_fini(void);
 /* This PE's entry, or NULL before init or when the topology could not be read. */
 const struct fsh_topo_pe *fsh_topo_mine(void);
+/* The PCI bus id of machine GPU gpu ("0000:10:1c.0"), NULL when unknown: cuda.c matches it
+ * against the driver's devices. */
+const char *fsh_topo_gpu_busid(int gpu);
 /* True when the NIC came from FABSHMEM_NIC (the user's choice binds every provider). */
 bool fsh_topo_nic_forced(void);
 /* This PE's line for SHMEM_INFO: the map entry plus how the binding went. */

@@ -20,6 +20,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cuda.h"
+#include "devmem.h"
 #include "env.h"
 #include "error.h"
 #include "fabric.h"
@@ -316,6 +318,35 @@ static void check_provider(const struct fsh_config *cfg, const struct fsh_topo_m
     }
 }
 
+/* The device heap: can this host load CUDA, and how would peers' GPU memory be reached? */
+static void check_device(const struct fsh_config *cfg, const struct fsh_topo_machine *m)
+{
+    const char *chosen = cfg->FABSHMEM_PROVIDER[0] ? cfg->FABSHMEM_PROVIDER : NULL;
+    const struct prov *p = NULL;
+    for (size_t i = 0; i < nprovs && !p; i++) {
+        if (provs[i].usable && (!chosen || strcmp(provs[i].name, chosen) == 0)) {
+            p = &provs[i];
+        }
+    }
+    bool gpu = fsh_cuda_open(cfg->FABSHMEM_CUDA_LIB, NULL, 0) == 0;
+    char line[512], why[256];
+    const char *path = fsh_dev_path(p && p->hmem, why, sizeof(why));
+    if (!gpu && m->ngpus == 0) {
+        ok("device heap: %s (FABSHMEM_DEVICE_HEAP_SIZE stays off)", fsh_cuda_reason());
+    } else if (!gpu) {
+        snprintf(line, sizeof(line), "the topology shows %d GPU(s) but %s", m->ngpus,
+                 fsh_cuda_reason());
+        warn(line, "install the NVIDIA driver (libcuda.so.1), or name it with FABSHMEM_CUDA_LIB");
+    } else {
+        /* Not a warning: nothing the user can change makes it direct yet. */
+        snprintf(line, sizeof(line), "device heap on %s: path %s with provider %s (%s); RMA to "
+                 "peers' GPU memory is bounced through host memory", fsh_cuda_reason(), path,
+                 p ? p->name : "-", why);
+        ok("%s", line);
+    }
+    fsh_cuda_close();
+}
+
 static void check_memlock(const struct fsh_config *cfg)
 {
     struct rlimit rl;
@@ -476,6 +507,7 @@ int main(int argc, char **argv)
         check_provider(cfg, m);
         check_memlock(cfg);
         check_hugepages(cfg);
+        check_device(cfg, m);
         printf("doctor: %d warning(s)\n", nwarn);
     }
     free(pes);

@@ -1,0 +1,43 @@
+/*
+ * cuda.h: the CUDA driver, loaded at run time.
+ *
+ * The library never links libcuda: fsh_cuda_open() dlopens it (FABSHMEM_CUDA_LIB, default
+ * libcuda.so.1), resolves the few driver entry points the runtime uses, picks this PE's GPU and
+ * makes its primary context current. Without a driver, a GPU, or a build with CUDA headers
+ * (--with-cuda), it ends in a clean "no GPU" state with the reason, never an error: one library
+ * serves hosts with and without GPUs. CUDA result codes are translated here and nowhere else.
+ *
+ * Pointers: device memory is addressed through the driver's unified address space, so a
+ * device address is carried as a plain pointer (uintptr_t of a CUdeviceptr) everywhere else.
+ */
+#ifndef FSH_CUDA_H
+#define FSH_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Load the driver and open the GPU of this PE. Returns 0 with a GPU, -ENODEV (not recorded:
+ * fsh_cuda_reason() says why) without one. lib: the library to dlopen, "" for libcuda.so.1;
+ * busid: the topology's PCI bus id of this PE's GPU, or NULL to take local_rank mod count. */
+int fsh_cuda_open(const char *lib, const char *busid, int local_rank);
+void fsh_cuda_close(void);
+bool fsh_cuda_ready(void);
+/* Why there is no GPU ("no GPU: ..."), or which GPU is in use. */
+const char *fsh_cuda_reason(void);
+
+/* Device memory. NULL (error recorded) on failure. */
+void *fsh_cuda_alloc(size_t len);
+void fsh_cuda_free(void *p);
+/* Is p device memory (false without a GPU)? */
+bool fsh_cuda_is_device(const void *p);
+/* Copies that have completed on return (the data is visible to the GPU, or to the host);
+ * either side may be host or device memory. Safe from any thread (makes the context current). */
+int fsh_cuda_copy(void *dst, const void *src, size_t len);
+int fsh_cuda_memset(void *dst, int c, size_t len);
+/* Page-lock host memory for faster copies; failure is harmless (returns -errno, not recorded). */
+int fsh_cuda_host_register(void *p, size_t len);
+void fsh_cuda_host_unregister(void *p);
+/* A dmabuf file descriptor for [p, p+len) of device memory, or -errno (not recorded). */
+int fsh_cuda_dmabuf_fd(void *p, size_t len, int *fd);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * devmem.h: the device symmetric heap (FABSHMEM_DEVICE_HEAP_SIZE on each PE's GPU) and RMA to
+ * and from GPU memory.
+ *
+ * The heap is segment FSH_SEG_DEVICE: collective and deterministic like the host heap. How a
+ * peer's device memory is reached is the registration path, chosen once at init and printed
+ * by SHMEM_INFO=1: dmabuf or FI_HMEM_CUDA when the fabric can register GPU memory, else the
+ * staging path (bounce buffers in the symmetric heap, the target's progress engine copying
+ * to and from its GPU). Every entry point here is blocking: when it returns, the data is in
+ * place at the target (in GPU memory, complete) and the source may be reused.
+ */
+#ifndef FSH_DEVMEM_H
+#define FSH_DEVMEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "env.h"
+#include "mr.h"
+#include "rma.h"
+
+/* Load CUDA and open this PE's GPU when FABSHMEM_DEVICE_HEAP_SIZE > 0: 0 with a GPU, else
+ * -ENODEV (not an error: the reason is kept for fsh_dev_describe). */
+int fsh_dev_open(const struct fsh_config *cfg);
+/* Once every PE opened (everywhere: init.c's agreement; the heap is on for all PEs or none):
+ * allocate and manage the heap and set up the staging slots (a symmetric-heap allocation, the
+ * same on every PE). Without a GPU somewhere it returns 0 with the heap off and a warning. */
+int fsh_dev_init(const struct fsh_config *cfg, bool everywhere);
+void fsh_dev_fini(void);
+/* The device heap is usable (on every PE). */
+bool fsh_dev_active(void);
+/* The registration path for GPU memory ("staging", the only one implemented) and in why the
+ * state of each direct path, given whether the provider lists FI_HMEM. Pure: for the
+ * runtime and fabshmem-info --doctor. */
+const char *fsh_dev_path(bool prov_hmem, char *why, size_t len);
+/* One line: the path and why, or why the device heap is off. */
+const char *fsh_dev_describe(void);
+size_t fsh_dev_heap_size(void);
+
+/* Bookkeeping of the device heap (the API adds the barriers). NULL (error recorded) on failure. */
+void *fsh_dev_alloc(size_t size, size_t align);
+int fsh_dev_free(void *p);
+int fsh_dev_memset(void *p, int c, size_t len);
+
+/* Does an RMA with remote side seg and local buffer local need this module (device heap, or a
+ * local buffer in GPU memory)? False whenever the device heap is off. */
+bool fsh_dev_involved(enum fsh_seg seg, const void *local);
+
+/* put/get between any local buffer (host or GPU) and (seg, off) of pe, any segment. */
+int fsh_dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
+                int pe);
+int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
+                int pe);
+/* A local copy, either side host or GPU memory. */
+int fsh_dev_copy(void *dst, const void *src, size_t len);
+
+#endif
