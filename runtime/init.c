@@ -290,6 +290,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         level = FSH_LOG_DEBUG;
     }
     fsh_rt.log_level = level;
+    fsh_rt.checks = cfg->FABSHMEM_CHECK || cfg->SHMEM_DEBUG;
     fsh_rt.state = FSH_STATE_INIT;
 
     struct fsh_boot_info boot;
