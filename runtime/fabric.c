@@ -44,6 +44,7 @@ static struct {
     int npes;
     struct fsh_fabric_attr attr;
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
+    char (*peer_shm)[128]; /* the same for every PE (shm: all on this node), or NULL */
 } fab;
 
 static const char *const default_order[] = {"efa", "verbs;ofi_rxm", "shm", "tcp;ofi_rxm"};
@@ -440,6 +441,19 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
                        n < 0 ? fi_strerror(-n) : "some addresses were rejected");
     }
     fab.npes = npes;
+    /* Every peer's region path, so a PE ending the job can remove the region of a peer that
+     * was killed with SIGKILL and could not remove its own. */
+    if (str && fab.shm_path[0]) {
+        static const char scheme[] = "fi_shm://";
+        fab.peer_shm = calloc((size_t)npes, sizeof(*fab.peer_shm));
+        for (int i = 0; fab.peer_shm && i < npes; i++) {
+            const char *a = (const char *)slots + (size_t)i * FSH_ADDR_MAX;
+            if (strncmp(a, scheme, sizeof(scheme) - 1) == 0 && lens[i] > sizeof(scheme)) {
+                snprintf(fab.peer_shm[i], sizeof(fab.peer_shm[i]), "/dev/shm/%.*s",
+                         (int)(lens[i] - sizeof(scheme) + 1), a + sizeof(scheme) - 1);
+            }
+        }
+    }
     return 0;
 }
 
@@ -464,6 +478,11 @@ void fsh_fabric_unlink_shared(void)
     if (fab.shm_path[0]) {
         unlink(fab.shm_path);
     }
+    for (int i = 0; fab.peer_shm && i < fab.npes; i++) {
+        if (fab.peer_shm[i][0]) {
+            unlink(fab.peer_shm[i]);
+        }
+    }
 }
 
 static void close_fid(struct fid *fid, const char *what)
@@ -487,6 +506,7 @@ void fsh_fabric_close(void)
         fi_freeinfo(fab.list);
     }
     free(fab.peers);
+    free(fab.peer_shm);
     memset(&fab, 0, sizeof(fab));
 }
 
