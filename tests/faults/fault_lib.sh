@@ -1,4 +1,6 @@
-# fault_lib.sh: what the fault tests share (sourced by tests/faults/*.sh).
+# fault_lib.sh: what the fault tests share (sourced by tests/faults/*.sh, which set fault_name).
+# Sets $prog (tests/faults/fault_pe of the build tree, absolute) and $bound ($FSH_FAULT_BOUND,
+# default 30: seconds a case may take from the fault to the job's end).
 #
 # fault_start LABEL CMD...   runs CMD (an mpirun line) in the background, bounded by
 #                            $FSH_FAULT_LIMIT seconds (default 60), with its output in
@@ -8,9 +10,19 @@
 # fault_wait                 waits for it; sets $fault_rc and $fault_secs (since fault_start)
 # fault_litter               fabshmem files the job left in /dev/shm (empty when none)
 # fault_orphans PATTERN      pids of processes whose command line matches PATTERN
-# verdict LABEL WHY...       prints `LABEL: PASS (details)` or `LABEL: FAIL (why)` and counts
+# fault_verdict LABEL TAG    the orphan and litter checks, then verdict
+# verdict LABEL WHY...       prints `LABEL: PASS ($detail)` or `LABEL: FAIL (why)` and counts
 # A test passes its own unique tag as an argument to the program, so the orphan check never
 # sees the processes of a test running beside it.
+
+# The program (absolute: the rsh agent and the orphan check see it so) and the time bound.
+prog=${top_builddir:-.}/tests/faults/fault_pe
+if [ ! -x "$prog" ]; then
+    echo "faults/${fault_name:-fault}: FAIL (no executable $prog)"
+    exit 1
+fi
+prog=$(cd "$(dirname "$prog")" && pwd)/fault_pe
+bound=${FSH_FAULT_BOUND:-30}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fsh_fault.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -72,6 +84,26 @@ fault_litter() {
 
 fault_orphans() {
     pgrep -f -- "$1" | tr '\n' ' '
+}
+
+# fault_verdict LABEL TAG: adds to $why the processes tagged TAG still alive 2 s after the job
+# ended (and kills them) and the job's /dev/shm litter, then prints the verdict with $detail.
+fault_verdict() {
+    orphans=$(fault_orphans "$2")
+    if [ -n "$orphans" ]; then
+        sleep 2
+        orphans=$(fault_orphans "$2")
+    fi
+    if [ -n "$orphans" ]; then
+        why="${why:+$why; }orphan processes: $orphans"
+        # shellcheck disable=SC2086 # a list of pids, all of this test's job
+        kill -9 $orphans 2>/dev/null
+    fi
+    litter=$(fault_litter)
+    if [ -n "$litter" ]; then
+        why="${why:+$why; }left in /dev/shm: $litter"
+    fi
+    verdict "$1" "$why"
 }
 
 # The pid of the job's mpirun (the child of timeout), for signalling it.

@@ -17,14 +17,8 @@
 # a dead peer.
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+fault_name=kill_pe
 . "$top_srcdir/tests/faults/fault_lib.sh"
-prog=${top_builddir:-.}/tests/faults/fault_pe
-bound=${FSH_FAULT_BOUND:-30}
-if [ ! -x "$prog" ]; then
-    echo "faults/kill_pe: FAIL (no executable $prog)"
-    exit 1
-fi
-prog=$(cd "$(dirname "$prog")" && pwd)/fault_pe
 
 run() { # LABEL PROVIDER MODE WANT_REGEX [MPIRUN ARGS...]
     lbl=$1 prov=$2 mode=$3 want=$4
@@ -52,22 +46,8 @@ run() { # LABEL PROVIDER MODE WANT_REGEX [MPIRUN ARGS...]
     elif [ -z "$msg" ]; then
         why="no message matching /$want/"
     fi
-    orphans=$(fault_orphans "$tag")
-    if [ -n "$orphans" ]; then
-        sleep 2
-        orphans=$(fault_orphans "$tag")
-    fi
-    if [ -n "$orphans" ]; then
-        why="${why:+$why; }orphan processes: $orphans"
-        # shellcheck disable=SC2086 # a list of pids
-        kill -9 $orphans 2>/dev/null
-    fi
-    litter=$(fault_litter)
-    if [ -n "$litter" ]; then
-        why="${why:+$why; }left in /dev/shm: $litter"
-    fi
     detail="exit $fault_rc, $(printf '%.1f' "$after") s after the kill: $msg"
-    verdict "$lbl" "$why"
+    fault_verdict "$lbl" "$tag"
 }
 
 dead='(process rank 1 .*exited on signal 9|^fabshmem: .*PE 1)'

@@ -7,14 +7,8 @@
 # after the signal)`.
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+fault_name=signal_mpirun
 . "$top_srcdir/tests/faults/fault_lib.sh"
-prog=${top_builddir:-.}/tests/faults/fault_pe
-bound=${FSH_FAULT_BOUND:-30}
-if [ ! -x "$prog" ]; then
-    echo "faults/signal_mpirun: FAIL (no executable $prog)"
-    exit 1
-fi
-prog=$(cd "$(dirname "$prog")" && pwd)/fault_pe
 
 for sig in INT TERM; do
     for prov in shm tcp; do
@@ -53,22 +47,8 @@ for sig in INT TERM; do
         elif [ "$(echo "$after > $bound" | bc)" = 1 ]; then
             why="ended ${after}s after SIG$sig, bound ${bound}s"
         fi
-        orphans=$(fault_orphans "$tag")
-        if [ -n "$orphans" ]; then
-            sleep 2
-            orphans=$(fault_orphans "$tag")
-        fi
-        if [ -n "$orphans" ]; then
-            why="${why:+$why; }orphan processes: $orphans"
-            # shellcheck disable=SC2086 # a list of pids
-            kill -9 $orphans 2>/dev/null
-        fi
-        litter=$(fault_litter)
-        if [ -n "$litter" ]; then
-            why="${why:+$why; }left in /dev/shm: $litter"
-        fi
         detail="exit $fault_rc, $(printf '%.1f' "$after") s after SIG$sig"
-        verdict "$lbl" "$why"
+        fault_verdict "$lbl" "$tag"
     done
 done
 fault_exit
