@@ -490,9 +490,29 @@ static void *alloc_done(const char *fn, void *p, size_t size)
     return p;
 }
 
+/* FABSHMEM_CHECK: every PE must pass the same size and alignment, or the blocks (and all
+ * later offsets) differ between PEs. Two AND-reductions over the world: a bit where the
+ * arguments differ is 0 in the AND of the words on the PEs that hold a 1 there, and 0 in the
+ * AND of the complements on the PEs that hold a 0, so every PE sees the mismatch. */
+static void check_same_size(const char *fn, size_t size, size_t align)
+{
+    if (!fsh_rt.checks) {
+        return;
+    }
+    uint64_t mine = (uint64_t)size ^ ((uint64_t)align << 48), all = mine, all_not = ~mine;
+    done(fn, fsh_coll_and_word(&fsh_team_world, &all));
+    done(fn, fsh_coll_and_word(&fsh_team_world, &all_not));
+    if (all != mine || ~all_not != mine) {
+        fsh_init_fatal(fn, "symmetric allocation is collective: every PE must pass the same size (and alignment) in the same order",
+                       "size %zu (alignment %zu) differs from another PE's (FABSHMEM_CHECK)", size,
+                       align);
+    }
+}
+
 static void *aligned_alloc_sym(const char *fn, size_t align, size_t size)
 {
     running(fn);
+    check_same_size(fn, size, align);
     if (size == 0) {
         return NULL;
     }
@@ -526,6 +546,10 @@ void *shmem_calloc(size_t count, size_t size)
     running(__func__);
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
+        total = SIZE_MAX;
+    }
+    check_same_size(__func__, total, 0);
+    if (total == SIZE_MAX) {
         FSH_WARN("shmem_calloc(%zu, %zu): size overflows; returning NULL", count, size);
         done(__func__, fsh_coll_barrier_all());
         return NULL;
@@ -546,6 +570,7 @@ void *shmem_realloc(void *ptr, size_t size)
     if (!ptr) {
         return shmem_malloc(size);
     }
+    check_same_size(__func__, size, 0);
     if (size == 0) {
         shmem_free(ptr);
         return NULL;

@@ -3,7 +3,8 @@
  * files (api.c, api_coll.c).
  *
  * Each check is a few compares inline; on failure it ends the job through init.c's fatal path
- * with the routine's name, the cause and the fix. Checks are always on.
+ * with the routine's name, the cause and the fix. Checks are always on; the costlier ones
+ * (FABSHMEM_CHECK) only when asked for.
  */
 #ifndef FSH_API_CHECK_H
 #define FSH_API_CHECK_H
@@ -13,6 +14,7 @@
 
 #include <shmem.h>
 
+#include "heap.h"
 #include "init.h"
 #include "mr.h"
 #include "rma.h"
@@ -76,6 +78,13 @@ static inline void check_sym(const char *fn, const char *what, const void *addr,
     if (__builtin_expect(fsh_mr_lookup(addr, len, seg, off) != 0, 0)) {
         fsh_init_fatal(fn, "use memory from shmem_malloc/shmem_calloc/shmem_align, or a global or static variable of the program",
                        "%s %p is not symmetric (%zu bytes not within the symmetric heap or the program's data/bss)",
+                       what, addr, len);
+    }
+    /* FABSHMEM_CHECK: a heap address must also lie in a live block (a walk of the blocks). */
+    if (__builtin_expect(fsh_rt.checks, 0) && *seg == FSH_SEG_HEAP &&
+        !fsh_heap_in_live_block(addr, len)) {
+        fsh_init_fatal(fn, "do not use a symmetric block after shmem_free, nor beyond the size it was allocated with",
+                       "%s %p (%zu bytes) is in the symmetric heap but not within a live block (freed, or past its end)",
                        what, addr, len);
     }
 }

@@ -2,12 +2,43 @@
  * bootstrap.c: picks the bootstrap implementation and forwards to it.
  *
  * PMIx is tried first; PMIx_Init fails at once (PMIX_ERR_UNREACH) when no launcher started the
- * process, and then the job is a singleton. Before init, abort() still works: it falls back to
- * the singleton path, which exits the process.
+ * process, and then the job is a singleton, unless a launcher's variables say it started
+ * several processes (then init fails: N silent singletons are worse than an error). Before
+ * init, abort() still works: it falls back to the singleton path, which exits the process.
  */
 #include "bootstrap.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
+#include "env.h"
+#include "error.h"
+
 static const struct fsh_boot_ops *ops = &fsh_boot_single_ops;
+
+/* A launcher that started several processes without PMIx (srun without --mpi=pmix, an mpirun
+ * whose PMIx server cannot be reached) would make each a one-PE job that silently computes
+ * alone: the variables launchers set tell, and then init fails. */
+static int launched_without_pmix(void)
+{
+    const struct fsh_config *cfg = fsh_env();
+    const struct {
+        const char *name, *value;
+    } vars[] = {
+        {"OMPI_COMM_WORLD_SIZE", cfg->OMPI_COMM_WORLD_SIZE},
+        {"PMI_SIZE", cfg->PMI_SIZE},
+        {"SLURM_STEP_NUM_TASKS", cfg->SLURM_STEP_NUM_TASKS},
+    };
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        if (vars[i].value && atol(vars[i].value) > 1) {
+            return fsh_err(-ENOTCONN,
+                           "launch through PMIx (mpirun of Open MPI 4 or later, srun --mpi=pmix, prterun), or start the program alone for a one-PE job",
+                           "launched without PMIx: %s=%s says %s processes were started, but PMIx is not reachable, so each would run as a one-PE job",
+                           vars[i].name, vars[i].value, vars[i].value);
+        }
+    }
+    return 0;
+}
 
 int fsh_boot_init(struct fsh_boot_info *info)
 {
@@ -16,6 +47,10 @@ int fsh_boot_init(struct fsh_boot_info *info)
         return 0;
     }
     ops = &fsh_boot_single_ops;
+    int rc = launched_without_pmix();
+    if (rc != 0) {
+        return rc;
+    }
     return ops->init(info);
 }
 

@@ -64,9 +64,10 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
 /* A short description of the provider for SHMEM_INFO and fabshmem-info. */
 void fsh_fabric_describe(char *buf, size_t len);
 
-/* Remove what the provider named in the file system (shm's regions in /dev/shm: ours and, once
- * the peers are inserted, theirs) without closing anything: at the end of init, and for the
- * abort path and signal handlers (async-signal-safe). */
+/* Remove what the provider named in the file system (shm's regions in /dev/shm: this PE's and,
+ * once the peers are inserted, every peer's, since a peer killed with SIGKILL cannot remove its
+ * own) without closing anything: at the end of init, on the paths that end the job, and in
+ * signal handlers (async-signal-safe). */
 void fsh_fabric_unlink_shared(void);
 
 /* The providers tried when none is forced, in order (shm only for single-node jobs). */

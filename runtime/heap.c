@@ -248,6 +248,21 @@ size_t fsh_heap_block_size(const void *p)
     return b ? b->size : 0;
 }
 
+bool fsh_heap_in_live_block(const void *p, size_t len)
+{
+    const struct heap *h = &heaps[FSH_HEAP_HOST];
+    if (!h->base || (const uint8_t *)p < h->base) {
+        return false;
+    }
+    size_t off = (size_t)((const uint8_t *)p - h->base);
+    for (struct block *b = h->head; b && b->off <= off; b = b->next) {
+        if (off < b->off + b->size) {
+            return b->live && len <= b->off + b->size - off;
+        }
+    }
+    return false;
+}
+
 void *fsh_heap_realloc(void *p, size_t size)
 {
     struct heap *h = &heaps[FSH_HEAP_HOST];

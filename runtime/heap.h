@@ -38,6 +38,8 @@ int fsh_heap_free(void *p);
 void *fsh_heap_realloc(void *p, size_t size);
 /* Size of the live block starting at p, 0 if none. */
 size_t fsh_heap_block_size(const void *p);
+/* True when [p, p+len) lies inside one live block (a walk of the blocks: for debug checks). */
+bool fsh_heap_in_live_block(const void *p, size_t len);
 
 struct fsh_heap_stats {
     size_t size, used, free, largest_free;

@@ -349,6 +349,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         level = FSH_LOG_DEBUG;
     }
     fsh_rt.log_level = level;
+    fsh_rt.checks = cfg->FABSHMEM_CHECK || cfg->SHMEM_DEBUG;
     fsh_rt.state = FSH_STATE_INIT;
 
     struct fsh_boot_info boot;
@@ -385,12 +386,15 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         .name = place && place->nnics ? place->nics[0] : NULL,
         .forced = fsh_topo_nic_forced(),
     };
+    /* Before the fabric: libfabric's shm provider installs handlers of its own that clean up
+     * and then chain to the handler they found, which must be ours. Installed after it, ours
+     * would see a handler that is not SIG_DFL and stand back (the application's rule). */
+    install_terminate_handlers();
     rc = fsh_fabric_open(cfg, &boot, &nic);
     if (rc == 0) {
         rc = intranode_setup(cfg, &boot);
     }
     if (rc == 0) {
-        install_terminate_handlers();
         struct fsh_progress_config pc = {
             .depth = fsh_fabric_attr()->tx_depth,
             .yield = want_yield(fn, cfg),

@@ -2,7 +2,7 @@
  * rt.h: the runtime identity, the one global shared by all modules.
  *
  * Written only by init.c (once, during shmem_init) and read everywhere else: who this PE is,
- * how many there are, where it runs, and the log threshold. Everything else a module needs
+ * how many there are, where it runs, the log threshold and whether debug checks are on. Everything else a module needs
  * lives in that module's own static state and is reached through its header.
  */
 #ifndef FSH_RT_H
@@ -22,6 +22,7 @@ struct fsh_rt {
     int log_level;   /* enum fsh_log_level */
     bool singleton;  /* started without a launcher */
     bool oversubscribed; /* more PEs on this node than cores: waits yield the CPU */
+    bool checks;     /* FABSHMEM_CHECK (or SHMEM_DEBUG): the costly argument checks are on */
     enum fsh_state state;
     int thread_level; /* SHMEM_THREAD_* provided */
     char host[64];

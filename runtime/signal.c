@@ -297,13 +297,15 @@ static bool all_applied(const void *arg)
             sg.is_pending[pe] = false;
         }
     }
-    sg.npending = keep;
+    __atomic_store_n(&sg.npending, keep, __ATOMIC_RELAXED);
     return keep == 0;
 }
 
 int fsh_signal_quiet(void)
 {
-    if (sg.npending == 0) {
+    /* Without the lock: a signal another thread issues at this moment is not one this quiet
+     * must complete (it was not issued before the call). */
+    if (__atomic_load_n(&sg.npending, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
     int err = 0;
@@ -343,7 +345,8 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     sg.sent[pe]++;
     if (!sg.is_pending[pe]) {
         sg.is_pending[pe] = true;
-        sg.pending[sg.npending++] = pe;
+        sg.pending[sg.npending] = pe;
+        __atomic_store_n(&sg.npending, sg.npending + 1, __ATOMIC_RELAXED);
     }
     unsigned k = (unsigned)(w.seq % sg.slots);
     uint32_t who = ((uint32_t)fsh_rt.pe << SLOT_BITS) | k;

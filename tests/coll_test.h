@@ -5,8 +5,10 @@
  * members' world PE numbers computed from the team's definition (never from the library), so a
  * wrong translation or membership shows up as data at the wrong place:
  *   world   SHMEM_TEAM_WORLD
- *   shared  SHMEM_TEAM_SHARED: every PE (the tests run on one host), or with
- *           FABSHMEM_SIM_NODES=k the block of PEs of my pretend node (PE p is on node p*k/npes)
+ *   shared  SHMEM_TEAM_SHARED: the PEs of my node. With FABSHMEM_SIM_NODES=k the block of my
+ *           pretend node (PE p is on node p*k/npes); else, under Open MPI's mpirun, the block of
+ *           OMPI_COMM_WORLD_LOCAL_SIZE ranks around me (its default mapping fills a host with
+ *           consecutive ranks: tests/multihost); else every PE
  *   tail    PEs 1..npes-1 (start 1, stride 1): size 3 with 4 PEs, an odd size (npes >= 2)
  *   evens   PEs 0, 2, 4, ... (start 0, stride 2): stride 2 and a different membership
  * On a PE outside a team its handle is SHMEM_TEAM_INVALID and `me` is -1; collectives skip it.
@@ -103,8 +105,10 @@ static inline T_UNUSED void ct_my_node(int *start, int *size)
     const char *sim = getenv("FABSHMEM_SIM_NODES");
     long k = sim ? atol(sim) : 0;
     if (k < 2) {
-        *start = 0;
-        *size = npes;
+        const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+        const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        *start = lr && ls ? me - atoi(lr) : 0;
+        *size = lr && ls ? atoi(ls) : npes;
         return;
     }
     long node = (long)me * k / npes;

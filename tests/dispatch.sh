@@ -2,7 +2,8 @@
 # dispatch.sh: automake's LOG_COMPILER. Called as `dispatch.sh ./tests/<kind>/<name>`, it hands
 # the program to the runner its kind needs:
 #   tests/mpi/*     -> tests/run_test.sh (every provider configuration and PE count)
-#   tests/errors/*  -> tests/run_error.sh (must fail, output must match <case>.expect)
+#   tests/errors/*  -> tests/run_error.sh (must fail, output must match <case>.expect; a
+#                      case.expect alone runs the program its `program:` line names)
 #   anything else   -> run directly (unit tests)
 # The runners are found through $top_srcdir, which the Makefile exports; without it, this
 # script's own directory is taken to be tests/ of the source tree.

@@ -1,12 +1,15 @@
 #!/bin/sh
-# run_error.sh PROGRAM: runs one error test (tests/errors/<case>) and checks that it fails the
-# way users are told it fails: its exit status, and its combined stdout+stderr against
-# tests/errors/<case>.expect. Prints `errors/<case>: PASS` or `errors/<case>: FAIL (why)` with the
+# run_error.sh PROGRAM | CASE.expect: runs one error test (tests/errors/<case>) and checks that it
+# fails the way users are told it fails: its exit status, and its combined stdout+stderr against
+# tests/errors/<case>.expect. Given an .expect file, the case is that file and its program is
+# the one its `program:` line names (cases that differ only in their environment share one). Prints `errors/<case>: PASS` or `errors/<case>: FAIL (why)` with the
 # output indented; exits 0 or 1. A run is bounded by $FSH_ERROR_TIMEOUT (default 60) seconds: a
 # hang is a failure ('hung').
 #
 # The .expect format, one item per line:
 #   # text            a comment
+#   program: NAME     the program is tests/errors/NAME of the build tree (for a CASE.expect
+#                     run; a PROGRAM run ignores it)
 #   np: N             run under mpirun with N PEs (default 1); `np: 0` runs the program
 #                     directly, without a launcher
 #   env: VAR=value    set VAR for the run (repeatable; no quoting, the value is the rest of the
@@ -28,12 +31,23 @@ if [ -z "$prog" ]; then
     echo "usage: $0 PROGRAM" >&2
     exit 2
 fi
-name=$(basename "$prog")
-label="errors/$name"
 if [ -z "$top_srcdir" ]; then
     top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
 fi
-expect=$top_srcdir/tests/errors/$name.expect
+case $prog in
+*.expect)
+    name=$(basename "$prog" .expect)
+    expect=$prog
+    [ -f "$expect" ] || expect=$top_srcdir/tests/errors/$name.expect
+    prog=$(sed -n 's/^program:[[:space:]]*//p' "$expect" 2>/dev/null | head -n 1)
+    prog=${top_builddir:-.}/tests/errors/${prog:-$name}
+    ;;
+*)
+    name=$(basename "$prog")
+    expect=$top_srcdir/tests/errors/$name.expect
+    ;;
+esac
+label="errors/$name"
 mpirun=${MPIRUN:-mpirun}
 limit=${FSH_ERROR_TIMEOUT:-60}
 
@@ -63,6 +77,7 @@ as_root=""
 while IFS= read -r line || [ -n "$line" ]; do
     case $line in
     "#"*) ;;
+    program:*) ;;
     np:*) np=$(trim "${line#np:}") ;;
     env:*) trim "${line#env:}" >>"$tmp/env" ;;
     ulimit:*) ulimit_args=$(trim "${line#ulimit:}") ;;

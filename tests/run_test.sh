@@ -18,6 +18,8 @@
 #                  through the provider (the one-atomicity-domain rule of a multi-node job)
 #       tcp        FI_PROVIDER=tcp FI_TCP_NODELAY=1, and FI_TCP_IFACE=lo when the caller set no
 #                  interface and libfabric's tcp provider accepts lo here
+#       tcp-hosts  tcp with the intra-node path on: for jobs that really span hosts
+#                  (tests/multihost), where PEs of a host load/store and the others use tcp
 #       shm-efamr  FI_PROVIDER=shm FABSHMEM_MR_MODE=local,allocated,prov_key: no virt_addr, so
 #                  remote addresses are offsets and every buffer passes a local descriptor, as
 #                  on EFA
@@ -92,7 +94,7 @@ caller_vars=$(env | grep -E '^(FABSHMEM|SHMEM|FI)_[A-Za-z0-9_]*=' | cut -d= -f1 
 tcp_iface=""
 if [ -z "$FI_TCP_IFACE" ]; then
     case " $configs " in
-    *" tcp "* | *" tcp-chaos "*)
+    *" tcp "* | *" tcp-chaos "* | *" tcp-hosts "*)
         if ! command -v fi_info >/dev/null 2>&1 ||
             FI_TCP_IFACE=lo fi_info -p tcp >/dev/null 2>&1; then
             tcp_iface=lo
@@ -127,7 +129,7 @@ run_case() {
             ;;
         esac
         case $2 in
-        shm | shm-nodes2) ;;
+        shm | shm-nodes2 | tcp-hosts) ;;
         *)
             export FABSHMEM_INTRANODE=fabric
             names="$names FABSHMEM_INTRANODE"
@@ -144,7 +146,7 @@ run_case() {
                 names="$names FABSHMEM_SIM_NODES"
             fi
             ;;
-        tcp | tcp-chaos)
+        tcp | tcp-chaos | tcp-hosts)
             export FI_PROVIDER=tcp FI_TCP_NODELAY=1
             names="$names FI_TCP_NODELAY"
             if [ -n "$tcp_iface" ]; then
@@ -157,7 +159,7 @@ run_case() {
             names="$names FABSHMEM_MR_MODE"
             ;;
         *)
-            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp shm-efamr shm-chaos tcp-chaos)"
+            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp tcp-hosts shm-efamr shm-chaos tcp-chaos)"
             exit 99
             ;;
         esac

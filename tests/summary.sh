@@ -10,7 +10,8 @@
 #
 # Prints the failing cases, a breakdown per configuration (`shm: 40 passed, 0 failed, 0 skipped`;
 # every configuration under its own name, e.g. `shm-chaos` and `tcp-chaos` apart from `shm` and
-# `tcp`; `singleton`, `errors` and `unit` for the runs outside the matrix), and as its last line
+# `tcp`; `singleton`, `errors`, `unit` for the runs outside the matrix, and `faults`, `multihost`,
+# `sanitize`, `soak` for the lines of tests/faults, tests/multihost, .ci/sanitize and tests/soak), and as its last line
 # exactly `N passed, N failed, N skipped`. Exits 1 when a case failed or none passed.
 
 dir=${1:-.}
@@ -26,7 +27,10 @@ find "$dir" -type f -name '*.log' ! -name 'test-suite.log' -exec cat {} + 2>/dev
         sub(/ \(.*\)$/, "", verdict)
         sub(/.*: /, "", verdict)
         cfg = "unit"
-        if (match($0, /^[^ ]+ \[[^]]*\]: /)) {
+        if ($0 ~ /^(faults|multihost|sanitize|soak)\//) {
+            cfg = $0
+            sub(/\/.*/, "", cfg)
+        } else if (match($0, /^[^ ]+ \[[^]]*\]: /)) {
             cfg = $0
             sub(/^[^ ]+ \[/, "", cfg)
             sub(/[] ].*/, "", cfg)

@@ -108,9 +108,9 @@ int main(void)
     shmem_barrier_all();
 
     /* ---- 3: fence orders a big put before a small put to the same place */
-    uint8_t bval[64];
+    uint8_t bval[8 + 3 * (FENCE_ROUNDS - 1)];
     for (int r = 0; r < FENCE_ROUNDS; r++) {
-        size_t blen = 8 + (size_t)r * 3; /* 8..65 bytes */
+        size_t blen = 8 + (size_t)r * 3; /* 8..65 bytes: all of bval in the last round */
         t_fill(abuf, FENCE_BIG, me, 5000 + (uint64_t)r);
         t_fill(bval, blen, me, 6000 + (uint64_t)r);
         if (r % 2 == 0) {

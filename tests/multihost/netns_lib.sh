@@ -1,0 +1,93 @@
+# netns_lib.sh: simulated hosts on one machine, for the multi-host tests (sourced).
+#
+# mh_setup N     (needs $top_srcdir) creates a bridge namespace and N host namespaces (fsh<tag>h0..), each joined to
+#                the bridge by a veth whose host end is called fsh0 in every host (so one
+#                FI_TCP_IFACE / if_include value fits all), with 198.51.100.(10+i)/24 (a
+#                documentation range: the machine's own interfaces hold 192.0.2.x); writes
+#                $mh_dir/hostfile (h0..h(N-1), 2 slots each) and exports MPIRUN, the launcher
+#                wrapper below. Everything is removed by mh_teardown, which mh_setup arranges
+#                to run at exit whatever happens (trap), killing what still runs inside.
+# mh_ns I        the namespace of host I
+# mh_skip        exits 77 with the reason when the machine cannot do this (not root, no ip
+#                netns, no mpirun)
+# The launcher wrapper (mpirun_netns.sh) starts mpirun inside host 0 with its own hostname,
+# the hostfile, the rsh agent (rsh_netns.sh: enters the host's namespace instead of ssh) and
+# the interface restrictions; `exec` all the way, so a timeout around it reaches mpirun.
+
+mh_tag=$(printf '%x' $(($$ % 65536)))
+mh_dir=$(mktemp -d "${TMPDIR:-/tmp}/fsh_mh.XXXXXX") || exit 1
+mh_hosts=0
+
+mh_skip() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "multihost: SKIP (needs root for network namespaces)"
+        exit 77
+    fi
+    if ! command -v ip >/dev/null 2>&1 || ! ip netns list >/dev/null 2>&1; then
+        echo "multihost: SKIP (no 'ip netns' here)"
+        exit 77
+    fi
+    if ! command -v "${MPIRUN_REAL:-mpirun}" >/dev/null 2>&1 || ! command -v unshare >/dev/null 2>&1; then
+        echo "multihost: SKIP (needs mpirun and unshare)"
+        exit 77
+    fi
+}
+
+mh_ns() {
+    echo "fsh${mh_tag}h$1"
+}
+
+mh_teardown() {
+    for i in $(seq 0 $((mh_hosts - 1))) br; do
+        ns=$(mh_ns "$i")
+        pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
+        if [ -n "$pids" ]; then
+            # shellcheck disable=SC2086 # a list of pids, all started inside our namespaces
+            kill -9 $pids 2>/dev/null
+        fi
+        ip netns del "$ns" 2>/dev/null
+    done
+    rm -rf "$mh_dir"
+}
+
+mh_setup() {
+    mh_hosts=$1
+    trap 'mh_teardown' EXIT
+    trap 'exit 130' INT TERM
+    br=$(mh_ns br)
+    ip netns add "$br" && ip -n "$br" link add br0 type bridge && ip -n "$br" link set br0 up &&
+        ip -n "$br" link set lo up || return 1
+    : >"$mh_dir/hostfile"
+    : >"$mh_dir/hosts"
+    for i in $(seq 0 $((mh_hosts - 1))); do
+        ns=$(mh_ns "$i")
+        ip netns add "$ns" &&
+            ip link add "fsh${mh_tag}p$i" type veth peer name "fsh${mh_tag}q$i" &&
+            ip link set "fsh${mh_tag}p$i" netns "$ns" &&
+            ip link set "fsh${mh_tag}q$i" netns "$br" &&
+            ip -n "$ns" link set "fsh${mh_tag}p$i" name fsh0 &&
+            ip -n "$ns" addr add "198.51.100.$((10 + i))/24" dev fsh0 &&
+            ip -n "$ns" link set fsh0 up && ip -n "$ns" link set lo up &&
+            ip -n "$br" link set "fsh${mh_tag}q$i" master br0 &&
+            ip -n "$br" link set "fsh${mh_tag}q$i" up || return 1
+        echo "h$i slots=2" >>"$mh_dir/hostfile"
+        echo "h$i $ns" >>"$mh_dir/hosts"
+    done
+    here=$(cd "$top_srcdir/tests/multihost" && pwd)
+    MH_DIR=$mh_dir
+    MPIRUN=$here/mpirun_netns.sh
+    export MH_DIR MPIRUN
+}
+
+# mh_wait_up: until every host's fsh0 is up (the veth's carrier comes a moment after the bridge
+# port; ping is not always installed, so the link state is what is checked).
+mh_wait_up() {
+    for i in $(seq 0 $((mh_hosts - 1))); do
+        n=0
+        until ip -n "$(mh_ns "$i")" link show fsh0 2>/dev/null | grep -q 'state UP'; do
+            n=$((n + 1))
+            [ $n -lt 50 ] || return 1
+            sleep 0.1
+        done
+    done
+}
