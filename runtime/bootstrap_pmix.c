@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pmix.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,9 @@
 #include "bootstrap.h"
 #include "error.h"
 #include "log.h"
+
+/* Seconds a PE waits in PMIx_Abort for the launcher to end it before it ends itself. */
+#define ABORT_GRACE_S 10
 
 static pmix_proc_t me;
 static int initialized;
@@ -204,7 +208,11 @@ static int pmix_fence(double timeout_s, void (*progress)(void))
 static void __attribute__((noreturn)) pmix_abort(int status, const char *msg)
 {
     if (initialized) {
-        /* Ends every PE of the job through the launcher. */
+        /* Ends every PE of the job through the launcher. A launcher that cannot act (its
+         * daemon on this host cut off from mpirun) may never answer: SIGALRM's default action
+         * ends this process after ABORT_GRACE_S seconds, so no PE outlives a failed job. */
+        signal(SIGALRM, SIG_DFL);
+        alarm(ABORT_GRACE_S);
         PMIx_Abort(status ? status : 1, msg, NULL, 0);
     }
     _exit(status ? status : 1);

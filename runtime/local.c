@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -149,7 +150,12 @@ int fsh_local_heap_fd(size_t size)
     return fd;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
+/* The data segment is read whole, redzones that AddressSanitizer puts between globals
+ * included: these two functions read it uninstrumented (the attribute), and write it to the
+ * memfd with the raw system call (ASan's pwrite interceptor would check the source range). */
+#define WHOLE_SEGMENT __attribute__((no_sanitize_address))
+
+static WHOLE_SEGMENT bool all_zero(const uint8_t *p, size_t n)
 {
     const uint64_t *w = (const uint64_t *)p;
     for (size_t i = 0; i < n / sizeof(uint64_t); i++) {
@@ -161,7 +167,7 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 /* Copy [lo, hi) into fd at offset 0, skipping all-zero pages (a memfd reads as zeros). */
-static int copy_pages(int fd, const uint8_t *from, size_t len, size_t page)
+static WHOLE_SEGMENT int copy_pages(int fd, const uint8_t *from, size_t len, size_t page)
 {
     for (size_t at = 0; at < len;) {
         if (all_zero(from + at, page)) {
@@ -173,7 +179,8 @@ static int copy_pages(int fd, const uint8_t *from, size_t len, size_t page)
             run += page;
         }
         for (size_t done = 0; done < run;) {
-            ssize_t n = pwrite(fd, from + at + done, run - done, (off_t)(at + done));
+            ssize_t n = syscall(SYS_pwrite64, fd, from + at + done, run - done,
+                                (off_t)(at + done));
             if (n <= 0) {
                 return -1;
             }

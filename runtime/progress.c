@@ -316,6 +316,29 @@ int fsh_progress_poll(void)
     return n;
 }
 
+/* " (to PE a, PE b, ...)": the peers of the operations in flight, for a report that names no
+ * peer of its own (a wait for completions). */
+static void inflight_peers(char *buf, size_t len)
+{
+    int seen[4], n = 0;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < pg.depth && n < 4; i++) {
+        int pe = pg.pool[i].kind ? pg.pool[i].pe : -1;
+        bool dup = pe < 0;
+        for (int j = 0; j < n && !dup; j++) {
+            dup = seen[j] == pe;
+        }
+        if (!dup && at < len) {
+            at += (size_t)snprintf(buf + at, len - at, "%sPE %d", n ? ", " : " (to ", pe);
+            seen[n++] = pe;
+        }
+    }
+    if (n && at < len) {
+        snprintf(buf + at, len - at, ")");
+    }
+}
+
 static int backoff(double *start, double timeout, const char *what, int peer)
 {
     if (*start == 0) {
@@ -326,14 +349,18 @@ static int backoff(double *start, double timeout, const char *what, int peer)
         sched_yield();
     }
     if (timeout > 0 && now() - *start > timeout) {
-        char who[32] = "";
+        char who[32] = "", to[64] = "";
         if (peer >= 0) {
             snprintf(who, sizeof(who), " for PE %d", peer);
+        } else {
+            fsh_progress_lock();
+            inflight_peers(to, sizeof(to));
+            fsh_progress_unlock();
         }
         return fsh_err(-ETIMEDOUT,
                        "a peer may be stuck or dead, or never entering the matching call; raise the timeout (FABSHMEM_TIMEOUT, FABSHMEM_WAIT_TIMEOUT for user waits) if the work is just slow",
-                       "%s: waited %.0f s%s with %llu operation(s) in flight and no end in sight",
-                       what, timeout, who, (unsigned long long)pg.in_use);
+                       "%s: waited %.0f s%s with %llu operation(s) in flight%s and no end in sight",
+                       what, timeout, who, (unsigned long long)pg.in_use, to);
     }
     return 0;
 }

@@ -109,7 +109,13 @@ if [ -x "$prog" ]; then
     ended=$(echo "$(date +%s.%N) - $cut" | bc)
     [ -n "$msg" ] || msg=$(grep -E -m 1 '^fabshmem: PE .*PE [0-9]' "$out" | cut -c 1-200)
     ip -n "$h1" link set fsh0 up
-    sleep 1
+    # The cut-off host's PEs end on their own: their waits time out (FABSHMEM_TIMEOUT) and a PE
+    # whose abort the launcher cannot carry out ends itself 10 s later (bootstrap_pmix.c).
+    waited=0
+    while [ -n "$(pgrep -f -- "$tag")" ] && [ $waited -lt 30 ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
     left=$(pgrep -f -- "$tag" | tr '\n' ' ')
     why=""
     if [ $i -ge 600 ]; then
