@@ -19,9 +19,9 @@
  *   4. After the init barrier every peer has mapped: the descriptors are closed. Nothing has a
  *      name in /dev/shm at any time, so no crash can leave a file behind.
  *
- * Which PEs take the path: those whose two segments this PE mapped (a peer is all or
- * nothing), and with mode auto the PE itself. Everything else uses the fabric. The choice is
- * per pair and fixed after init, so one pair never mixes the paths for RMA.
+ * Which PEs take the path: those whose heap this PE mapped (and their static data when that
+ * was shared too), and with mode auto the PE itself. Everything else uses the fabric. The
+ * choice is per (pair, segment) and fixed after init, so one location never mixes the paths.
  *
  * Memory ordering, for the callers:
  *   - A local put is a memcpy into the peer's mapping: complete when it returns. quiet and
@@ -59,6 +59,17 @@
 #include "rt.h"
 
 struct fsh_local fsh_local;
+
+#if defined(__SANITIZE_THREAD__)
+#define FSH_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FSH_TSAN 1
+#endif
+#endif
+#ifndef FSH_TSAN
+#define FSH_TSAN 0
+#endif
 
 /* What a PE publishes: where its segments can be opened, and how long they are. */
 struct blob {
@@ -204,6 +215,13 @@ void fsh_local_share_data(void *base, size_t len)
     if (!lo.share) {
         return;
     }
+#if FSH_TSAN
+    /* ThreadSanitizer's runtime lives in the executable's data and its background thread
+     * writes it at any time: a copy could lose those writes. Static data goes through the
+     * fabric in such a build. */
+    FSH_INFO("ThreadSanitizer build: the data segment is not shared");
+    return;
+#endif
     int fd = make_memfd("fabshmem-data", span);
     if (fd < 0) {
         return;
@@ -309,10 +327,13 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
         if (pe == me || node_of[pe] != node_of[me]) {
             continue;
         }
-        if (!lo.share || !map_peer(pe, FSH_SEG_HEAP) || !map_peer(pe, FSH_SEG_DATA)) {
+        if (!lo.share || !map_peer(pe, FSH_SEG_HEAP)) {
             unmap_peer(pe);
             *all_mapped = false;
             continue;
+        }
+        if (!map_peer(pe, FSH_SEG_DATA)) {
+            *all_mapped = false; /* its static data through the fabric, so AMOs too */
         }
         lo.mapped++;
     }
