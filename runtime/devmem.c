@@ -67,7 +67,6 @@ struct req {
 _Static_assert(sizeof(struct req) == HDR, "a request header is 64 bytes");
 
 static struct {
-    bool active;
     uint8_t *base; /* device heap (GPU address) */
     size_t size;
     size_t chunk;  /* data bytes per slot */
@@ -83,10 +82,7 @@ static struct {
     char line[512];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
-bool fsh_dev_active(void)
-{
-    return dv.active;
-}
+bool fsh_dev_on;
 
 const char *fsh_dev_describe(void)
 {
@@ -344,16 +340,16 @@ int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     return rc;
 }
 
-bool fsh_dev_involved(enum fsh_seg seg, const void *local)
+bool fsh_dev_involved_on(enum fsh_seg seg, const void *local)
 {
-    return dv.active && (seg == FSH_SEG_DEVICE || fsh_cuda_is_device(local));
+    return seg == FSH_SEG_DEVICE || fsh_cuda_is_device(local);
 }
 
 /* ---------------------------------------------------------------- heap */
 
 void *fsh_dev_alloc(size_t size, size_t align)
 {
-    if (!dv.active) {
+    if (!fsh_dev_on) {
         fsh_err(-ENODEV, "set FABSHMEM_DEVICE_HEAP_SIZE (e.g. 1G) on a host where every PE has a GPU",
                 "%s", dv.line);
         return NULL;
@@ -375,13 +371,18 @@ int fsh_dev_memset(void *p, int c, size_t len)
 
 const char *fsh_dev_path(bool prov_hmem, char *why, size_t len)
 {
+    /* The direct paths are not built (issue 9 stays open for them): say so when the provider
+     * would allow one, so a user on such a system knows the staging path is a choice of this
+     * version, not of the system. */
+    const char *direct = prov_hmem ? "provider lists FI_HMEM, but fabshmem does not register "
+                                     "GPU memory directly yet"
+                                   : "no FI_HMEM";
 #ifdef FI_MR_DMABUF
-    const char *dmabuf = prov_hmem ? "FI_HMEM offered, not implemented yet" : "no FI_HMEM";
+    const char *dmabuf = direct;
 #else
     const char *dmabuf = "this libfabric has no FI_MR_DMABUF (needs 1.20)";
 #endif
-    snprintf(why, len, "dmabuf: %s; FI_HMEM_CUDA: %s", dmabuf,
-             prov_hmem ? "FI_HMEM offered, not implemented yet" : "no FI_HMEM");
+    snprintf(why, len, "dmabuf: %s; FI_HMEM_CUDA: %s", dmabuf, direct);
     return "staging";
 }
 
@@ -476,13 +477,13 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
              "device heap: %zu bytes at %p on %s; path: %s through %zu-byte slots (%s; the "
              "driver %s export it as a dmabuf)", size, (void *)dv.base, fsh_cuda_reason(), path,
              dv.chunk, why, dmabuf ? "can" : "cannot");
-    dv.active = true;
+    fsh_dev_on = true;
     return 0;
 }
 
 void fsh_dev_fini(void)
 {
-    if (dv.active) {
+    if (fsh_dev_on) {
         fsh_mr_set_segment(FSH_SEG_DEVICE, NULL, 0);
         fsh_heap_dev_fini();
         fsh_cuda_host_unregister(dv.block);
@@ -491,5 +492,6 @@ void fsh_dev_fini(void)
     fsh_cuda_close();
     free(dv.sent);
     memset(&dv, 0, sizeof(dv));
+    fsh_dev_on = false;
     snprintf(dv.line, sizeof(dv.line), "device heap: off");
 }

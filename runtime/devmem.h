@@ -28,8 +28,8 @@ int fsh_dev_open(const struct fsh_config *cfg);
  * same on every PE). Without a GPU somewhere it returns 0 with the heap off and a warning. */
 int fsh_dev_init(const struct fsh_config *cfg, bool everywhere);
 void fsh_dev_fini(void);
-/* The device heap is usable (on every PE). */
-bool fsh_dev_active(void);
+/* The device heap is usable (on every PE). Read on every put and get: a plain flag. */
+extern bool fsh_dev_on;
 /* The registration path for GPU memory ("staging", the only one implemented) and in why the
  * state of each direct path, given whether the provider lists FI_HMEM. Pure: for the
  * runtime and fabshmem-info --doctor. */
@@ -44,8 +44,13 @@ int fsh_dev_free(void *p);
 int fsh_dev_memset(void *p, int c, size_t len);
 
 /* Does an RMA with remote side seg and local buffer local need this module (device heap, or a
- * local buffer in GPU memory)? False whenever the device heap is off. */
-bool fsh_dev_involved(enum fsh_seg seg, const void *local);
+ * local buffer in GPU memory)? False whenever the device heap is off: then one load and one
+ * branch, inline, on the put/get path. */
+bool fsh_dev_involved_on(enum fsh_seg seg, const void *local);
+static inline bool fsh_dev_involved(enum fsh_seg seg, const void *local)
+{
+    return __builtin_expect(fsh_dev_on, 0) && fsh_dev_involved_on(seg, local);
+}
 
 /* put/get between any local buffer (host or GPU) and (seg, off) of pe, any segment. */
 int fsh_dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
