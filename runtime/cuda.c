@@ -9,8 +9,9 @@
  * or GPU is a state ("no GPU: <reason>"), not an error.
  *
  * Entry points are looked up by the names cuda.h's macros give them (cuMemAlloc is
- * cuMemAlloc_v2), so the ABI is the one the headers describe. Built without CUDA headers the
- * module is a stub that always reports no GPU.
+ * cuMemAlloc_v2), so the ABI is the one the headers describe. Built without CUDA headers
+ * (configure without --with-cuda) there is no ABI to load against: fsh_cuda_open then reports
+ * "built without CUDA headers" and the device heap stays off.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h" /* FSH_HAVE_CUDA */
