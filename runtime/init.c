@@ -195,6 +195,13 @@ static void parse_chaos(const char *fn, const char *spec, bool *reorder, bool *d
     *delay = mask & 2u;
 }
 
+/* Nothing ever reaches this PE through the provider: a one-node job where every PE maps every
+ * other (AMOs as CPU atomics) and no device heap (whose staging requests use the fabric). */
+static bool fabric_idle(void)
+{
+    return fsh_local.cpu_atomics && !fsh_dev_on;
+}
+
 static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
 {
     static const char *const choices[] = {"auto", "on", "off", "1", "0"};
@@ -204,10 +211,8 @@ static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
         fsh_init_fatal_err(fn, -EINVAL);
     }
     /* auto: when the provider needs target-side progress and some PE may reach this one
-     * through it; in a one-node job where every PE maps every other (AMOs as CPU atomics) no
-     * operation ever targets this PE through the fabric. */
-    return i == 0 ? fsh_fabric_attr()->manual_progress && !fsh_local.cpu_atomics
-                  : (i == 1 || i == 3);
+     * through it. */
+    return i == 0 ? fsh_fabric_attr()->manual_progress && !fabric_idle() : (i == 1 || i == 3);
 }
 
 /* FABSHMEM_INTRANODE, and FABSHMEM_SIM_NODES: tests split the PEs of this host into pretend
