@@ -178,14 +178,10 @@ ct_verify_fill(const void *buf, size_t n, uint8_t byte, const char *what, ...)
         }
     }
     if (bad != 0) {
-        char label[256];
         va_list ap;
         va_start(ap, what);
-        vsnprintf(label, sizeof(label), what, ap);
+        t_bytes_failed(what, ap, "overwritten", bad, n, first, p[first], byte);
         va_end(ap);
-        t_check(0,
-                "%s: %zu of %zu bytes overwritten, first at offset %zu (got 0x%02x, want 0x%02x)",
-                label, bad, n, first, p[first], byte);
     }
     return bad;
 }

@@ -162,6 +162,18 @@ static inline T_UNUSED void t_fill(void *buf, size_t n, int pe, uint64_t salt)
     }
 }
 
+/* Count one failure for a buffer: `what` (a printf format, with its arguments in ap) labels it,
+ * then how many of its n bytes were `how`, and the first of them. For the verifiers. */
+static inline T_UNUSED void t_bytes_failed(const char *what, va_list ap, const char *how,
+                                           size_t bad, size_t n, size_t first, unsigned got,
+                                           unsigned want)
+{
+    char label[256];
+    vsnprintf(label, sizeof(label), what, ap);
+    t_check(0, "%s: %zu of %zu bytes %s, first at offset %zu (got 0x%02x, want 0x%02x)", label,
+            bad, n, how, first, got, want);
+}
+
 /* Check that n bytes hold the pattern (pe, salt): one t_check for the whole buffer, whose
  * detail names `what`, the first wrong offset and the number of wrong bytes. Returns the number
  * of wrong bytes (0 when correct). */
@@ -184,13 +196,10 @@ t_verify(const void *buf, size_t n, int pe, uint64_t salt, const char *what, ...
         }
     }
     if (bad != 0) {
-        char label[256];
         va_list ap;
         va_start(ap, what);
-        vsnprintf(label, sizeof(label), what, ap);
+        t_bytes_failed(what, ap, "wrong", bad, n, first, got, want);
         va_end(ap);
-        t_check(0, "%s: %zu of %zu bytes wrong, first at offset %zu (got 0x%02x, want 0x%02x)",
-                label, bad, n, first, got, want);
     }
     return bad;
 }
