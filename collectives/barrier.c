@@ -16,6 +16,7 @@
  * (AND here; hearing a value twice is harmless), which team creation uses to agree on slots.
  */
 #include "coll.h"
+#include "devmem.h"
 
 
 #include "notify.h"
@@ -52,6 +53,9 @@ int fsh_coll_sync(struct fsh_team *t, const char *what)
         }
     }
     int crc = fsh_notify_complete(&b, what);
+    if (rc == 0 && crc == 0) {
+        fsh_dev_guard(); /* peers' NIC writes into our GPU memory are visible after a sync */
+    }
     return rc ? rc : crc;
 }
 

@@ -30,12 +30,18 @@ FSH_API double shmemx_wtime(void);
  * The pointers are CUDA device pointers (usable in kernels and cudaMemcpy). With them:
  *   - shmem_putmem/getmem and the typed put/get (blocking and _nbi), any combination of host
  *     and device heaps, remote or local; a local buffer may be host or GPU memory;
- *   - shmem_put_signal / _nbi with dest in the device heap: the signal (in host symmetric
- *     memory) is applied only after the data is in the target's GPU memory;
+ *   - shmem_put_signal / _nbi with dest and/or the signal word in the device heap: the signal
+ *     is applied only after the data is in the target's memory (GPU memory included);
+ *   - every atomic (standard, extended, bitwise; 4 and 8 bytes) on a device-heap object, and
+ *     shmem_signal_fetch / shmem_signal_wait_until / shmem_TYPE_wait_until* / test* on device
+ *     words: device AMOs are applied by the owning PE's CPU on a copy of the word, one at a
+ *     time, so they are atomic with respect to each other (not to a GPU kernel writing the
+ *     same word meanwhile);
+ *   - strided put/get (shmem_TYPE_iput/iget) with either side in GPU memory (element by element);
  *   - shmem_alltoallmem / shmem_TYPE_alltoall and shmemx_alltoallv with a device dest and/or
  *     source.
- * Not supported on device memory (the job ends with a message saying so): atomics, signal
- * words, locks, strided put/get, the other collectives' dest, point-to-point waits.
+ * Not supported on device memory (the job ends with a message saying so): locks, the other
+ * collectives' dest.
  * Operations that involve GPU memory complete before they return (_nbi included).
  * shmemx_device_info() says how peers' GPU memory is reached (SHMEM_INFO=1 prints it too). */
 FSH_API void *shmemx_malloc_device(size_t size);

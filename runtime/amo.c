@@ -9,8 +9,10 @@
  * emulation: an emulated AMO would not be atomic with respect to the provider's own).
  *
  * The whole job is one atomicity domain (the rule is local.c's): when every PE is on one node
- * and maps every other, every AMO is a CPU atomic on mapped memory (cpu_amo below);
- * otherwise all AMOs, also those aimed at the calling PE, go through the fabric.
+ * and maps every other, every AMO is a CPU atomic on mapped memory (fsh_amo_apply below);
+ * otherwise all AMOs, also those aimed at the calling PE, go through the fabric. AMOs on the
+ * device heap are a domain of their own: every one is applied by the owning PE's CPU (devmem.c),
+ * whatever the registration path, so they are atomic with respect to each other.
  *
  * On the fabric, the non-fetching ones (set, inc, add, and, or, xor) are posted as fetching
  * atomics whose result is dropped: a fetching atomic's completion means it was applied at the
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "error.h"
 #include "fabric.h"
 #include "local.h"
@@ -168,8 +171,8 @@ void fsh_amo_fini(void)
         *(old) = o_;                                                                        \
     } while (0)
 
-static void cpu_amo(int op, void *target, const void *value, const void *cond, void *fetch,
-                    size_t size)
+void fsh_amo_apply(int op, void *target, const void *value, const void *cond, void *fetch,
+                   size_t size)
 {
     uint64_t v = 0, c = 0;
     if (value) {
@@ -196,10 +199,14 @@ static void cpu_amo(int op, void *target, const void *value, const void *cond, v
 int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const void *value,
             const void *cond, void *fetch, size_t size, int pe, bool nbi)
 {
+    if (__builtin_expect(seg == FSH_SEG_DEVICE, 0)) {
+        /* Applied by the owner's CPU (devmem.c); complete on return, also when nbi. */
+        return fsh_dev_amo(op, off, value, cond, fetch, size, pe);
+    }
     if (fsh_local.cpu_atomics) {
         void *target = fsh_local_addr(pe, seg, off);
         if (target) {
-            cpu_amo(op, target, value, cond, fetch, size);
+            fsh_amo_apply(op, target, value, cond, fetch, size);
             return 0;
         }
         /* Unreachable in a one-node job where every PE is mapped; a segment that does not

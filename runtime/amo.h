@@ -32,4 +32,9 @@ bool fsh_amo_fetches(int op);
 int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const void *value,
             const void *cond, void *fetch, size_t size, int pe, bool nbi);
 
+/* Apply op to the size-byte object at target in this process's memory with CPU atomics (the
+ * one-node domain; devmem.c also uses it on a host copy of a device word). fetch may be NULL. */
+void fsh_amo_apply(int op, void *target, const void *value, const void *cond, void *fetch,
+                   size_t size);
+
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "amo.h"
 #include "api.h"
 #include "api_check.h"
 #include "coll.h"
@@ -94,6 +95,20 @@ static size_t strided_extent(const char *fn, const char *what, ptrdiff_t stride,
     return span;
 }
 
+/* Strided transfers with GPU memory on either side: element by element through devmem.c (each
+ * complete on return). Correct everywhere; for speed, keep strided data in host memory. */
+static int dev_strided(struct fsh_ctx *c, bool put, char *local, ptrdiff_t lst, enum fsh_seg seg,
+                       uint64_t off, ptrdiff_t rst, size_t nelems, size_t esize, int pe)
+{
+    int rc = 0;
+    for (size_t i = 0; i < nelems && rc == 0; i++) {
+        char *l = local + i * (size_t)lst * esize;
+        uint64_t o = off + i * (uint64_t)rst * esize;
+        rc = put ? fsh_dev_put(c, seg, o, l, esize, pe) : fsh_dev_get(c, l, seg, o, esize, pe);
+    }
+    return rc;
+}
+
 void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe)
 {
@@ -108,8 +123,11 @@ void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
     enum fsh_seg seg;
     uint64_t off;
     check_sym(fn, "dest", dest, dspan, &seg, &off);
-    check_not_device(fn, "dest", seg);
     check_local(fn, "source", src, sspan);
+    if (__builtin_expect(fsh_dev_involved(seg, src), 0)) {
+        done(fn, dev_strided(c, true, (void *)src, sst, seg, off, dst, nelems, esize, pe));
+        return;
+    }
     done(fn, fsh_rma_iput(c, seg, off, src, dst, sst, nelems, esize, pe));
 }
 
@@ -127,8 +145,11 @@ void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
     enum fsh_seg seg;
     uint64_t off;
     check_sym(fn, "source", src, sspan, &seg, &off);
-    check_not_device(fn, "source", seg);
     check_local(fn, "dest", dest, dspan);
+    if (__builtin_expect(fsh_dev_involved(seg, dest), 0)) {
+        done(fn, dev_strided(c, false, dest, dst, seg, off, sst, nelems, esize, pe));
+        return;
+    }
     done(fn, fsh_rma_iget(c, dest, seg, off, dst, sst, nelems, esize, pe));
 }
 
@@ -152,7 +173,6 @@ void fsh_api_amo(const char *fn, shmem_ctx_t ctx, int op, void *target, const vo
     uint64_t off;
     check_sym(fn, op == FSH_AMO_FETCH ? "source" : "dest", target, size, &seg, &off);
     check_aligned(fn, op == FSH_AMO_FETCH ? "source" : "dest", target, size);
-    check_not_device(fn, op == FSH_AMO_FETCH ? "source" : "dest", seg);
     if (fsh_amo_fetches(op)) {
         check_local(fn, "fetch", fetch, size);
     }
@@ -180,7 +200,6 @@ size_t fsh_api_sync(const char *fn, int mode, int block, void *ivars, size_t nel
         uint64_t off;
         check_sym(fn, "ivars", ivars, nelems * esize, &seg, &off);
         check_aligned(fn, "ivars", ivars, esize);
-        check_not_device(fn, "ivars", seg);
         check_local(fn, "cmp_values", values, 1);
         if (mode == FSH_SYNC_SOME) {
             check_local(fn, "indices", indices, 1);
@@ -200,7 +219,39 @@ static inline void check_signal(const char *fn, const uint64_t *sig_addr, enum f
 {
     check_sym(fn, "sig_addr", sig_addr, sizeof(uint64_t), seg, off);
     check_aligned(fn, "sig_addr", sig_addr, sizeof(uint64_t));
-    check_not_device(fn, "sig_addr", *seg);
+}
+
+/* A signal in the device heap: the data first, complete at the target, then the update as a
+ * device AMO (applied by the target's CPU), so it can never be seen before the data. */
+static int put_signal_dev(struct fsh_ctx *c, enum fsh_seg dseg, uint64_t doff, const void *src,
+                          size_t nbytes, uint64_t soff, uint64_t signal, int sig_op, int pe)
+{
+    int rc = 0;
+    if (nbytes > 0 && fsh_dev_involved(dseg, src)) {
+        rc = fsh_dev_put(c, dseg, doff, src, nbytes, pe);
+    } else if (nbytes > 0) {
+        rc = fsh_rma_put(c, dseg, doff, src, nbytes, pe, false);
+        if (rc == 0) {
+            rc = fsh_rma_quiet(c);
+        }
+    }
+    if (rc == 0) {
+        rc = fsh_dev_amo(sig_op == SHMEM_SIGNAL_SET ? FSH_AMO_SET : FSH_AMO_ADD, soff, &signal,
+                         NULL, NULL, sizeof(uint64_t), pe);
+    }
+    return rc;
+}
+
+/* The value of a signal word of this PE, host or device heap. */
+static uint64_t signal_value(const char *fn, const uint64_t *sig_addr, enum fsh_seg seg,
+                             uint64_t off)
+{
+    if (seg != FSH_SEG_DEVICE) {
+        return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+    }
+    uint64_t v = 0;
+    done(fn, fsh_dev_amo(FSH_AMO_FETCH, off, NULL, NULL, &v, sizeof(v), fsh_rt.pe));
+    return v;
 }
 
 void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void *src,
@@ -221,6 +272,10 @@ void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void 
         check_local(fn, "source", src, nbytes);
     }
     check_signal(fn, sig_addr, &sseg, &soff);
+    if (__builtin_expect(sseg == FSH_SEG_DEVICE, 0)) {
+        done(fn, put_signal_dev(c, dseg, doff, src, nbytes, soff, signal, sig_op, pe));
+        return;
+    }
     if (nbytes > 0 && __builtin_expect(fsh_dev_involved(dseg, src), 0)) {
         /* The data first, complete at the target (in its GPU memory when dest is there); then
          * the signal alone, which therefore can never be seen before the data. */
@@ -238,7 +293,7 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
     check_signal(__func__, sig_addr, &seg, &off);
     /* One pass of progress, so a loop of fetches also lets signals land. */
     done(__func__, fsh_progress_poll() < 0 ? -EIO : 0);
-    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+    return signal_value(__func__, sig_addr, seg, off);
 }
 
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
@@ -252,7 +307,7 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
     fsh_wait_sync(FSH_SYNC_ONE, true, sig_addr, 1, NULL, cmp, &cmp_value, false,
                   sizeof(uint64_t), false, NULL, __func__, &err);
     done(__func__, err);
-    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+    return signal_value(__func__, sig_addr, seg, off);
 }
 
 /* ------------------------------------------------------------------ locks */

@@ -95,7 +95,7 @@ static inline void check_sym(const char *fn, const char *what, const void *addr,
 static inline void check_not_device(const char *fn, const char *what, enum fsh_seg seg)
 {
     if (__builtin_expect(seg == FSH_SEG_DEVICE, 0)) {
-        fsh_init_fatal(fn, "keep this object in host symmetric memory (shmem_malloc or a global); the device heap takes put, get, put-with-signal data and all-to-all",
+        fsh_init_fatal(fn, "keep this object in host symmetric memory (shmem_malloc or a global); the device heap takes RMA, put-with-signal, atomics, waits and all-to-all",
                        "%s is in the device heap (shmemx_malloc_device), which %s does not support",
                        what, fn);
     }

@@ -93,6 +93,14 @@ int fsh_cuda_dmabuf_fd(void *p, size_t len, int *fd)
     (void)fd;
     return -ENODEV;
 }
+int fsh_cuda_device(void)
+{
+    return -1;
+}
+int fsh_cuda_flush_rdma(void)
+{
+    return -ENODEV;
+}
 
 #else
 
@@ -111,7 +119,7 @@ int fsh_cuda_dmabuf_fd(void *p, size_t len, int *fd)
     X(cuCtxSetCurrent) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)    \
     X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)                \
     X(cuStreamSynchronize) X(cuPointerGetAttribute) X(cuMemHostRegister)                        \
-    X(cuMemHostUnregister) X(cuMemGetHandleForAddressRange)
+    X(cuMemHostUnregister) X(cuMemGetHandleForAddressRange) X(cuFlushGPUDirectRDMAWrites)
 
 static struct {
     void *lib;
@@ -354,6 +362,22 @@ int fsh_cuda_dmabuf_fd(void *p, size_t len, int *fd)
     }
     *fd = h;
     return 0;
+}
+
+int fsh_cuda_device(void)
+{
+    return cu.ready ? (int)cu.dev : -1;
+}
+
+int fsh_cuda_flush_rdma(void)
+{
+    int rc = current();
+    if (rc != 0) {
+        return rc;
+    }
+    CUresult r = cu.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                               CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "cuFlushGPUDirectRDMAWrites");
 }
 
 #endif

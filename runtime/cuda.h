@@ -37,7 +37,14 @@ int fsh_cuda_memset(void *dst, int c, size_t len);
 /* Page-lock host memory for faster copies; failure is harmless (returns -errno, not recorded). */
 int fsh_cuda_host_register(void *p, size_t len);
 void fsh_cuda_host_unregister(void *p);
-/* A dmabuf file descriptor for [p, p+len) of device memory, or -errno (not recorded). */
+/* A dmabuf file descriptor for [p, p+len) of device memory, or -errno (not recorded). p and
+ * len must be multiples of the host page size (the device heap is). */
 int fsh_cuda_dmabuf_fd(void *p, size_t len, int *fd);
+/* The CUdevice ordinal in use (FI_HMEM_CUDA registration names it), -1 without a GPU. */
+int fsh_cuda_device(void);
+/* Make every GPUDirect RDMA write that has reached this GPU visible to later CUDA work and to
+ * the driver's copies (cuFlushGPUDirectRDMAWrites, owner scope). Called before a signal or a
+ * synchronization that guards NIC-written device data takes effect. */
+int fsh_cuda_flush_rdma(void);
 
 #endif

@@ -4,10 +4,16 @@
  * Owns the device heap (FSH_SEG_DEVICE: one cuMemAlloc per PE, carved by the deterministic
  * allocator's second instance), the choice of registration path, and the staging slots.
  *
- * Path choice (printed by SHMEM_INFO=1 and fabshmem-info --doctor): GPU memory can be handed to
- * the NIC as a dmabuf (FI_MR_DMABUF, libfabric >= 1.20) or with iface FI_HMEM_CUDA, both only
- * when the provider lists FI_HMEM. Neither is implemented yet: this file records why each is or
- * is not possible and always takes the staging path, which works on every provider.
+ * Path choice (FABSHMEM_DEVICE_PATH; printed by SHMEM_INFO=1, predicted by fabshmem-info
+ * --doctor): GPU memory is handed to the NIC as a dmabuf (FI_MR_DMABUF, libfabric >= 1.20) or
+ * with iface FI_HMEM_CUDA, both only when the provider lists FI_HMEM (fabric.c asks for it when
+ * a device heap is configured), else the staging path below, which works on every provider.
+ * auto takes the first that is possible and registers; every PE must manage it, else all use
+ * staging. On a direct path the heap's key is exchanged and the provider moves device data;
+ * fsh_dev_guard() makes NIC writes visible to the GPU (cuFlushGPUDirectRDMAWrites) before a
+ * signal, a sync or a satisfied wait lets the program use them. Atomics on device memory always
+ * take the staging slots (REQ_AMO): the owner's CPU applies them on a copy of the word under its
+ * engine lock, one domain for all of them whatever the path.
  *
  * Staging protocol. Each PE owns, in its (registered) symmetric heap, DEPTH (2) inbox slots per
  * source PE (64-byte header + FABSHMEM_DEVICE_CHUNK bytes), DEPTH outbox slots, and
@@ -41,6 +47,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "amo.h"
+#include "coll.h"
 #include "cuda.h"
 #include "error.h"
 #include "fabric.h"
@@ -55,14 +63,17 @@
 #define DEPTH 2 /* requests in flight per (source, target) pair: double buffering */
 #define DONE_ERR (1ULL << 63)
 
-enum { REQ_PUT = 1, REQ_GET = 2 };
+enum { REQ_PUT = 1, REQ_GET = 2, REQ_AMO = 3 };
 
 struct req {
     uint64_t seq;
     uint64_t off; /* in the target's device heap */
-    uint64_t len;
+    uint64_t len; /* data bytes; for an AMO the object's size (4 or 8) */
     uint32_t op;
-    uint32_t reserved[9];
+    uint32_t amo;     /* REQ_AMO: the fsh_amo_op */
+    uint64_t operand; /* REQ_AMO: value and compare value (low len bytes) */
+    uint64_t compare;
+    uint32_t reserved[4];
 };
 _Static_assert(sizeof(struct req) == HDR, "a request header is 64 bytes");
 
@@ -79,10 +90,15 @@ static struct {
     uint64_t *done, *probe;
     uint64_t inbox_off, done_off;
     uint64_t *sent; /* [pe]: our last request's sequence number to pe (request q uses slot q % DEPTH) */
-    char line[512];
+    int path;       /* enum path: the same on every PE */
+    char line[768];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
 bool fsh_dev_on;
+bool fsh_dev_direct;
+
+enum path { PATH_STAGING, PATH_CUDA, PATH_DMABUF };
+static const char *const path_names[] = {"staging", "cuda", "dmabuf"};
 
 const char *fsh_dev_describe(void)
 {
@@ -101,6 +117,30 @@ static size_t slot_index(int pe, unsigned k)
 
 /* ---------------------------------------------------------------- target side */
 
+/* An AMO on the object at off of our device heap, on a host copy of it: read, apply, write back
+ * (a fetch writes nothing). Atomic with respect to every other device AMO because all of them
+ * run here under the engine lock, from the handler below or from the owner's own calls. */
+static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
+                     size_t size)
+{
+    uint64_t word = 0, old = 0;
+    if (off > dv.size || size > dv.size - off) {
+        return fsh_err(-EFAULT, "", "atomic at offset %llu is outside the device heap",
+                       (unsigned long long)off);
+    }
+    int rc = fsh_cuda_copy(&word, dv.base + off, size);
+    if (rc == 0) {
+        fsh_amo_apply(op, &word, value, cond, &old, size);
+        if (op != FSH_AMO_FETCH) {
+            rc = fsh_cuda_copy(dv.base + off, &word, size);
+        }
+    }
+    if (rc == 0 && fetch) {
+        memcpy(fetch, &old, size);
+    }
+    return rc;
+}
+
 /* Immediate payload: source PE << 1 | slot. */
 static void on_request(uint32_t payload)
 {
@@ -114,13 +154,19 @@ static void on_request(uint32_t payload)
     struct req *r = (struct req *)(dv.inbox + i * dv.slot);
     uint8_t *data = (uint8_t *)r + HDR;
     int rc = -EINVAL;
-    if (r->len <= dv.chunk && r->off <= dv.size && r->len <= dv.size - r->off) {
+    if (r->op == REQ_AMO) {
+        /* The old value goes back in the slot's data, where the requester reads it. */
+        rc = (r->len == 4 || r->len == 8) && r->amo > 0 && r->amo <= FSH_AMO_XOR
+                 ? apply_amo((int)r->amo, r->off, &r->operand, &r->compare, data, r->len)
+                 : -EINVAL;
+    } else if (r->len <= dv.chunk && r->off <= dv.size && r->len <= dv.size - r->off) {
         rc = r->op == REQ_PUT ? fsh_cuda_copy(dv.base + r->off, data, r->len)
                               : fsh_cuda_copy(data, dv.base + r->off, r->len);
     }
     if (rc != 0) {
         FSH_WARN("device request %s of %llu bytes at offset %llu from PE %u failed: %s",
-                 r->op == REQ_PUT ? "put" : "get", (unsigned long long)r->len,
+                 r->op == REQ_PUT ? "put" : r->op == REQ_GET ? "get" : "atomic",
+                 (unsigned long long)r->len,
                  (unsigned long long)r->off, src,
                  fsh_err_last() ? fsh_err_last()->msg : "out of the device heap");
     }
@@ -173,7 +219,12 @@ static int wait_done(int pe, uint64_t seq, uint32_t op)
         return 0;
     }
     struct ack_wait w = {pe, seq, 0};
-    int rc = fsh_progress_wait(acked, &w, op == REQ_PUT ? "device put: waiting for the target to copy into its GPU" : "device get: waiting for the target to copy from its GPU", pe);
+    static const char *const what[] = {
+        [REQ_PUT] = "device put: waiting for the target to copy into its GPU",
+        [REQ_GET] = "device get: waiting for the target to copy from its GPU",
+        [REQ_AMO] = "device atomic: waiting for the target to apply it",
+    };
+    int rc = fsh_progress_wait(acked, &w, what[op], pe);
     return rc ? rc : w.err;
 }
 
@@ -287,25 +338,74 @@ static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len,
     return rc;
 }
 
+/* ---------------------------------------------------------------- direct paths */
+
+/* Can the fabric move this transfer itself (dmabuf / FI_HMEM_CUDA path)? The device heap is
+ * registered; a local GPU buffer outside it is not (it is bounced), and a host segment that
+ * rma.c would reach with memcpy (this PE, a mapped peer) must not meet GPU memory. */
+static bool direct_ok(enum fsh_seg seg, uint64_t off, const void *local, int pe)
+{
+    if (!fsh_dev_direct) {
+        return false;
+    }
+    const uint8_t *l = local;
+    if (fsh_cuda_is_device(local)) {
+        bool in_heap = l >= dv.base && l < dv.base + dv.size;
+        return in_heap && (seg == FSH_SEG_DEVICE || !fsh_local_addr(pe, seg, off));
+    }
+    return true;
+}
+
+/* One blocking transfer through the fabric, complete at the target on return (split at the
+ * provider's largest message). */
+static int fabric_rma(bool put, struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off,
+                      uint8_t *local, size_t len, int pe)
+{
+    struct fsh_op_track sync = {0, 0};
+    size_t max = fsh_rma_max_write();
+    int rc = 0;
+    for (size_t done = 0; done < len && rc == 0;) {
+        size_t n = len - done < max ? len - done : max;
+        rc = put ? fsh_rma_write(ctx, &sync, local + done, n, pe, seg, off + done, false, 0)
+                 : fsh_rma_read(ctx, &sync, local + done, n, pe, seg, off + done);
+        done += n;
+    }
+    int wrc = fsh_progress_wait_track(&sync, put ? "device put: waiting for its completion"
+                                                 : "device get: waiting for its completion");
+    return rc ? rc : wrc;
+}
+
+void fsh_dev_visible(void)
+{
+    (void)fsh_cuda_flush_rdma();
+}
+
+/* ---------------------------------------------------------------- entry points */
+
 int fsh_dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
                 int pe)
 {
     if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
         return fsh_cuda_copy(dv.base + off, src, len);
     }
+    if (direct_ok(seg, off, src, pe)) {
+        return fabric_rma(true, ctx, seg, off, (uint8_t *)src, len, pe);
+    }
     int rc = 0;
     fsh_progress_lock();
-    if (seg == FSH_SEG_DEVICE) {
+    if (seg == FSH_SEG_DEVICE && !fsh_dev_direct) {
         rc = put_staged(off, src, len, pe);
     } else {
-        /* A GPU source to a host segment: bounced through outbox slot 0, whose last request
-         * finished (every staged call ends with its requests done). */
+        /* A GPU source the fabric does not take (a host segment, or a buffer outside the
+         * registered heap): bounced through outbox slot 0, whose last request finished (every
+         * staged call ends with its requests done), each piece complete at the target before
+         * the next (a signal sent after this call must not overtake the data). */
         uint8_t *bounce = dv.outbox + HDR;
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
             rc = fsh_cuda_copy(bounce, (const uint8_t *)src + done, n);
             if (rc == 0) {
-                rc = fsh_rma_put(ctx, seg, off + done, bounce, n, pe, false);
+                rc = fabric_rma(true, ctx, seg, off + done, bounce, n, pe);
             }
             done += n;
         }
@@ -320,12 +420,15 @@ int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
         return fsh_cuda_copy(dest, dv.base + off, len);
     }
+    if (direct_ok(seg, off, dest, pe)) {
+        return fabric_rma(false, ctx, seg, off, dest, len, pe);
+    }
     int rc = 0;
     fsh_progress_lock();
-    if (seg == FSH_SEG_DEVICE) {
+    if (seg == FSH_SEG_DEVICE && !fsh_dev_direct) {
         rc = get_staged(ctx, dest, off, len, pe);
     } else {
-        /* A host segment into a GPU destination: bounced through outbox slot 0. */
+        /* Into a GPU destination the fabric does not take: bounced through outbox slot 0. */
         uint8_t *bounce = dv.outbox + HDR;
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
@@ -334,6 +437,46 @@ int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
                 rc = fsh_cuda_copy((uint8_t *)dest + done, bounce, n);
             }
             done += n;
+        }
+    }
+    fsh_progress_unlock();
+    return rc;
+}
+
+int fsh_dev_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
+                size_t size, int pe)
+{
+    fsh_progress_lock(); /* our own device AMOs, and our handler's, one at a time */
+    int rc;
+    if (pe == fsh_rt.pe) {
+        rc = apply_amo(op, off, value, cond, fsh_amo_fetches(op) ? fetch : NULL, size);
+        fsh_progress_unlock();
+        return rc;
+    }
+    uint64_t seq;
+    rc = claim(pe, REQ_AMO, &seq);
+    if (rc == 0) {
+        struct req *r = outslot(seq);
+        r->amo = (uint32_t)op;
+        r->operand = r->compare = 0;
+        if (value) {
+            memcpy(&r->operand, value, size);
+        }
+        if (cond) {
+            memcpy(&r->compare, cond, size);
+        }
+        rc = post_request(pe, seq, REQ_AMO, off, size);
+    }
+    if (rc == 0) {
+        rc = wait_done(pe, seq, REQ_AMO);
+    }
+    if (rc == 0 && fsh_amo_fetches(op) && fetch) {
+        /* The old value is in our inbox slot at the target. */
+        uint8_t *bounce = (uint8_t *)outslot(seq) + HDR;
+        uint64_t at = dv.inbox_off + slot_index(fsh_rt.pe, (unsigned)(seq % DEPTH)) * dv.slot + HDR;
+        rc = fsh_rma_get(&fsh_ctx_default, bounce, FSH_SEG_HEAP, at, size, pe, false);
+        if (rc == 0) {
+            memcpy(fetch, bounce, size);
         }
     }
     fsh_progress_unlock();
@@ -369,21 +512,98 @@ int fsh_dev_memset(void *p, int c, size_t len)
 
 /* ---------------------------------------------------------------- init */
 
-const char *fsh_dev_path(bool prov_hmem, char *why, size_t len)
+/* Why path p cannot be used on this system, or NULL when it can be tried. */
+static const char *unavailable(int p, bool prov_hmem, bool exportable)
 {
-    /* The direct paths are not built (issue 9 stays open for them): say so when the provider
-     * would allow one, so a user on such a system knows the staging path is a choice of this
-     * version, not of the system. */
-    const char *direct = prov_hmem ? "provider lists FI_HMEM, but fabshmem does not register "
-                                     "GPU memory directly yet"
-                                   : "no FI_HMEM";
-#ifdef FI_MR_DMABUF
-    const char *dmabuf = direct;
+    if (p == PATH_STAGING) {
+        return NULL;
+    }
+    if (!prov_hmem) {
+        return "the provider does not list FI_HMEM (a libfabric built without CUDA support, "
+               "like Debian's)";
+    }
+    if (p == PATH_DMABUF) {
+#ifndef FI_MR_DMABUF
+        return "fabshmem was built against a libfabric without FI_MR_DMABUF (needs 1.20)";
 #else
-    const char *dmabuf = "this libfabric has no FI_MR_DMABUF (needs 1.20)";
+        if (fi_version() < FI_VERSION(1, 20)) {
+            return "the libfabric loaded is older than 1.20 (no FI_MR_DMABUF)";
+        }
+        if (!exportable) {
+            return "the CUDA driver cannot export the device heap as a dmabuf "
+                   "(cuMemGetHandleForAddressRange: needs driver and kernel dmabuf support)";
+        }
 #endif
-    snprintf(why, len, "dmabuf: %s; FI_HMEM_CUDA: %s", dmabuf, direct);
-    return "staging";
+    }
+    return NULL;
+}
+
+int fsh_dev_parse_path(const char *word, int *want)
+{
+    if (strcmp(word, "auto") == 0) {
+        *want = -1;
+        return 0;
+    }
+    for (int p = 0; p < (int)(sizeof(path_names) / sizeof(path_names[0])); p++) {
+        if (strcmp(word, path_names[p]) == 0) {
+            *want = p;
+            return 0;
+        }
+    }
+    return fsh_err(-EINVAL, "use FABSHMEM_DEVICE_PATH=auto, dmabuf, cuda or staging",
+                   "FABSHMEM_DEVICE_PATH='%s' is not a registration path", word);
+}
+
+const char *fsh_dev_path(int want, bool prov_hmem, bool exportable, char *why, size_t len)
+{
+    size_t n = 0;
+    why[0] = '\0';
+    for (int p = PATH_DMABUF; p >= PATH_STAGING; p--) {
+        const char *no = unavailable(p, prov_hmem, exportable);
+        if (want >= 0 && p != want) {
+            continue;
+        }
+        if (!no) {
+            return path_names[p];
+        }
+        n += (size_t)snprintf(why + n, n < len ? len - n : 0, "%s%s: %s", n ? "; " : "",
+                              path_names[p], no);
+    }
+    return NULL;
+}
+
+/* Register the device heap by the first path in order (FABSHMEM_DEVICE_PATH=auto: dmabuf,
+ * cuda, staging) that this system allows and whose registration succeeds; a forced path that
+ * cannot be had is an error. why collects the reason each better path was passed over. */
+static int choose_path(int want, bool exportable, int fd, bool system, char *why, size_t len)
+{
+    bool hmem = fsh_fabric_attr()->has_hmem;
+    size_t n = 0;
+    why[0] = '\0';
+    for (int p = PATH_DMABUF; p >= PATH_STAGING; p--) {
+        if (want >= 0 && p != want) {
+            continue;
+        }
+        const char *no = unavailable(p, hmem, exportable);
+        int rc = 0;
+        if (!no && p != PATH_STAGING) {
+            rc = fsh_mr_reg_device(FSH_SEG_DEVICE, dv.base, dv.size, fsh_cuda_device(),
+                                   p == PATH_DMABUF ? fd : -1, system);
+            no = rc ? fsh_err_last()->msg : NULL;
+        }
+        if (!no) {
+            dv.path = p;
+            return 0;
+        }
+        if (want >= 0) {
+            return rc ? rc : fsh_err(-ENOTSUP, "FABSHMEM_DEVICE_PATH=auto takes the best path available (staging works everywhere)",
+                                     "FABSHMEM_DEVICE_PATH=%s is not possible here: %s",
+                                     path_names[p], no);
+        }
+        n += (size_t)snprintf(why + n, n < len ? len - n : 0, "%s%s: %s", n ? "; " : "",
+                              path_names[p], no);
+    }
+    return fsh_err(-EIO, "", "no registration path for the device heap"); /* unreachable */
 }
 
 int fsh_dev_open(const struct fsh_config *cfg)
@@ -463,20 +683,55 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     }
     /* Pinned staging slots make the GPU copies DMA directly; optional. */
     (void)fsh_cuda_host_register(dv.block, total);
-    fsh_mr_set_segment(FSH_SEG_DEVICE, dv.base, size);
-    /* Would the driver export the heap as a dmabuf (what the dmabuf path will hand the NIC)?
-     * Only reported for now. */
+    int want;
+    rc = fsh_dev_parse_path(cfg->FABSHMEM_DEVICE_PATH, &want);
     int fd = -1;
-    bool dmabuf = fsh_cuda_dmabuf_fd(dv.base, size, &fd) == 0;
-    if (dmabuf) {
-        close(fd);
+    bool exportable = fsh_cuda_dmabuf_fd(dv.base, size, &fd) == 0;
+    char why[384];
+    bool system = strcmp(cfg->FABSHMEM_DEVICE_IFACE, "system") == 0;
+    if (rc == 0 && !system && strcmp(cfg->FABSHMEM_DEVICE_IFACE, "cuda") != 0) {
+        rc = fsh_err(-EINVAL, "leave FABSHMEM_DEVICE_IFACE unset (cuda); system is for tests",
+                     "FABSHMEM_DEVICE_IFACE='%s' is neither cuda nor system",
+                     cfg->FABSHMEM_DEVICE_IFACE);
     }
-    char why[256];
-    const char *path = fsh_dev_path(fsh_fabric_attr()->has_hmem, why, sizeof(why));
-    snprintf(dv.line, sizeof(dv.line),
-             "device heap: %zu bytes at %p on %s; path: %s through %zu-byte slots (%s; the "
-             "driver %s export it as a dmabuf)", size, (void *)dv.base, fsh_cuda_reason(), path,
-             dv.chunk, why, dmabuf ? "can" : "cannot");
+    if (rc == 0) {
+        rc = choose_path(want, exportable, fd, system, why, sizeof(why));
+    }
+    if (fd >= 0) {
+        close(fd); /* a dmabuf registration holds its own reference */
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    /* Direct only if every PE registered: a peer's heap without a key is reached by staging. */
+    uint64_t all_direct = dv.path != PATH_STAGING;
+    rc = fsh_coll_and_word(&fsh_team_world, &all_direct);
+    if (rc == 0 && dv.path != PATH_STAGING && !all_direct) {
+        fsh_mr_dereg_segment(FSH_SEG_DEVICE);
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s: a peer PE could not register its device heap",
+                 why[0] ? "; " : "", path_names[dv.path]);
+        dv.path = PATH_STAGING;
+    }
+    if (rc == 0 && dv.path != PATH_STAGING) {
+        rc = fsh_mr_exchange_segment(FSH_SEG_DEVICE, cfg->FABSHMEM_TIMEOUT);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    if (dv.path == PATH_STAGING) {
+        fsh_mr_set_segment(FSH_SEG_DEVICE, dv.base, size);
+        snprintf(dv.line, sizeof(dv.line),
+                 "device heap: %zu bytes at %p on %s; path: staging through %zu-byte slots%s%s%s",
+                 size, (void *)dv.base, fsh_cuda_reason(), dv.chunk, why[0] ? " (" : "", why,
+                 why[0] ? ")" : "");
+    } else {
+        snprintf(dv.line, sizeof(dv.line),
+                 "device heap: %zu bytes at %p on %s; path: %s (registered with %s%s%s%s)", size,
+                 (void *)dv.base, fsh_cuda_reason(), path_names[dv.path], fsh_fabric_attr()->prov,
+                 system ? " as host memory, FABSHMEM_DEVICE_IFACE=system" : "",
+                 why[0] ? "; passed over: " : "", why);
+    }
+    fsh_dev_direct = dv.path != PATH_STAGING;
     fsh_dev_on = true;
     return 0;
 }
@@ -484,7 +739,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
 void fsh_dev_fini(void)
 {
     if (fsh_dev_on) {
-        fsh_mr_set_segment(FSH_SEG_DEVICE, NULL, 0);
+        fsh_mr_dereg_segment(FSH_SEG_DEVICE); /* before the memory goes */
         fsh_heap_dev_fini();
         fsh_cuda_host_unregister(dv.block);
         fsh_cuda_free(dv.base);
@@ -493,5 +748,6 @@ void fsh_dev_fini(void)
     free(dv.sent);
     memset(&dv, 0, sizeof(dv));
     fsh_dev_on = false;
+    fsh_dev_direct = false;
     snprintf(dv.line, sizeof(dv.line), "device heap: off");
 }

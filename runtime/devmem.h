@@ -30,10 +30,23 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere);
 void fsh_dev_fini(void);
 /* The device heap is usable (on every PE). Read on every put and get: a plain flag. */
 extern bool fsh_dev_on;
-/* The registration path for GPU memory ("staging", the only one implemented) and in why the
- * state of each direct path, given whether the provider lists FI_HMEM. Pure: for the
- * runtime and fabshmem-info --doctor. */
-const char *fsh_dev_path(bool prov_hmem, char *why, size_t len);
+/* It is registered with the NIC (dmabuf or FI_HMEM_CUDA path) on every PE. */
+extern bool fsh_dev_direct;
+/* FABSHMEM_DEVICE_PATH: auto (*want = -1), staging, cuda or dmabuf (0, 1, 2); error otherwise. */
+int fsh_dev_parse_path(const char *word, int *want);
+/* The path FABSHMEM_DEVICE_PATH=want would take given whether the provider lists FI_HMEM and
+ * the driver exports dmabufs (NULL when a forced path cannot be had); why says why each
+ * better path is passed over. Pure: for fabshmem-info --doctor. */
+const char *fsh_dev_path(int want, bool prov_hmem, bool exportable, char *why, size_t len);
+/* Make NIC writes into GPU memory visible to the GPU before what guards them (a signal, a
+ * barrier, a wait) lets the program use them: only on the direct paths, one flag test else. */
+void fsh_dev_visible(void);
+static inline void fsh_dev_guard(void)
+{
+    if (__builtin_expect(fsh_dev_direct, 0)) {
+        fsh_dev_visible();
+    }
+}
 /* One line: the path and why, or why the device heap is off. */
 const char *fsh_dev_describe(void);
 size_t fsh_dev_heap_size(void);
@@ -57,6 +70,12 @@ int fsh_dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
                 int pe);
 int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
                 int pe);
+/* An atomic (enum fsh_amo_op) on the size-byte (4 or 8) object at off of pe's device heap.
+ * Applied by pe's CPU on a copy of the word (read, apply, write back) under its engine lock:
+ * atomic with respect to every other AMO on device memory, not to GPU kernels writing the same
+ * word at the same time. Complete on return; fetch gets the old value of fetching ops. */
+int fsh_dev_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
+                size_t size, int pe);
 /* A local copy, either side host or GPU memory. */
 int fsh_dev_copy(void *dst, const void *src, size_t len);
 

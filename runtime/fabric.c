@@ -43,6 +43,7 @@ static struct {
     fi_addr_t *peers;
     int npes;
     struct fsh_fabric_attr attr;
+    bool want_hmem;     /* a device heap may be registered directly: ask for FI_HMEM first */
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
     char *peer_shm;     /* [pe * SHM_PATH_MAX]: peers' shm regions (ours too), or "" */
 } fab;
@@ -91,6 +92,21 @@ static void mr_mode_str(uint64_t mode, char *buf, size_t len)
     }
 }
 
+/* The libfabric API version asked for: 1.14, whose semantics the runtime is written to; 1.20
+ * with FI_HMEM where headers and library have it, because only then does the provider read a
+ * registration's dmabuf (FI_MR_DMABUF). */
+static uint32_t api_version(uint64_t caps)
+{
+#ifdef FI_MR_DMABUF
+    if ((caps & FI_HMEM) && fi_version() >= FI_VERSION(1, 20)) {
+        return FI_VERSION(1, 20);
+    }
+#else
+    (void)caps;
+#endif
+    return FI_VERSION(1, 14);
+}
+
 int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
                         uint64_t op_flags, struct fi_info **out)
 {
@@ -112,7 +128,7 @@ int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, 
     if (domain && domain[0]) {
         hints->domain_attr->name = strdup(domain);
     }
-    int rc = fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, out);
+    int rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
     fi_freeinfo(hints);
     return rc;
 }
@@ -128,6 +144,15 @@ static int probe(const char *prov, const char *domain, uint64_t mr_offer, struct
         {rma, 0},
     };
     int rc = -FI_ENODATA;
+    /* With a device heap to register, FI_HMEM (and FI_MR_HMEM) first: providers enable GPU
+     * memory only when asked. Without it, the same list: the staging path needs nothing. */
+    for (size_t i = 0; fab.want_hmem && i < sizeof(tries) / sizeof(tries[0]); i++) {
+        rc = fsh_fabric_getinfo(prov, domain, mr_offer | FI_MR_HMEM, tries[i][0] | FI_HMEM,
+                                tries[i][1], out);
+        if (rc == 0) {
+            return 0;
+        }
+    }
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
         rc = fsh_fabric_getinfo(prov, domain, mr_offer, tries[i][0], tries[i][1], out);
         if (rc == 0) {
@@ -302,6 +327,8 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     if (rc != 0) {
         return rc;
     }
+    fab.want_hmem = cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0 &&
+                    strcmp(cfg->FABSHMEM_DEVICE_PATH, "staging") != 0;
     rc = choose(cfg, boot, nic, mr_offer);
     if (rc != 0) {
         return rc;

@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bootstrap.h"
 #include "error.h"
 #include "fabric.h"
 #include "log.h"
@@ -199,6 +200,82 @@ int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len)
                        "provider %s needs raw memory keys", fsh_fabric_attr()->prov);
     }
     return 0;
+}
+
+int fsh_mr_reg_device(enum fsh_seg seg, void *base, size_t len, int cuda_dev, int dmabuf_fd,
+                      bool system)
+{
+    struct seg_local *l = &mrs.local[seg];
+    struct iovec iov = {base, len};
+    struct fi_mr_attr attr = {
+        .mr_iov = &iov,
+        .iov_count = 1,
+        .access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+        .requested_key = (uint64_t)seg,
+        .iface = system ? FI_HMEM_SYSTEM : FI_HMEM_CUDA,
+        .device.cuda = system ? 0 : cuda_dev,
+    };
+    uint64_t flags = 0;
+#ifdef FI_MR_DMABUF
+    /* The whole heap is one dmabuf: offset 0, and base_addr is the address RMA names it by. */
+    struct fi_mr_dmabuf dmabuf = {.fd = dmabuf_fd, .offset = 0, .len = len, .base_addr = base};
+    if (dmabuf_fd >= 0) {
+        attr.dmabuf = &dmabuf;
+        flags = FI_MR_DMABUF;
+    }
+#else
+    if (dmabuf_fd >= 0) {
+        return fsh_err(-ENOTSUP, "build fabshmem against libfabric >= 1.20",
+                       "this libfabric has no FI_MR_DMABUF");
+    }
+#endif
+    int rc = fi_mr_regattr(fsh_fabric_domain(), &attr, flags, &l->mr);
+    if (rc != 0) {
+        l->mr = NULL;
+        return fsh_err(rc, "FABSHMEM_DEVICE_PATH=staging works on any provider; FI_LOG_LEVEL=warn shows the provider's view",
+                       "registering %zu bytes of GPU memory at %p with %s (%s) failed: %s", len,
+                       base, fsh_fabric_attr()->prov,
+                       dmabuf_fd >= 0 ? "dmabuf" : system ? "FI_HMEM_SYSTEM" : "FI_HMEM_CUDA",
+                       fi_strerror(-rc));
+    }
+    l->base = base;
+    l->len = len;
+    l->desc = fi_mr_desc(l->mr);
+    l->key = fi_mr_key(l->mr);
+    if (l->key == FI_KEY_NOTAVAIL) {
+        fsh_mr_dereg_segment(seg);
+        return fsh_err(-ENOTSUP, "choose a provider without FI_MR_RAW keys",
+                       "provider %s needs raw memory keys", fsh_fabric_attr()->prov);
+    }
+    return 0;
+}
+
+void fsh_mr_dereg_segment(enum fsh_seg seg)
+{
+    struct seg_local *l = &mrs.local[seg];
+    if (l->mr) {
+        fi_close(&l->mr->fid);
+    }
+    memset(l, 0, sizeof(*l));
+}
+
+int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout)
+{
+    struct seg_remote mine = {
+        .raddr = fsh_fabric_attr()->mr_virt_addr ? (uint64_t)(uintptr_t)mrs.local[seg].base : 0,
+        .key = mrs.local[seg].key,
+        .len = mrs.local[seg].len,
+    };
+    struct seg_remote *all = calloc((size_t)mrs.npes, sizeof(*all));
+    if (!all) {
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' segment records", mrs.npes);
+    }
+    int rc = fsh_boot_allgather(&mine, sizeof(mine), all, timeout);
+    for (int pe = 0; pe < mrs.npes && rc == 0; pe++) {
+        mrs.remote[(size_t)pe * FSH_NSEGS + seg] = all[pe];
+    }
+    free(all);
+    return rc;
 }
 
 void fsh_mr_set_segment(enum fsh_seg seg, void *base, size_t len)

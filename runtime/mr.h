@@ -34,6 +34,16 @@ int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len);
  * staging path: the NIC never touches it). len 0 removes it. */
 void fsh_mr_set_segment(enum fsh_seg seg, void *base, size_t len);
 
+/* Register GPU memory [base, base+len) as segment seg (after init's exchange): as a dmabuf
+ * (FI_MR_DMABUF) when dmabuf_fd >= 0, else with iface FI_HMEM_CUDA on CUdevice cuda_dev
+ * (FI_HMEM_SYSTEM when system: tests with a mock driver whose device memory is host memory). */
+int fsh_mr_reg_device(enum fsh_seg seg, void *base, size_t len, int cuda_dev, int dmabuf_fd,
+                      bool system);
+/* Close segment seg's registration and forget it. */
+void fsh_mr_dereg_segment(enum fsh_seg seg);
+/* Publish segment seg (registered after the init exchange) to every PE: collective. */
+int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout);
+
 /* The per-PE part of the exchange blob. */
 size_t fsh_mr_blob_size(void);
 void fsh_mr_blob_pack(void *blob);

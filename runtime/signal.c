@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devmem.h"
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
@@ -119,9 +120,11 @@ static inline void *unpack_addr(uint64_t a)
     return fsh_mr_local_addr((enum fsh_seg)(a >> SEG_SHIFT), a & ((1ULL << SEG_SHIFT) - 1));
 }
 
-/* The signal update, ordered after every store before it. */
+/* The signal update, ordered after every store before it (and, on the direct GPU paths,
+ * after the NIC's writes into GPU memory are visible to the GPU). */
 static void update(uint64_t *sig, uint64_t value, uint32_t op)
 {
+    fsh_dev_guard();
     if (op == SHMEM_SIGNAL_ADD) {
         __atomic_fetch_add(sig, value, __ATOMIC_RELEASE);
     } else {

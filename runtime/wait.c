@@ -6,12 +6,18 @@
  * compiler cannot hoist it out of the loop, and data written before the update (a signal's
  * payload) is visible once the new value is. Every round of a wait drives progress first:
  * with manual-progress providers the update may not land until this PE reads its CQ.
+ * Variables in the device heap are compared on a host copy taken by the driver each round
+ * (their updates, device AMOs and puts, are applied by this PE's engine with driver copies).
  */
 #include "wait.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cuda.h"
+#include "devmem.h"
+#include "error.h"
 #include "progress.h"
 #include "shmem.h"
 
@@ -60,7 +66,9 @@ bool fsh_wait_compare(const void *a, int cmp, const void *b, size_t esize, bool 
 
 struct query {
     int mode;
-    char *ivars;
+    char *ivars; /* what is compared: the variables, or the host copy of device ones */
+    const void *device; /* ivars in the device heap: copied into ivars before each round */
+    int err;
     size_t nelems;
     const int *status;
     int cmp;
@@ -83,6 +91,10 @@ static bool evaluate(const void *arg)
 {
     struct query *q = (struct query *)arg;
     size_t unmasked = 0, hits = 0;
+    if (q->device && (q->err = fsh_dev_copy(q->ivars, q->device, q->nelems * q->esize)) != 0) {
+        q->result = 0;
+        return true;
+    }
     for (size_t i = 0; i < q->nelems; i++) {
         if (q->status && q->status[i]) {
             continue;
@@ -122,21 +134,37 @@ size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int
                      int cmp, const void *values, bool vector, size_t esize, bool is_signed,
                      size_t *indices, const char *what, int *err)
 {
-    struct query q = {mode, ivars, nelems, status, cmp, values, vector, esize, is_signed,
-                      indices, 0};
+    struct query q = {mode, ivars, NULL, 0, nelems, status, cmp, values, vector, esize,
+                      is_signed, indices, 0};
     *err = 0;
+    if (__builtin_expect(fsh_dev_on, 0) && fsh_cuda_is_device(ivars)) {
+        /* Device memory is not the host's to load: each round compares a fresh copy. */
+        q.device = ivars;
+        q.ivars = malloc(nelems * esize);
+        if (!q.ivars) {
+            *err = fsh_err(-ENOMEM, "", "out of memory for a copy of %zu device variables", nelems);
+            return 0;
+        }
+    }
     if (!block) {
         /* A test makes progress once, so a test loop also moves the fabric. */
         int rc = fsh_progress_poll();
         if (rc < 0) {
             *err = rc;
-            return 0;
+        } else {
+            evaluate(&q);
         }
-        evaluate(&q);
-        return q.result;
-    }
-    if (!evaluate(&q)) {
+    } else if (!evaluate(&q)) {
         *err = fsh_progress_wait_user(evaluate, &q, what, -1);
     }
-    return q.result;
+    if (*err == 0) {
+        *err = q.err;
+    }
+    if (q.device) {
+        free(q.ivars);
+    }
+    if (*err == 0) {
+        fsh_dev_guard(); /* data the satisfied variable guards may be NIC-written GPU memory */
+    }
+    return *err ? 0 : q.result;
 }

@@ -27,6 +27,11 @@
 #                  operations and remote events and releases them in random order, as EFA's
 #                  SRD may deliver them
 #       tcp-chaos  tcp (same settings as above) with FABSHMEM_CHAOS=reorder,delay
+#       shm-gpudirect    shm (intra-node path on) with the device heap registered with the
+#                  provider (FABSHMEM_DEVICE_PATH=cuda, FABSHMEM_DEVICE_IFACE=system) over the
+#                  mock driver's host-visible memory (MOCK_CUDA_HOST_VISIBLE=1): the direct
+#                  registration path end to end, which no provider here offers for GPU memory
+#       efamr-gpudirect  the same through the provider only, with shm-efamr's MR mode
 #   PE counts       $FSH_TEST_NPS (default "1 2 3 4"), each run as
 #       timeout $FSH_TEST_TIMEOUT (default 120) $MPIRUN --allow-run-as-root --oversubscribe
 #               --bind-to none -n NP -x VAR... $FSH_MPIRUN_ARGS PROGRAM
@@ -129,14 +134,20 @@ run_case() {
             ;;
         esac
         case $2 in
-        shm | shm-nodes2 | tcp-hosts) ;;
+        *-gpudirect)
+            export FABSHMEM_DEVICE_PATH=cuda FABSHMEM_DEVICE_IFACE=system MOCK_CUDA_HOST_VISIBLE=1
+            names="$names FABSHMEM_DEVICE_PATH FABSHMEM_DEVICE_IFACE MOCK_CUDA_HOST_VISIBLE"
+            ;;
+        esac
+        case $2 in
+        shm | shm-nodes2 | tcp-hosts | shm-gpudirect) ;;
         *)
             export FABSHMEM_INTRANODE=fabric
             names="$names FABSHMEM_INTRANODE"
             ;;
         esac
         case $2 in
-        shm | shm-chaos)
+        shm | shm-chaos | shm-gpudirect)
             export FI_PROVIDER=shm
             ;;
         shm-nodes2)
@@ -154,12 +165,12 @@ run_case() {
                 names="$names FI_TCP_IFACE"
             fi
             ;;
-        shm-efamr)
+        shm-efamr | efamr-gpudirect)
             export FI_PROVIDER=shm FABSHMEM_MR_MODE=local,allocated,prov_key
             names="$names FABSHMEM_MR_MODE"
             ;;
         *)
-            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp tcp-hosts shm-efamr shm-chaos tcp-chaos)"
+            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp tcp-hosts shm-efamr shm-chaos tcp-chaos shm-gpudirect efamr-gpudirect)"
             exit 99
             ;;
         esac

@@ -329,19 +329,46 @@ static void check_device(const struct fsh_config *cfg, const struct fsh_topo_mac
         }
     }
     bool gpu = fsh_cuda_open(cfg->FABSHMEM_CUDA_LIB, NULL, 0) == 0;
-    char line[512], why[256];
-    const char *path = fsh_dev_path(p && p->hmem, why, sizeof(why));
+    char line[1024], why[512];
+    int want = -1;
+    if (fsh_dev_parse_path(cfg->FABSHMEM_DEVICE_PATH, &want) != 0) {
+        warn(fsh_err_last()->msg, fsh_err_last()->fix);
+    }
+    /* Would the driver export GPU memory as a dmabuf? Try on a small allocation. */
+    bool exportable = false;
+    void *probe = gpu ? fsh_cuda_alloc((size_t)2 << 20) : NULL;
+    int fd = -1;
+    if (probe && fsh_cuda_dmabuf_fd(probe, (size_t)2 << 20, &fd) == 0) {
+        exportable = true;
+        close(fd);
+    }
+    fsh_cuda_free(probe);
+    const char *path = fsh_dev_path(want, p && p->hmem, exportable, why, sizeof(why));
     if (!gpu && m->ngpus == 0) {
         ok("device heap: %s (FABSHMEM_DEVICE_HEAP_SIZE stays off)", fsh_cuda_reason());
     } else if (!gpu) {
         snprintf(line, sizeof(line), "the topology shows %d GPU(s) but %s", m->ngpus,
                  fsh_cuda_reason());
         warn(line, "install the NVIDIA driver (libcuda.so.1), or name it with FABSHMEM_CUDA_LIB");
-    } else {
-        /* Not a warning: nothing the user can change makes it direct yet. */
-        snprintf(line, sizeof(line), "device heap on %s: path %s with provider %s (%s); RMA to "
-                 "peers' GPU memory is bounced through host memory", fsh_cuda_reason(), path,
+    } else if (!path) {
+        snprintf(line, sizeof(line), "device heap on %s: FABSHMEM_DEVICE_PATH=%s is not possible "
+                 "with provider %s (%s)", fsh_cuda_reason(), cfg->FABSHMEM_DEVICE_PATH,
                  p ? p->name : "-", why);
+        warn(line, "FABSHMEM_DEVICE_PATH=auto takes the best path available");
+    } else if (strcmp(path, "staging") == 0 && want < 0) {
+        snprintf(line, sizeof(line), "device heap on %s: path staging with provider %s (%s): RMA "
+                 "to peers' GPU memory is bounced through host memory", fsh_cuda_reason(),
+                 p ? p->name : "-", why);
+        warn(line, "a libfabric built with CUDA support (the AWS EFA installer's) lets the NIC "
+                   "reach GPU memory directly (cuda path; dmabuf with libfabric >= 1.20)");
+    } else {
+        /* Listing FI_HMEM is not registering GPU memory (Debian's shm lists it without CUDA
+         * support): shmem_init tries, and says the outcome. */
+        snprintf(line, sizeof(line), "device heap on %s: path %s with provider %s%s%s%s%s",
+                 fsh_cuda_reason(), path, p ? p->name : "-", why[0] ? " (passed over: " : "",
+                 why, why[0] ? ")" : "",
+                 strcmp(path, "staging") ? " if the provider registers GPU memory (else staging; "
+                                           "SHMEM_INFO=1 shows the outcome)" : "");
         ok("%s", line);
     }
     fsh_cuda_close();

@@ -12,8 +12,11 @@
  * arrives intact). What it cannot prove: anything about a real GPU (DMA visibility, ordering
  * against kernels, dmabuf or FI_HMEM registration, performance). Those need a GPU machine.
  *
- * FABSHMEM_MOCK_CUDA_INIT=<n> makes cuInit fail with CUDA error n (100: no device), for the
- * "no GPU" path.
+ * MOCK_CUDA_INIT=<n> makes cuInit fail with CUDA error n (100: no device), for the
+ * "no GPU" path. MOCK_CUDA_HOST_VISIBLE=1 leaves device memory readable and writable,
+ * so a provider can move it when the runtime registers it as host memory
+ * (FABSHMEM_DEVICE_IFACE=system): that runs the direct registration path end to end here,
+ * at the price of the PROT_NONE check.
  */
 #include <cuda.h>
 #include <pthread.h>
@@ -47,8 +50,17 @@ static int find(uintptr_t p, size_t len)
 }
 
 /* Open (or close again) the pages of [p, p+len) for the mock's own access. */
+static int host_visible(void)
+{
+    const char *e = getenv("MOCK_CUDA_HOST_VISIBLE");
+    return e && atoi(e);
+}
+
 static void open_rw(uintptr_t p, size_t len, int on)
 {
+    if (host_visible()) {
+        return;
+    }
     uintptr_t page = 4096, lo = p & ~(page - 1), hi = (p + len + page - 1) & ~(page - 1);
     mprotect((void *)lo, hi - lo, on ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
@@ -56,7 +68,7 @@ static void open_rw(uintptr_t p, size_t len, int on)
 CUresult CUDAAPI cuInit(unsigned int flags)
 {
     (void)flags;
-    const char *e = getenv("FABSHMEM_MOCK_CUDA_INIT");
+    const char *e = getenv("MOCK_CUDA_INIT");
     return e && atoi(e) ? (CUresult)atoi(e) : CUDA_SUCCESS;
 }
 
@@ -115,7 +127,7 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext c)
 
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
 {
-    void *m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *m = mmap(NULL, len, host_visible() ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -264,4 +276,13 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n,
     (void)type;
     (void)fl;
     return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* Nothing to flush: no NIC ever writes the mock's memory (the direct paths need FI_HMEM). */
+CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget t,
+                                            CUflushGPUDirectRDMAWritesScope scope)
+{
+    (void)t;
+    (void)scope;
+    return CUDA_SUCCESS;
 }
