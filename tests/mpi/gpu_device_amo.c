@@ -16,18 +16,12 @@
  *   - shmem_long_wait_until and wait_until_all on device variables set by remote atomics;
  *   - shmem_long_iput / iget with a device-heap side and a local device buffer.
  */
-#include <shmemx.h>
-
-#include "../test.h"
+#include "../gpu/gpu_test.h"
 
 #define NAME "gpu_device_amo"
 #define K 50
 
 static int me, npes;
-
-#ifndef FSH_MOCK_CUDA
-#define FSH_MOCK_CUDA ""
-#endif
 
 /* A device word of this PE, read through the library (a driver copy). */
 static long dev_long(const long *p)
@@ -234,19 +228,9 @@ static void check_strided(void)
 
 int main(void)
 {
-    if (FSH_MOCK_CUDA[0]) {
-        setenv("FABSHMEM_CUDA_LIB", FSH_MOCK_CUDA, 0);
-    }
-    shmem_init();
-    t_start(NAME);
+    gpu_test_start(NAME);
     me = shmem_my_pe();
     npes = shmem_n_pes();
-    if (shmemx_device_heap_size() == 0) {
-        char why[600];
-        snprintf(why, sizeof(why), "%s", shmemx_device_info());
-        shmem_finalize();
-        t_skip(NAME, why);
-    }
     check_counters();
     check_ops();
     check_signals(8, 1);

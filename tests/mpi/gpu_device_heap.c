@@ -18,18 +18,12 @@
  *   - alltoall and alltoallv with device source and dest, and host source / device dest.
  * Device contents are read back through shmem_getmem from the calling PE itself (a driver copy).
  */
-#include <shmemx.h>
-
-#include "../test.h"
+#include "../gpu/gpu_test.h"
 
 #define NAME "gpu_device_heap"
 #define BIG (300 * 1000)
 
 static int me, npes;
-
-#ifndef FSH_MOCK_CUDA
-#define FSH_MOCK_CUDA ""
-#endif
 
 /* Read a device block of this PE into host memory (a driver copy through the library). */
 static void dev_read(void *host, const void *dev, size_t n)
@@ -194,22 +188,9 @@ static void check_alltoall(size_t blk, uint64_t salt, int host_src)
 
 int main(void)
 {
-    if (FSH_MOCK_CUDA[0]) {
-        setenv("FABSHMEM_CUDA_LIB", FSH_MOCK_CUDA, 0);
-    }
-    shmem_init();
-    t_start(NAME);
+    gpu_test_start(NAME);
     me = shmem_my_pe();
     npes = shmem_n_pes();
-    if (me == 0) {
-        printf("  %s\n", shmemx_device_info());
-    }
-    if (shmemx_device_heap_size() == 0) {
-        char why[600];
-        snprintf(why, sizeof(why), "%s", shmemx_device_info());
-        shmem_finalize();
-        t_skip(NAME, why);
-    }
     if (npes > 64) {
         shmem_finalize();
         t_skip(NAME, "at most 64 PEs");

@@ -1,0 +1,36 @@
+/*
+ * gpu_test.h: the start shared by the device-heap tests. Without a driver named in the
+ * environment they run on tests/gpu/libmockcuda.so (FSH_MOCK_CUDA, set by Makefile.am); with no
+ * device heap (no GPU, a build without --with-cuda) they skip with the library's reason.
+ */
+#ifndef FSH_GPU_TEST_H
+#define FSH_GPU_TEST_H
+
+#include <shmemx.h>
+
+#include "../test.h"
+
+#ifndef FSH_MOCK_CUDA
+#define FSH_MOCK_CUDA ""
+#endif
+
+/* shmem_init, t_start, and the skip; returns with a device heap on every PE. */
+static inline void gpu_test_start(const char *name)
+{
+    if (FSH_MOCK_CUDA[0]) {
+        setenv("FABSHMEM_CUDA_LIB", FSH_MOCK_CUDA, 0);
+    }
+    shmem_init();
+    t_start(name);
+    if (shmemx_device_heap_size() == 0) {
+        char why[600];
+        snprintf(why, sizeof(why), "%s", shmemx_device_info());
+        shmem_finalize();
+        t_skip(name, why);
+    }
+    if (shmem_my_pe() == 0) {
+        printf("  %s\n", shmemx_device_info()); /* the registration path, in the log */
+    }
+}
+
+#endif
