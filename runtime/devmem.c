@@ -554,6 +554,13 @@ int fsh_dev_parse_path(const char *word, int *want)
                    "FABSHMEM_DEVICE_PATH='%s' is not a registration path", word);
 }
 
+/* Append "path: reason" to why, the list of paths passed over (n bytes long so far). */
+static size_t passed_over(char *why, size_t n, size_t len, int p, const char *no)
+{
+    return n + (size_t)snprintf(why + n, n < len ? len - n : 0, "%s%s: %s", n ? "; " : "",
+                                path_names[p], no);
+}
+
 const char *fsh_dev_path(int want, bool prov_hmem, bool exportable, char *why, size_t len)
 {
     size_t n = 0;
@@ -566,8 +573,7 @@ const char *fsh_dev_path(int want, bool prov_hmem, bool exportable, char *why, s
         if (!no) {
             return path_names[p];
         }
-        n += (size_t)snprintf(why + n, n < len ? len - n : 0, "%s%s: %s", n ? "; " : "",
-                              path_names[p], no);
+        n = passed_over(why, n, len, p, no);
     }
     return NULL;
 }
@@ -600,8 +606,7 @@ static int choose_path(int want, bool exportable, int fd, bool system, char *why
                                      "FABSHMEM_DEVICE_PATH=%s is not possible here: %s",
                                      path_names[p], no);
         }
-        n += (size_t)snprintf(why + n, n < len ? len - n : 0, "%s%s: %s", n ? "; " : "",
-                              path_names[p], no);
+        n = passed_over(why, n, len, p, no);
     }
     return fsh_err(-EIO, "", "no registration path for the device heap"); /* unreachable */
 }
@@ -708,8 +713,8 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     rc = fsh_coll_and_word(&fsh_team_world, &all_direct);
     if (rc == 0 && dv.path != PATH_STAGING && !all_direct) {
         fsh_mr_dereg_segment(FSH_SEG_DEVICE);
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s: a peer PE could not register its device heap",
-                 why[0] ? "; " : "", path_names[dv.path]);
+        passed_over(why, strlen(why), sizeof(why), dv.path,
+                    "a peer PE could not register its device heap");
         dv.path = PATH_STAGING;
     }
     if (rc == 0 && dv.path != PATH_STAGING) {

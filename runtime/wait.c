@@ -163,7 +163,7 @@ size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int
     if (q.device) {
         free(q.ivars);
     }
-    if (*err == 0) {
+    if (*err == 0 && (block || q.result)) {
         fsh_dev_guard(); /* data the satisfied variable guards may be NIC-written GPU memory */
     }
     return *err ? 0 : q.result;
