@@ -9,6 +9,9 @@
  * parent members the split fails on all of them alike (a nonzero return and a warning naming
  * FABSHMEM_MAX_TEAMS), never a crash or a hang.
  *
+ * The user holds handles, not pointers (team.h): the table below maps a slot to its live
+ * handle and team. World and shared keep generation 1 of slots 0 and 1 for the whole job.
+ *
  * Destroy needs no communication: every collective completes its own writes before it
  * returns, so no arrival for a destroyed team can still be in flight, and a slot is only ever
  * reused through a later split in which all its new members take part.
@@ -25,16 +28,49 @@
 #include "notify.h"
 #include "rt.h"
 
+#define IDX_BITS 6 /* team slots: FABSHMEM_MAX_TEAMS <= 63 (notify.c) */
+#define NSLOTS (1u << IDX_BITS)
+#define HANDLE(gen, slot) (((uintptr_t)(gen) << IDX_BITS) | (uintptr_t)(slot))
+
 struct fsh_team fsh_team_world;
 struct fsh_team fsh_team_shared;
-FSH_API shmem_team_t const SHMEM_TEAM_WORLD = &fsh_team_world;
-FSH_API shmem_team_t const SHMEM_TEAM_SHARED = &fsh_team_shared;
+FSH_API shmem_team_t const SHMEM_TEAM_WORLD = (shmem_team_t)HANDLE(1, 0);
+FSH_API shmem_team_t const SHMEM_TEAM_SHARED = (shmem_team_t)HANDLE(1, 1);
 
 static struct {
     uint64_t used;     /* slots held by teams this PE is in */
     uint64_t all;      /* every team slot */
     unsigned max_teams;
+    uintptr_t handle[NSLOTS]; /* the live handle of each slot, 0: none */
+    struct fsh_team *team[NSLOTS];
+    uintptr_t gen[NSLOTS];    /* the generation last given out in each slot */
 } slots;
+
+struct fsh_team *fsh_team_of(shmem_team_t handle)
+{
+    uintptr_t h = (uintptr_t)handle;
+    unsigned i = (unsigned)(h & (NSLOTS - 1));
+    return h != 0 && slots.handle[i] == h ? slots.team[i] : NULL;
+}
+
+const char *fsh_team_why(shmem_team_t handle)
+{
+    uintptr_t h = (uintptr_t)handle, gen = h >> IDX_BITS;
+    if (h == 0) {
+        return "is SHMEM_TEAM_INVALID";
+    }
+    /* A generation its slot has given out: a team that existed here and was destroyed. */
+    return gen >= 1 && gen <= slots.gen[h & (NSLOTS - 1)]
+               ? "was destroyed (shmem_team_destroy)"
+               : "is not a team handle (never returned by a split: uninitialized or overwritten)";
+}
+
+static void publish(struct fsh_team *t, unsigned slot)
+{
+    t->handle = HANDLE(++slots.gen[slot], slot);
+    slots.team[slot] = t;
+    slots.handle[slot] = t->handle;
+}
 
 static int strided_or_list(struct fsh_team *t, int *members, int n)
 {
@@ -63,6 +99,9 @@ int fsh_team_init(int me, int npes, const int *node_of, unsigned max_teams)
     slots.used = 3; /* world and shared */
     fsh_team_world = (struct fsh_team){.size = npes, .my_pe = me, .start = 0, .stride = 1,
                                        .slot = 0, .predefined = true};
+    /* Generation 1 on every start, so the handles match SHMEM_TEAM_WORLD/SHARED. */
+    slots.gen[0] = slots.gen[1] = 0;
+    publish(&fsh_team_world, 0);
     int *local = malloc((size_t)npes * sizeof(int));
     if (!local) {
         return fsh_err(-ENOMEM, "", "out of memory for the shared team");
@@ -77,11 +116,13 @@ int fsh_team_init(int me, int npes, const int *node_of, unsigned max_teams)
         }
     }
     fsh_team_shared = (struct fsh_team){.my_pe = mine, .slot = 1, .predefined = true};
+    publish(&fsh_team_shared, 1);
     return strided_or_list(&fsh_team_shared, local, n);
 }
 
 void fsh_team_fini(void)
 {
+    memset(slots.handle, 0, sizeof(slots.handle));
     free(fsh_team_shared.members);
     fsh_team_shared.members = NULL;
 }
@@ -151,6 +192,7 @@ static int make_team(struct fsh_team *parent, int start, int stride, int size, u
     }
     strided_or_list(t, members, size);
     slots.used |= (uint64_t)1 << slot;
+    publish(t, slot);
     *out = t;
     return 0;
 }
@@ -231,6 +273,7 @@ void fsh_team_destroy(struct fsh_team *t)
         return;
     }
     slots.used &= ~((uint64_t)1 << t->slot);
+    slots.handle[t->slot] = 0;
     free(t->members);
     free(t);
 }

@@ -24,6 +24,7 @@ struct fsh_team {
     shmem_team_config_t config;
     long config_mask;
     bool predefined;   /* world and shared: never destroyed */
+    uintptr_t handle;  /* what the user holds (fsh_team_of) */
 };
 
 extern struct fsh_team fsh_team_world;
@@ -33,6 +34,15 @@ extern struct fsh_team fsh_team_shared;
  * PE), and the slot bookkeeping: max_teams slots for teams existing at once. */
 int fsh_team_init(int me, int npes, const int *node_of, unsigned max_teams);
 void fsh_team_fini(void);
+
+/* Team handles are (generation << 6 | slot), never pointers: the team table holds the live
+ * handle of each slot, and every team made on a slot gets a new generation, so a destroyed,
+ * twice destroyed or made-up handle is told apart from a live one (and never dereferenced).
+ * The team of a handle, or NULL when it names no live team (SHMEM_TEAM_INVALID included). */
+struct fsh_team *fsh_team_of(shmem_team_t handle);
+/* Why handle names no live team, for the caller's message: "is SHMEM_TEAM_INVALID", "was
+ * destroyed" or "is not a team handle". */
+const char *fsh_team_why(shmem_team_t handle);
 
 static inline int fsh_team_world_pe(const struct fsh_team *t, int i)
 {

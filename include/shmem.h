@@ -85,7 +85,9 @@ extern "C" {
 
 /* ------------------------------------------------------------------ contexts */
 /* A context is an independent stream of RMA operations with its own completion tracking.
- * SHMEM_CTX_DEFAULT always exists; SHMEM_CTX_INVALID is never a usable context. */
+ * SHMEM_CTX_DEFAULT always exists; SHMEM_CTX_INVALID is never a usable context. Handles of
+ * contexts and teams are opaque values, not addresses: the library checks each one it is
+ * given, so a destroyed or made-up handle is reported rather than followed. */
 typedef struct fsh_ctx *shmem_ctx_t;
 FSH_API extern shmem_ctx_t const SHMEM_CTX_DEFAULT;
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)

@@ -33,7 +33,7 @@
 #include "signal.h"
 #include "team.h"
 
-FSH_API shmem_ctx_t const SHMEM_CTX_DEFAULT = &fsh_ctx_default;
+FSH_API shmem_ctx_t const SHMEM_CTX_DEFAULT = (shmem_ctx_t)FSH_CTX_DEFAULT_HANDLE;
 
 /* ------------------------------------------------------------------ RMA (type-erased) */
 
@@ -356,14 +356,20 @@ int shmem_ctx_create(long options, shmem_ctx_t *ctx)
         fsh_init_fatal(__func__, "combine SHMEM_CTX_SERIALIZED, SHMEM_CTX_PRIVATE and SHMEM_CTX_NOSTORE",
                        "unknown option bits 0x%lx", options & ~known);
     }
+    if (!ctx) {
+        fsh_init_fatal(__func__, "pass the address of a shmem_ctx_t to receive the context",
+                       "ctx is NULL");
+    }
     struct fsh_ctx *c;
     if (fsh_rma_ctx_create(options, &c) != 0) {
         /* The spec's failure mode: nonzero return, SHMEM_CTX_INVALID. */
+        const struct fsh_error *e = fsh_err_last();
+        FSH_WARN("shmem_ctx_create: no context: %s; %s", e ? e->msg : "", e ? e->fix : "");
         fsh_err_clear();
         *ctx = SHMEM_CTX_INVALID;
         return 1;
     }
-    *ctx = c;
+    *ctx = (shmem_ctx_t)c->handle;
     return 0;
 }
 
@@ -377,7 +383,7 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
         fsh_init_fatal(__func__, "destroy only contexts made by shmem_ctx_create",
                        "SHMEM_CTX_DEFAULT cannot be destroyed");
     }
-    done(__func__, fsh_rma_ctx_destroy(ctx));
+    done(__func__, fsh_rma_ctx_destroy(check_ctx(__func__, ctx)));
 }
 
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
@@ -389,7 +395,8 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
         }
         return -1;
     }
-    *team = ctx->team ? (shmem_team_t)ctx->team : SHMEM_TEAM_WORLD;
+    const struct fsh_ctx *c = check_ctx(__func__, ctx);
+    *team = c->team ? (shmem_team_t)((const struct fsh_team *)c->team)->handle : SHMEM_TEAM_WORLD;
     return 0;
 }
 
@@ -502,16 +509,21 @@ void shmem_fence(void)
     done(__func__, fsh_rma_fence(&fsh_ctx_default));
 }
 
+/* The spec (1.5): quiet and fence on SHMEM_CTX_INVALID perform no operation. */
 void shmem_ctx_quiet(shmem_ctx_t ctx)
 {
     running(__func__);
-    done(__func__, fsh_rma_quiet(check_ctx(__func__, ctx)));
+    if (ctx != SHMEM_CTX_INVALID) {
+        done(__func__, fsh_rma_quiet(check_ctx(__func__, ctx)));
+    }
 }
 
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
     running(__func__);
-    done(__func__, fsh_rma_fence(check_ctx(__func__, ctx)));
+    if (ctx != SHMEM_CTX_INVALID) {
+        done(__func__, fsh_rma_fence(check_ctx(__func__, ctx)));
+    }
 }
 
 void shmem_barrier_all(void)

@@ -46,13 +46,20 @@ static inline void check_pe(const char *fn, int pe)
     }
 }
 
+static inline void __attribute__((noreturn)) bad_ctx(const char *fn, shmem_ctx_t ctx)
+{
+    fsh_init_fatal(fn, "pass a context from shmem_ctx_create (or SHMEM_CTX_DEFAULT) that has not been destroyed, and check that create returned 0",
+                   "context %p %s", (void *)ctx, fsh_rma_ctx_why((uintptr_t)ctx));
+}
+
+/* The context of a handle (rma.h): one compare with its slot's live handle. */
 static inline struct fsh_ctx *check_ctx(const char *fn, shmem_ctx_t ctx)
 {
-    if (__builtin_expect(ctx == SHMEM_CTX_INVALID, 0)) {
-        fsh_init_fatal(fn, "create contexts with shmem_ctx_create and check its return value",
-                       "context is SHMEM_CTX_INVALID");
+    const struct fsh_ctx_slot *s = fsh_rma_ctx_slot((uintptr_t)ctx);
+    if (__builtin_expect(s->handle != (uintptr_t)ctx, 0)) {
+        bad_ctx(fn, ctx);
     }
-    return ctx;
+    return s->ctx;
 }
 
 /* The world PE a point-to-point routine on context c aims at: on a context made by

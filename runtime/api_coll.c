@@ -24,14 +24,40 @@
 
 /* ------------------------------------------------------------------ checks */
 
-static inline struct fsh_team *check_team(const char *fn, shmem_team_t team)
+static void __attribute__((noreturn)) bad_team(const char *fn, shmem_team_t team)
 {
-    running(fn);
-    if (__builtin_expect(team == SHMEM_TEAM_INVALID, 0)) {
+    if (team == SHMEM_TEAM_INVALID) {
         fsh_init_fatal(fn, "pass a team this PE belongs to (a split returns SHMEM_TEAM_INVALID on PEs outside the new team)",
                        "team is SHMEM_TEAM_INVALID");
     }
-    return team;
+    fsh_init_fatal(fn, "pass a team from a split that succeeded (or SHMEM_TEAM_WORLD/SHARED) and has not been destroyed",
+                   "team %p %s", (void *)team, fsh_team_why(team));
+}
+
+static inline struct fsh_team *check_team(const char *fn, shmem_team_t team)
+{
+    running(fn);
+    struct fsh_team *t = fsh_team_of(team);
+    if (__builtin_expect(!t, 0)) {
+        bad_team(fn, team);
+    }
+    return t;
+}
+
+/* The team of a handle for the routines the spec defines on SHMEM_TEAM_INVALID (NULL for
+ * it); any other handle that names no live team ends the job. */
+static struct fsh_team *team_or_invalid(const char *fn, shmem_team_t team)
+{
+    running(fn);
+    return team == SHMEM_TEAM_INVALID ? NULL : check_team(fn, team);
+}
+
+static void check_out(const char *fn, const void *out, const char *what)
+{
+    if (!out) {
+        fsh_init_fatal(fn, "pass the address of a variable to receive the result",
+                       "%s is NULL", what);
+    }
 }
 
 /* dest of alltoall and alltoallv may be in the device heap; of the others, not (yet). */
@@ -83,36 +109,36 @@ static inline int result(const char *fn, int rc)
 
 int shmem_team_my_pe(shmem_team_t team)
 {
-    running(__func__);
-    return team == SHMEM_TEAM_INVALID ? -1 : team->my_pe;
+    struct fsh_team *t = team_or_invalid(__func__, team);
+    return t ? t->my_pe : -1;
 }
 
 int shmem_team_n_pes(shmem_team_t team)
 {
-    running(__func__);
-    return team == SHMEM_TEAM_INVALID ? -1 : team->size;
+    struct fsh_team *t = team_or_invalid(__func__, team);
+    return t ? t->size : -1;
 }
 
 int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
 {
-    running(__func__);
-    if (team == SHMEM_TEAM_INVALID || !config) {
+    struct fsh_team *t = team_or_invalid(__func__, team);
+    if (!t || !config) {
         return -1;
     }
     if (config_mask & SHMEM_TEAM_NUM_CONTEXTS) {
-        config->num_contexts = team->config.num_contexts;
+        config->num_contexts = t->config.num_contexts;
     }
     return 0;
 }
 
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
-    running(__func__);
-    if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || src_pe < 0 ||
-        src_pe >= src_team->size) {
+    struct fsh_team *s = team_or_invalid(__func__, src_team);
+    struct fsh_team *d = team_or_invalid(__func__, dest_team);
+    if (!s || !d || src_pe < 0 || src_pe >= s->size) {
         return -1;
     }
-    return fsh_team_index(dest_team, fsh_team_world_pe(src_team, src_pe));
+    return fsh_team_index(d, fsh_team_world_pe(s, src_pe));
 }
 
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
@@ -120,15 +146,17 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
                              shmem_team_t *new_team)
 {
     running(__func__);
+    check_out(__func__, new_team, "new_team");
     *new_team = SHMEM_TEAM_INVALID;
-    if (parent_team == SHMEM_TEAM_INVALID) {
+    struct fsh_team *p = team_or_invalid(__func__, parent_team);
+    if (!p) {
         return 1;
     }
     struct fsh_team *t;
-    int rc = result(__func__, fsh_team_split_strided(parent_team, start, stride, size, config,
+    int rc = result(__func__, fsh_team_split_strided(p, start, stride, size, config,
                                                      config_mask, &t));
     if (rc == 0 && t) {
-        *new_team = t;
+        *new_team = (shmem_team_t)t->handle;
     }
     return rc;
 }
@@ -139,44 +167,57 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
                         long yaxis_mask, shmem_team_t *yaxis_team)
 {
     running(__func__);
+    check_out(__func__, xaxis_team, "xaxis_team");
+    check_out(__func__, yaxis_team, "yaxis_team");
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
-    if (parent_team == SHMEM_TEAM_INVALID) {
+    struct fsh_team *p = team_or_invalid(__func__, parent_team);
+    if (!p) {
         return 1;
     }
     struct fsh_team *x, *y;
-    int rc = result(__func__, fsh_team_split_2d(parent_team, xrange, xaxis_config, xaxis_mask,
+    int rc = result(__func__, fsh_team_split_2d(p, xrange, xaxis_config, xaxis_mask,
                                                 &x, yaxis_config, yaxis_mask, &y));
     if (rc == 0) {
-        *xaxis_team = x ? x : SHMEM_TEAM_INVALID;
-        *yaxis_team = y ? y : SHMEM_TEAM_INVALID;
+        *xaxis_team = x ? (shmem_team_t)x->handle : SHMEM_TEAM_INVALID;
+        *yaxis_team = y ? (shmem_team_t)y->handle : SHMEM_TEAM_INVALID;
     }
     return rc;
 }
 
 void shmem_team_destroy(shmem_team_t team)
 {
-    running(__func__);
-    if (team == SHMEM_TEAM_INVALID) {
-        return;
+    struct fsh_team *t = team_or_invalid(__func__, team);
+    if (!t) {
+        return; /* the spec: no operation on SHMEM_TEAM_INVALID */
     }
-    if (team->predefined) {
+    if (t->predefined) {
         fsh_init_fatal(__func__, "destroy only teams made by shmem_team_split_strided or shmem_team_split_2d",
                        "%s cannot be destroyed",
                        team == SHMEM_TEAM_WORLD ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
     }
-    fsh_team_destroy(team);
+    /* The spec: destroy takes the team's shareable contexts with it; private ones are the
+     * owning threads' to destroy first. */
+    int priv = fsh_rma_ctx_count_on(t, SHMEM_CTX_PRIVATE);
+    if (priv > 0) {
+        fsh_init_fatal(__func__, "destroy the contexts created on the team with SHMEM_CTX_PRIVATE (shmem_ctx_destroy) before the team",
+                       "%d private context(s) created on this team still exist", priv);
+    }
+    done(__func__, fsh_rma_ctx_destroy_on(t));
+    fsh_team_destroy(t);
 }
 
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
     running(__func__);
-    if (team == SHMEM_TEAM_INVALID) {
+    check_out(__func__, ctx, "ctx");
+    struct fsh_team *t = team_or_invalid(__func__, team);
+    if (!t) {
         *ctx = SHMEM_CTX_INVALID;
         return 1;
     }
     int rc = shmem_ctx_create(options, ctx);
-    if (rc == 0) {
-        (*ctx)->team = team;
+    if (rc == 0 && t != &fsh_team_world) {
+        check_ctx(__func__, *ctx)->team = t;
     }
     return rc;
 }

@@ -33,8 +33,16 @@
 #include "log.h"
 #include "xport.h"
 
-struct fsh_ctx fsh_ctx_default;
+struct fsh_ctx fsh_ctx_default = {.handle = FSH_CTX_DEFAULT_HANDLE};
 static struct fsh_ctx *ctx_list = &fsh_ctx_default;
+/* Slot 0 is the default context's for good (generation 1); the others are handed out by
+ * create under the progress lock, which also guards gen[] and used. */
+struct fsh_ctx_slot fsh_ctx_slots[FSH_CTX_SLOTS] = {
+    [0] = {FSH_CTX_DEFAULT_HANDLE, &fsh_ctx_default}};
+static struct {
+    uintptr_t gen[FSH_CTX_SLOTS]; /* the generation last given out in each slot */
+    unsigned used;                /* slots below this were handed out at least once */
+} hs = {.gen = {[0] = 1}, .used = 1};
 static int (*quiet_hook)(void);
 
 void fsh_rma_set_quiet_hook(int (*hook)(void))
@@ -259,6 +267,21 @@ int fsh_rma_quiet_all(void)
     return rc;
 }
 
+const char *fsh_rma_ctx_why(uintptr_t handle)
+{
+    if (handle == 0) {
+        return "is SHMEM_CTX_INVALID";
+    }
+    uintptr_t gen = handle >> FSH_CTX_IDX_BITS;
+    fsh_progress_lock();
+    uintptr_t last = hs.gen[handle & (FSH_CTX_SLOTS - 1)];
+    fsh_progress_unlock();
+    /* A generation this slot has given out before: a context that existed and was destroyed.
+     * Anything else was never returned by shmem_ctx_create. */
+    return gen >= 1 && gen <= last ? "was destroyed (shmem_ctx_destroy, or shmem_team_destroy of its team)"
+                                   : "is not a context handle (never returned by shmem_ctx_create: uninitialized or overwritten)";
+}
+
 int fsh_rma_ctx_create(long options, struct fsh_ctx **out)
 {
     struct fsh_ctx *c = calloc(1, sizeof(*c));
@@ -267,6 +290,23 @@ int fsh_rma_ctx_create(long options, struct fsh_ctx **out)
     }
     c->options = options;
     fsh_progress_lock();
+    /* A slot never used first, so that a freed one rests (and its stale handles stay
+     * recognisable as destroyed rather than as another context) as long as possible. */
+    unsigned i = hs.used;
+    if (i >= FSH_CTX_SLOTS) {
+        for (i = 1; i < FSH_CTX_SLOTS && fsh_ctx_slots[i].handle != 0; i++) {
+        }
+    }
+    if (i >= FSH_CTX_SLOTS) {
+        fsh_progress_unlock();
+        free(c);
+        return fsh_err(-ENOSPC, "destroy contexts no longer needed",
+                       "%u contexts exist at once, the most this library holds", FSH_CTX_SLOTS);
+    }
+    hs.used = i + 1 > hs.used ? i + 1 : hs.used;
+    c->handle = (++hs.gen[i] << FSH_CTX_IDX_BITS) | i;
+    fsh_ctx_slots[i].ctx = c;
+    __atomic_store_n(&fsh_ctx_slots[i].handle, c->handle, __ATOMIC_RELEASE);
     c->next = ctx_list;
     ctx_list = c;
     fsh_progress_unlock();
@@ -279,6 +319,8 @@ int fsh_rma_ctx_destroy(struct fsh_ctx *ctx)
     /* The spec: destroying a context completes its outstanding operations. */
     int rc = fsh_rma_quiet(ctx);
     fsh_progress_lock();
+    __atomic_store_n(&fsh_ctx_slots[ctx->handle & (FSH_CTX_SLOTS - 1)].handle, 0,
+                     __ATOMIC_RELEASE);
     for (struct fsh_ctx **p = &ctx_list; *p; p = &(*p)->next) {
         if (*p == ctx) {
             *p = ctx->next;
@@ -288,4 +330,33 @@ int fsh_rma_ctx_destroy(struct fsh_ctx *ctx)
     fsh_progress_unlock();
     free(ctx);
     return rc;
+}
+
+int fsh_rma_ctx_count_on(const void *team, long mask)
+{
+    int n = 0;
+    fsh_progress_lock();
+    for (struct fsh_ctx *c = ctx_list; c; c = c->next) {
+        n += c->team == team && (c->options & mask);
+    }
+    fsh_progress_unlock();
+    return n;
+}
+
+int fsh_rma_ctx_destroy_on(const void *team)
+{
+    int rc = 0;
+    for (;;) {
+        struct fsh_ctx *victim = NULL;
+        fsh_progress_lock();
+        for (struct fsh_ctx *c = ctx_list; c && !victim; c = c->next) {
+            victim = c->team == team ? c : NULL;
+        }
+        fsh_progress_unlock();
+        if (!victim) {
+            return rc;
+        }
+        int drc = fsh_rma_ctx_destroy(victim);
+        rc = rc ? rc : drc;
+    }
 }

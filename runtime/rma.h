@@ -21,14 +21,45 @@ struct fsh_ctx {
     long options;
     void *team;           /* the team it was created on (collectives' object), NULL: world */
     struct fsh_ctx *next; /* live contexts, for quiet of all */
+    uintptr_t handle;     /* what the user holds (below) */
 };
 
 extern struct fsh_ctx fsh_ctx_default;
 
-/* shmem_ctx_create/destroy: an independent completion stream on the same endpoint. Destroy
- * completes the context's operations first. */
+/* Context handles. The user holds (generation << FSH_CTX_IDX_BITS | index), never a pointer:
+ * fsh_ctx_slots[index] holds the live handle of that slot (0 when free) and its context, and
+ * every create gives the slot a new generation. A handle is live exactly when it equals its
+ * slot's, so a destroyed, twice destroyed or made-up handle is caught by one compare, even
+ * after its slot was reused, and never dereferenced. The table is exported only so that the
+ * API's check inlines (a put costs that compare, as the NULL check before it did). */
+#define FSH_CTX_IDX_BITS 12
+#define FSH_CTX_SLOTS (1u << FSH_CTX_IDX_BITS) /* contexts that may exist at once */
+#define FSH_CTX_DEFAULT_HANDLE ((uintptr_t)1 << FSH_CTX_IDX_BITS)
+struct fsh_ctx_slot {
+    uintptr_t handle;
+    struct fsh_ctx *ctx;
+};
+extern struct fsh_ctx_slot fsh_ctx_slots[FSH_CTX_SLOTS];
+
+static inline const struct fsh_ctx_slot *fsh_rma_ctx_slot(uintptr_t handle)
+{
+    return &fsh_ctx_slots[handle & (FSH_CTX_SLOTS - 1)];
+}
+
+/* Why handle names no live context, for the caller's message: "is SHMEM_CTX_INVALID" (0),
+ * "was destroyed" or "is not a context handle". */
+const char *fsh_rma_ctx_why(uintptr_t handle);
+
+/* shmem_ctx_create/destroy: an independent completion stream on the same endpoint. Create
+ * fails (-ENOSPC, recorded) when FSH_CTX_SLOTS contexts exist. Destroy completes the
+ * context's operations first. */
 int fsh_rma_ctx_create(long options, struct fsh_ctx **ctx);
 int fsh_rma_ctx_destroy(struct fsh_ctx *ctx);
+/* Contexts created on team (struct fsh_team *) whose options have a bit of mask. */
+int fsh_rma_ctx_count_on(const void *team, long mask);
+/* Destroy every context created on team (shmem_team_destroy); the first failure is returned,
+ * every context is destroyed. */
+int fsh_rma_ctx_destroy_on(const void *team);
 
 /* nbi false: return when src may be reused (put) / dest holds the data (get). */
 int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,

@@ -76,6 +76,10 @@ static void create_options(void)
     /* Destroying SHMEM_CTX_INVALID is a no-op (spec: "If ctx is SHMEM_CTX_INVALID, no
      * operation is performed"). */
     shmem_ctx_destroy(SHMEM_CTX_INVALID);
+    /* So are quiet and fence on it (1.5: "If ctx has the value SHMEM_CTX_INVALID, no operation
+     * is performed"). */
+    shmem_ctx_quiet(SHMEM_CTX_INVALID);
+    shmem_ctx_fence(SHMEM_CTX_INVALID);
 }
 
 int main(void)
