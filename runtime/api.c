@@ -576,6 +576,30 @@ static void check_same_size(const char *fn, size_t size, size_t align)
     }
 }
 
+/* FABSHMEM_CHECK: every PE must free (or reallocate) the same block, or the heaps diverge
+ * (PE 0's next block lands where PE 1's live one is). The same two AND-reductions, on the
+ * block's symmetric offset (segment in the top byte; 0 for NULL). */
+static void check_same_block(const char *fn, const void *ptr)
+{
+    if (!fsh_rt.checks) {
+        return;
+    }
+    enum fsh_seg seg = FSH_SEG_HEAP;
+    uint64_t off = (uint64_t)(uintptr_t)ptr;
+    if (ptr && fsh_mr_lookup(ptr, 1, &seg, &off) != 0) {
+        seg = FSH_SEG_HEAP; /* not symmetric: the release below says so; compare the address */
+    }
+    uint64_t mine = ptr ? (off + 1) ^ ((uint64_t)seg << 56) : 0, all = mine, all_not = ~mine;
+    done(fn, fsh_coll_and_word(&fsh_team_world, &all));
+    done(fn, fsh_coll_and_word(&fsh_team_world, &all_not));
+    if (all != mine || ~all_not != mine) {
+        size_t size = ptr && seg == FSH_SEG_HEAP ? fsh_heap_block_size(ptr) : 0;
+        fsh_init_fatal(fn, "symmetric free is collective: every PE must free the same block (the pointer the same shmem_malloc call returned) in the same order",
+                       "block %p (offset %#llx of its symmetric segment, %zu bytes) differs from the block another PE frees (FABSHMEM_CHECK)",
+                       ptr, (unsigned long long)(ptr ? off : 0), size);
+    }
+}
+
 static void *aligned_alloc_sym(const char *fn, size_t align, size_t size)
 {
     running(fn);
@@ -638,6 +662,7 @@ void *shmem_realloc(void *ptr, size_t size)
         return shmem_malloc(size);
     }
     check_same_size(__func__, size, 0);
+    check_same_block(__func__, ptr);
     if (size == 0) {
         shmem_free(ptr);
         return NULL;
@@ -654,6 +679,7 @@ void *shmem_realloc(void *ptr, size_t size)
 static void free_sym(const char *fn, void *ptr, int (*release)(void *))
 {
     running(fn);
+    check_same_block(fn, ptr);
     if (!ptr) {
         return;
     }
