@@ -11,6 +11,7 @@
  *   alltoall64      the deprecated active-set shmem_alltoall64 with pSync: the one all-to-all
  *                   both 1.4 and 1.5 libraries have, so peers compare on the same call
  *   alltoallv       fabshmem's shmemx_alltoallvmem, PE i sends size*((i+j)%3+1)/2 bytes to PE j
+ *   broadcast       shmem_broadcastmem(SHMEM_TEAM_WORLD) of size bytes from PE 0 (1.5)
  * Each call is timed on every PE; a row holds the slowest PE's median (and its minimum). Each
  * all-to-all test also gives a <test>_busbw row: bytes leaving one PE for the others (on
  * average) per second, which for equal blocks is nccl-tests' busbw = algbw * (N-1)/N. After the
@@ -27,7 +28,7 @@
 
 static const struct bench_desc desc = {
     .name = "coll",
-    .tests = "barrier,team_sync,alltoall,alltoall64,alltoallv",
+    .tests = "barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast",
     .targets = "",
     .defaults = "",
 };
@@ -220,6 +221,44 @@ static void a2a_test(const char *name, int kind, const char *what)
     free(wrong);
 }
 
+/* Back-to-back broadcasts from PE 0; then every PE checks the bytes of one more. */
+static void bcast_test(void)
+{
+    if (!bench_want(&opts, "broadcast")) {
+        return;
+    }
+#if !BENCH_SHMEM_15
+    bench_note("broadcast: n/a (OpenSHMEM %d.%d has no shmem_broadcastmem)", SHMEM_MAJOR_VERSION,
+               SHMEM_MINOR_VERSION);
+#else
+    bench_section("broadcast", "heap", "us", "shmem_broadcastmem from PE 0, size bytes, slowest PE");
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        int n = size >= (1u << 20) ? (opts.iters + 9) / 10 : opts.iters;
+        shmem_barrier_all();
+        for (int i = -opts.warmup; i < n; i++) {
+            double t0 = bench_now_us();
+            shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, size, 0);
+            if (i >= 0) {
+                samples[i] = bench_now_us() - t0;
+            }
+        }
+        double best, med = slowest(n, &best);
+        for (size_t j = 0; j < size; j++) {
+            src[j] = (unsigned char)(seed_of(size, 0, 0) + j);
+        }
+        memset(dst, 0, size);
+        shmem_barrier_all();
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, size, 0);
+        long wrong = 0;
+        for (size_t j = 0; j < size; j++) {
+            wrong += dst[j] != (unsigned char)(seed_of(size, 0, 0) + j);
+        }
+        memset(src, 0x5a, size);
+        bench_row(size, med, best, bench_sum(wrong));
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     bench_parse(&opts, &desc, argc, argv);
@@ -248,6 +287,7 @@ int main(int argc, char **argv)
     a2a_test("alltoall", 0, "shmem_alltoallmem, size bytes per PE pair, slowest PE");
     a2a_test("alltoall64", 1, "shmem_alltoall64 (active set, pSync), size bytes per PE pair");
     a2a_test("alltoallv", 2, "shmemx_alltoallvmem, size*((i+j)%3+1)/2 bytes from PE i to j");
+    bcast_test();
     int rc = bench_finish();
     shmem_barrier_all();
     shmem_free(dst);
