@@ -169,6 +169,27 @@ int fsh_coll_exchange_words(struct fsh_team *t, const char *what, uint64_t **in)
     return rc ? rc : frc;
 }
 
+int fsh_coll_compare(struct fsh_team *t, uint64_t v, struct fsh_coll_mismatch *mm)
+{
+    int n = t->size, me = t->my_pe;
+    uint64_t *out = fsh_notify_words_out(t->slot);
+    uint64_t *in;
+    mm->pe = -1;
+    for (int k = 0; k < n; k++) {
+        out[k] = v;
+    }
+    int rc = fsh_coll_exchange_words(t, "checking the arguments (FABSHMEM_CHECK)", &in);
+    for (int i = 1; i < n && rc == 0 && mm->pe < 0; i++) {
+        int k = (me + i) % n;
+        uint64_t theirs = __atomic_load_n(&in[k], __ATOMIC_ACQUIRE);
+        if (theirs != v) {
+            mm->pe = fsh_team_world_pe(t, k);
+            mm->theirs = theirs;
+        }
+    }
+    return rc ? rc : mm->pe >= 0;
+}
+
 int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const void *src,
                        const size_t *send_counts, const size_t *send_displs,
                        size_t *recv_counts, size_t *recv_displs, size_t esize)

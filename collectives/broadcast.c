@@ -14,8 +14,16 @@
  * overwrite a dest a slow PE is still reading, since nothing else in a broadcast makes the
  * root wait for anybody. The ready messages travel while the data waits for the tree above,
  * so they cost about one latency at the root. Back-to-back broadcasts therefore need no
- * barrier even into the same dest, once each PE is done with it before its next call; a
- * broadcast never uses the team's scratch.
+ * barrier even into the same dest, once each PE is done with it before its next call.
+ *
+ * The ready is an 8-byte counted write of the size the PE asked for (its nelems in bytes) into
+ * the parent's ask mailbox (notify.h): the parent writes at most that many bytes, so a PE never
+ * receives more than it asked for, whatever the others passed. A parent that sees another size
+ * than its own sends the smaller, then data-less arrivals up to the count the child expects
+ * (its own size's pieces), and reports the mismatch (fsh_coll_broadcast's *mm) instead of
+ * corrupting the child's memory or its counts. The ready costs what a data-less one did (one
+ * injected write); a PE with nothing to receive still takes part, so that a size of zero on
+ * some PEs only cannot leave a parent waiting.
  */
 #include "coll.h"
 
@@ -23,26 +31,46 @@
 
 #include "notify.h"
 
+/* To child (world PE) that asked for `ask` bytes: at most that, then the arrivals it expects. */
+static int answer(struct fsh_notify_batch *b, int child, enum fsh_seg seg, uint64_t off,
+                  const void *from, size_t bytes, size_t ask)
+{
+    size_t len = bytes < ask ? bytes : ask;
+    int rc = fsh_notify_put(b, child, seg, off, from, len);
+    for (uint32_t k = fsh_notify_pieces(len); k < fsh_notify_pieces(ask) && rc == 0; k++) {
+        rc = fsh_notify_signal(b, child);
+    }
+    return rc;
+}
+
 int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t bytes, int root,
-                       bool to_root)
+                       bool to_root, struct fsh_coll_mismatch *mm)
 {
     int n = t->size;
     int r = (t->my_pe - root + n) % n;
-    if (bytes == 0) {
+    mm->pe = -1;
+    if (n == 1) {
+        if (to_root && dest != src && bytes > 0) {
+            memmove(dest, src, bytes);
+        }
         return 0;
     }
-    enum fsh_seg seg;
-    uint64_t off;
-    int rc = fsh_notify_dest(dest, bytes, &seg, &off);
+    enum fsh_seg seg = FSH_SEG_HEAP;
+    uint64_t off = 0;
+    int rc = bytes > 0 ? fsh_notify_dest(dest, bytes, &seg, &off) : 0;
     if (rc != 0) {
         return rc;
     }
     int low = r == 0 ? 1 << 30 : (r & -r);
+    uint64_t *asks = fsh_notify_asks(t->slot);
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t->slot);
     if (r != 0) {
-        int parent = fsh_team_world_pe(t, (r - low + root) % n);
-        rc = fsh_notify_signal(&b, parent); /* ready */
+        int pi = (r - low + root) % n, parent = fsh_team_world_pe(t, pi);
+        uint64_t *ask = &fsh_notify_words_out(t->slot)[pi]; /* registered, ours in this call */
+        *ask = bytes;
+        rc = fsh_notify_put(&b, parent, FSH_SEG_HEAP, fsh_notify_scratch_off(&asks[t->my_pe]),
+                            ask, sizeof(*ask)); /* ready */
         fsh_notify_expect(t->slot, parent, fsh_notify_pieces(bytes));
         if (rc == 0) {
             rc = fsh_notify_wait(t->slot, parent, "broadcast: waiting for the data");
@@ -57,14 +85,20 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     }
     for (int k = top / 2; k >= 1 && rc == 0; k /= 2) {
         if (k < low && r + k < n) {
-            int child = fsh_team_world_pe(t, (r + k + root) % n);
-            fsh_notify_expect(t->slot, child, 1);
+            int ci = (r + k + root) % n, child = fsh_team_world_pe(t, ci);
+            fsh_notify_expect(t->slot, child, fsh_notify_pieces(sizeof(uint64_t)));
             rc = fsh_notify_wait(t->slot, child, "broadcast: waiting for a PE to enter the call");
-            if (rc == 0) {
-                rc = fsh_notify_put(&b, child, seg, off, from, bytes);
+            if (rc != 0) {
+                break;
             }
+            size_t ask = (size_t)__atomic_load_n(&asks[ci], __ATOMIC_ACQUIRE);
+            if (ask != bytes && mm->pe < 0) {
+                mm->pe = child;
+                mm->theirs = ask;
+            }
+            rc = answer(&b, child, seg, off, from, bytes, ask);
         }
     }
     int crc = fsh_notify_complete(&b, "broadcast: forwarding");
-    return rc ? rc : crc;
+    return rc ? rc : crc ? crc : mm->pe >= 0;
 }

@@ -46,10 +46,21 @@ int fsh_coll_exchange_words(struct fsh_team *t, const char *what, uint64_t **in)
 int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const void *src,
                        const size_t *send_counts, const size_t *send_displs,
                        size_t *recv_counts, size_t *recv_displs, size_t esize);
+/* A size (or other argument) that differs between the members of a collective: world PE pe
+ * passed theirs where this PE passed its own. pe is -1 when none was seen. */
+struct fsh_coll_mismatch {
+    int pe;
+    uint64_t theirs;
+};
+/* FABSHMEM_CHECK: compare v with every member's (one exchange of words). Returns 0 when all
+ * are equal, 1 with *mm naming the first member that differs, or -errno. */
+int fsh_coll_compare(struct fsh_team *t, uint64_t v, struct fsh_coll_mismatch *mm);
 /* bytes from src of team PE root to dest of every other member; also to the root's dest
- * when to_root (the team form; the active-set form leaves the root's dest alone). */
+ * when to_root (the team form; the active-set form leaves the root's dest alone). No PE
+ * receives more than its own bytes: where a member passed another size, the smaller moves and
+ * 1 is returned with *mm (seen by that member's parent in the tree). */
 int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t bytes, int root,
-                       bool to_root);
+                       bool to_root, struct fsh_coll_mismatch *mm);
 /* Concatenate every member's bytes (fcollect: the same on all) in team order into dest. */
 int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t bytes);
 int fsh_coll_fcollect(struct fsh_team *t, void *dest, const void *src, size_t bytes);

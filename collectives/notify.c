@@ -31,7 +31,7 @@
  * the same whichever path a pair uses.
  *
  * Memory: per (slot, PE) a 32-bit arrived counter (symmetric heap) and a 32-bit expected
- * counter (private) and, per slot, 24 bytes per PE of mailboxes plus 2 x red_rounds x
+ * counter (private) and, per slot, 32 bytes per PE of mailboxes plus 2 x red_rounds x
  * red_chunk bytes of landing space in the symmetric heap.
  */
 #include "notify.h"
@@ -60,7 +60,7 @@ static struct {
     char *scratch;
     uint64_t scratch_off;
     size_t slot_bytes;
-    size_t words_in_off, words_out_off, red_off;
+    size_t words_in_off, words_out_off, asks_off, red_off;
     unsigned red_rounds;
     uint64_t *zero; /* source of data-less arrivals, registered */
     uint64_t *sink; /* where data-less arrivals land */
@@ -107,7 +107,8 @@ int fsh_notify_init(int npes, unsigned max_teams)
     }
     nt.words_in_off = 64;
     nt.words_out_off = nt.words_in_off + align64(2 * (size_t)npes * sizeof(uint64_t));
-    nt.red_off = nt.words_out_off + align64((size_t)npes * sizeof(uint64_t));
+    nt.asks_off = nt.words_out_off + align64((size_t)npes * sizeof(uint64_t));
+    nt.red_off = nt.asks_off + align64((size_t)npes * sizeof(uint64_t));
     nt.slot_bytes = nt.red_off + 2 * (size_t)nt.red_rounds * RED_CHUNK;
     size_t counters = align64(ncount * sizeof(uint32_t));
     size_t total = nt.slot_bytes * nt.nslots + counters;
@@ -251,6 +252,11 @@ uint64_t *fsh_notify_words_in(unsigned slot, unsigned parity)
 uint64_t *fsh_notify_words_out(unsigned slot)
 {
     return (uint64_t *)(slot_base(slot) + nt.words_out_off);
+}
+
+uint64_t *fsh_notify_asks(unsigned slot)
+{
+    return (uint64_t *)(slot_base(slot) + nt.asks_off);
 }
 
 void *fsh_notify_red(unsigned slot, unsigned parity, unsigned round)

@@ -62,6 +62,9 @@ int fsh_notify_wait(unsigned slot, int from, const char *what);
 uint64_t *fsh_notify_words_in(unsigned slot, unsigned parity);
 uint64_t *fsh_notify_words_out(unsigned slot);
 void *fsh_notify_red(unsigned slot, unsigned parity, unsigned round);
+/* asks(slot)[i]: the size team PE i asked for in the "ready" it sent this PE (broadcast.c).
+ * Not double buffered: i writes it again only after this PE answered the last one. */
+uint64_t *fsh_notify_asks(unsigned slot);
 size_t fsh_notify_red_chunk(void);
 unsigned fsh_notify_red_rounds(void);
 /* The symmetric (seg, off) of a collective's dest of len bytes; -EFAULT (recorded) when it

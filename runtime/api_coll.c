@@ -20,6 +20,7 @@
 #include "coll.h"
 #include "devmem.h"
 #include "error.h"
+#include "log.h"
 #include "team.h"
 
 /* ------------------------------------------------------------------ checks */
@@ -94,6 +95,44 @@ static size_t extent(const char *fn, size_t bytes, size_t count)
     size_t n = bytes_of(bytes, count);
     check_size(fn, n);
     return n;
+}
+
+/* FABSHMEM_CHECK: every member must pass the same value of arg (nelems, PE_root, a stride);
+ * one exchange of words names the first member that differs, before any data moves. */
+static void check_same(const char *fn, struct fsh_team *t, const char *arg, uint64_t v)
+{
+    if (__builtin_expect(!fsh_rt.checks, 1) || t->size == 1) {
+        return;
+    }
+    struct fsh_coll_mismatch mm;
+    int rc = fsh_coll_compare(t, v, &mm);
+    done(fn, rc < 0 ? rc : 0);
+    if (rc > 0) {
+        fsh_init_fatal(fn, "every PE of the team (or active set) must pass the same nelems, PE_root and strides to a collective",
+                       "PE %d passed %s %llu, PE %d passed %llu (FABSHMEM_CHECK)", fsh_rt.pe, arg,
+                       (unsigned long long)v, mm.pe, (unsigned long long)mm.theirs);
+    }
+}
+
+/* A broadcast that met another member's size: it moved no more than that member asked for;
+ * name the sizes (as nelems) and return nonzero (the spec's failure return). */
+static int size_mismatch(const char *fn, int rc, const struct fsh_coll_mismatch *mm,
+                         size_t nelems, size_t esize)
+{
+    if (rc != 1 || mm->pe < 0) {
+        return rc;
+    }
+    if (fsh_rt.checks) {
+        fsh_init_fatal(fn, "every PE of the team (or active set) must pass the same nelems to a collective",
+                       "PE %d passed nelems %zu, PE %d passed %llu (FABSHMEM_CHECK)", fsh_rt.pe,
+                       nelems, mm->pe, (unsigned long long)(mm->theirs / esize));
+    }
+    unsigned long long theirs = mm->theirs / esize;
+    FSH_WARN("%s: PE %d passed nelems %zu, PE %d passed %llu: only %llu moved to PE %d; every PE "
+             "must pass the same nelems (FABSHMEM_CHECK=1 makes this fatal)", fn, fsh_rt.pe,
+             nelems, mm->pe, theirs, theirs < nelems ? theirs : (unsigned long long)nelems,
+             mm->pe);
+    return 1;
 }
 
 /* The collective's return value: soft failures pass through, hard ones end the job. */
@@ -246,6 +285,7 @@ int fsh_api_alltoall(const char *fn, shmem_team_t team, void *dest, const void *
     size_t bytes = extent(fn, nelems, esize);
     check_dest_any(fn, dest, extent(fn, bytes, (size_t)t->size));
     check_local(fn, "source", src, bytes);
+    check_same(fn, t, "nelems", nelems);
     return result(fn, fsh_coll_alltoall(t, dest, src, bytes));
 }
 
@@ -261,6 +301,9 @@ int fsh_api_alltoalls(const char *fn, shmem_team_t team, void *dest, const void 
         check_dest(fn, dest, extent(fn, extent(fn, n - 1, (size_t)dst) + 1, esize));
         check_local(fn, "source", src, 1);
     }
+    check_same(fn, t, "nelems", nelems);
+    check_same(fn, t, "dst", (uint64_t)dst);
+    check_same(fn, t, "sst", (uint64_t)sst);
     return result(fn, fsh_coll_alltoalls(t, dest, src, dst, sst, nelems, esize));
 }
 
@@ -277,7 +320,11 @@ int fsh_api_broadcast(const char *fn, shmem_team_t team, void *dest, const void 
     if (t->my_pe == root) {
         check_host_source(fn, src, bytes);
     }
-    return result(fn, fsh_coll_broadcast(t, dest, src, bytes, root, true));
+    check_same(fn, t, "nelems", nelems);
+    check_same(fn, t, "PE_root", (uint64_t)root);
+    struct fsh_coll_mismatch mm;
+    int rc = fsh_coll_broadcast(t, dest, src, bytes, root, true, &mm);
+    return result(fn, size_mismatch(fn, rc, &mm, nelems, esize));
 }
 
 int fsh_api_collect(const char *fn, shmem_team_t team, void *dest, const void *src,
@@ -288,6 +335,7 @@ int fsh_api_collect(const char *fn, shmem_team_t team, void *dest, const void *s
     check_host_source(fn, src, bytes);
     if (fixed) {
         check_dest(fn, dest, extent(fn, bytes, (size_t)t->size));
+        check_same(fn, t, "nelems", nelems);
         return result(fn, fsh_coll_fcollect(t, dest, src, bytes));
     }
     check_dest(fn, dest, bytes);
@@ -301,6 +349,7 @@ int fsh_api_reduce(const char *fn, shmem_team_t team, void *dest, const void *sr
     size_t bytes = extent(fn, nreduce, esize);
     check_dest(fn, dest, bytes);
     check_host_source(fn, src, bytes);
+    check_same(fn, t, "nreduce", nreduce);
     return result(fn, fsh_coll_reduce(t, dest, src, nreduce, (enum fsh_red_type)type,
                                       (enum fsh_red_op)op));
 }
@@ -337,6 +386,7 @@ void fsh_api_to_all(const char *fn, void *dest, const void *src, int nreduce, in
     check_dest(fn, dest, bytes);
     check_host_source(fn, src, bytes);
     done(fn, fsh_coll_sync(&t, fn));
+    check_same(fn, &t, "nreduce", (uint64_t)nreduce);
     done(fn, fsh_coll_reduce(&t, dest, src, (size_t)nreduce, (enum fsh_red_type)type,
                              (enum fsh_red_op)op));
 }
@@ -415,6 +465,9 @@ static void aset_alltoalls(const char *fn, void *dest, const void *source, ptrdi
         check_host_source(fn, source, 1);
     }
     done(fn, fsh_coll_sync(&t, fn));
+    check_same(fn, &t, "nelems", nelems);
+    check_same(fn, &t, "dst", (uint64_t)dst);
+    check_same(fn, &t, "sst", (uint64_t)sst);
     done(fn, fsh_coll_alltoalls(&t, dest, source, dst, sst, nelems, esize));
 }
 
@@ -431,7 +484,12 @@ static void aset_broadcast(const char *fn, void *dest, const void *source, size_
     size_t bytes = extent(fn, nelems, esize);
     check_dest(fn, dest, bytes);
     done(fn, fsh_coll_sync(&t, fn));
-    done(fn, fsh_coll_broadcast(&t, dest, source, bytes, root, false));
+    check_same(fn, &t, "nelems", nelems);
+    check_same(fn, &t, "PE_root", (uint64_t)root);
+    struct fsh_coll_mismatch mm;
+    int rc = fsh_coll_broadcast(&t, dest, source, bytes, root, false, &mm);
+    rc = size_mismatch(fn, rc, &mm, nelems, esize);
+    done(fn, rc < 0 ? rc : 0);
 }
 
 static void aset_collect(const char *fn, void *dest, const void *source, size_t nelems,
@@ -444,6 +502,9 @@ static void aset_collect(const char *fn, void *dest, const void *source, size_t 
     check_host_source(fn, source, bytes);
     check_dest(fn, dest, fixed ? extent(fn, bytes, (size_t)size) : bytes);
     done(fn, fsh_coll_sync(&t, fn));
+    if (fixed) {
+        check_same(fn, &t, "nelems", nelems);
+    }
     done(fn, fixed ? fsh_coll_fcollect(&t, dest, source, bytes)
                    : fsh_coll_collect(&t, dest, source, bytes));
 }
