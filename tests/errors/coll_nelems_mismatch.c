@@ -1,0 +1,51 @@
+/*
+ * coll_nelems_mismatch: a collective whose nelems (or PE_root, or strides) differ between PEs.
+ * Without checks a larger sender writes past a smaller receiver's block (fcollect, alltoall,
+ * reductions) or the arrival counts go out of step; with FABSHMEM_CHECK=1 the arguments are
+ * compared before any data moves and the job ends naming both PEs and their values.
+ * FSH_COLL_CASE picks the collective (default: shmem_broadcastmem).
+ */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shmem.h>
+
+static long psync[SHMEM_REDUCE_SYNC_SIZE];
+static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE + 200];
+
+int main(void)
+{
+    const char *c = getenv("FSH_COLL_CASE");
+    c = c ? c : "broadcast";
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) {
+        psync[i] = SHMEM_SYNC_VALUE;
+    }
+    shmem_init();
+    int me = shmem_my_pe(), npes = shmem_n_pes();
+    long *src = shmem_calloc(400, sizeof(long));
+    long *dst = shmem_calloc(400 * (size_t)npes, sizeof(long));
+    size_t n = me == 0 ? 100 : 10; /* PE 0 passes 100, the others 10 */
+    if (!strcmp(c, "broadcast")) {
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, n, 0);
+    } else if (!strcmp(c, "broadcast_root")) {
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, 10, me == 0 ? 0 : 1);
+    } else if (!strcmp(c, "fcollect")) {
+        shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, n);
+    } else if (!strcmp(c, "reduce")) {
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, n);
+    } else if (!strcmp(c, "alltoall")) {
+        shmem_long_alltoall(SHMEM_TEAM_WORLD, dst, src, n);
+    } else if (!strcmp(c, "alltoalls")) {
+        shmem_long_alltoalls(SHMEM_TEAM_WORLD, dst, src, 1, me == 0 ? 2 : 1, 10);
+    } else if (!strcmp(c, "to_all")) {
+        shmem_long_sum_to_all(dst, src, (int)n, 0, 0, npes, pwrk, psync);
+    } else if (!strcmp(c, "fcollect64")) {
+        shmem_fcollect64(dst, src, n, 0, 0, npes, psync);
+    }
+    printf("coll_nelems_mismatch: %s returned on PE %d\n", c, me);
+    shmem_finalize();
+    return 0;
+}
