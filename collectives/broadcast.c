@@ -35,6 +35,9 @@
 static int answer(struct fsh_notify_batch *b, int child, enum fsh_seg seg, uint64_t off,
                   const void *from, size_t bytes, size_t ask)
 {
+    if (__builtin_expect(ask == bytes, 1)) {
+        return fsh_notify_put(b, child, seg, off, from, bytes);
+    }
     size_t len = bytes < ask ? bytes : ask;
     int rc = fsh_notify_put(b, child, seg, off, from, len);
     for (uint32_t k = fsh_notify_pieces(len); k < fsh_notify_pieces(ask) && rc == 0; k++) {
@@ -67,10 +70,9 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     fsh_notify_batch_init(&b, t->slot);
     if (r != 0) {
         int pi = (r - low + root) % n, parent = fsh_team_world_pe(t, pi);
-        uint64_t *ask = &fsh_notify_words_out(t->slot)[pi]; /* registered, ours in this call */
-        *ask = bytes;
-        rc = fsh_notify_put(&b, parent, FSH_SEG_HEAP, fsh_notify_scratch_off(&asks[t->my_pe]),
-                            ask, sizeof(*ask)); /* ready */
+        /* ready; its source word is ours in this call (no other step of it uses words_out) */
+        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], bytes,
+                             &fsh_notify_words_out(t->slot)[pi]);
         fsh_notify_expect(t->slot, parent, fsh_notify_pieces(bytes));
         if (rc == 0) {
             rc = fsh_notify_wait(t->slot, parent, "broadcast: waiting for the data");
@@ -86,7 +88,7 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     for (int k = top / 2; k >= 1 && rc == 0; k /= 2) {
         if (k < low && r + k < n) {
             int ci = (r + k + root) % n, child = fsh_team_world_pe(t, ci);
-            fsh_notify_expect(t->slot, child, fsh_notify_pieces(sizeof(uint64_t)));
+            fsh_notify_expect(t->slot, child, 1);
             rc = fsh_notify_wait(t->slot, child, "broadcast: waiting for a PE to enter the call");
             if (rc != 0) {
                 break;

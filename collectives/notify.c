@@ -174,6 +174,23 @@ int fsh_notify_signal(struct fsh_notify_batch *b, int pe)
                          nt.sink_off, true, imm_of(b));
 }
 
+int fsh_notify_word(struct fsh_notify_batch *b, int pe, uint64_t *word, uint64_t value,
+                    uint64_t *src)
+{
+    uint64_t off = fsh_notify_scratch_off(word);
+    uint32_t *counter = mapped_counter(b, pe);
+    if (counter) {
+        /* As a write would: the value in place, then the arrival that publishes it. */
+        uint64_t *dst = fsh_local_addr(pe, FSH_SEG_HEAP, off);
+        __atomic_store_n(dst, value, __ATOMIC_RELAXED);
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    *src = value;
+    return fsh_rma_write(&fsh_ctx_default, &b->sync, src, sizeof(uint64_t), pe, FSH_SEG_HEAP, off,
+                         true, imm_of(b));
+}
+
 int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
                    const void *src, size_t len)
 {

@@ -44,6 +44,11 @@ static inline void fsh_notify_batch_init(struct fsh_notify_batch *b, unsigned sl
  * message size; each piece counts one arrival at pe. len 0 sends one data-less arrival. */
 int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
                    const void *src, size_t len);
+/* value into the scratch word `word` (an address from the accessors below) of pe, as one
+ * arrival, like a data-less one in cost; src (registered scratch of this PE) holds the value
+ * until the batch completes. */
+int fsh_notify_word(struct fsh_notify_batch *b, int pe, uint64_t *word, uint64_t value,
+                    uint64_t *src);
 /* One data-less arrival at pe (a "ready" or a barrier round). */
 int fsh_notify_signal(struct fsh_notify_batch *b, int pe);
 /* Arrivals one fsh_notify_put of len bytes raises at its target. */
