@@ -39,7 +39,8 @@ struct fsh_ctx_slot {
     uintptr_t handle;
     struct fsh_ctx *ctx;
 };
-extern struct fsh_ctx_slot fsh_ctx_slots[FSH_CTX_SLOTS];
+/* hidden: addressed PC-relative by the API's check, not through the GOT */
+extern struct fsh_ctx_slot fsh_ctx_slots[FSH_CTX_SLOTS] __attribute__((visibility("hidden")));
 
 static inline const struct fsh_ctx_slot *fsh_rma_ctx_slot(uintptr_t handle)
 {
