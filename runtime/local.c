@@ -16,8 +16,23 @@
  *      restricts attaching). Cross-memory attach (process_vm_readv/writev) needs the stricter
  *      attach access and costs a system call per transfer, so it would never be a useful
  *      fallback: a peer that cannot be mapped is reached through the fabric (info message).
- *   4. After the init barrier every peer has mapped: the descriptors are closed. Nothing has a
- *      name in /dev/shm at any time, so no crash can leave a file behind.
+ *   4. After the init barrier every peer has mapped. Nothing has a name in /dev/shm at any
+ *      time, so no crash can leave a file behind. This PE keeps its own two descriptors (they
+ *      are close-on-exec): fork needs them (below).
+ *
+ * fork: a child must get private copies of its memory, but MAP_SHARED pages stay shared over
+ * fork. A pthread_atfork child handler (registered once, at the first shmem_init) therefore
+ * replaces each of this PE's own memfd mappings in the child by a private anonymous copy at the
+ * same address (mremap over it), copying only the memfd's data extents (SEEK_DATA/SEEK_HOLE),
+ * so an untouched 512 MiB heap costs nothing; the child then closes the memfds. Peers' segments
+ * mapped here are replaced by PROT_NONE reservations: the child may make no OpenSHMEM call
+ * (its state is set to finalized, so the at-exit finalize does not run in it), a stray store
+ * through an old shmem_ptr faults instead of landing in a peer, and a long-lived child does not
+ * keep the peers' memory alive after the job. The parent waits (a pipe) until the child has
+ * its copy, so the copy is the memory as it was at fork for the forking thread; a peer's put
+ * or another thread's store landing during the fork may or may not be in the child's copy, as
+ * with any memory written concurrently. posix_spawn, vfork and system() run no atfork handler:
+ * their child execs (the memfds are close-on-exec).
  *
  * Which PEs take the path: those whose heap this PE mapped (and their static data when that
  * was shared too), and with mode auto the PE itself. Everything else uses the fabric. The
@@ -46,6 +61,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +110,139 @@ static struct {
     int mapped;            /* peers mapped */
 } lo;
 
+/* This PE's own memfd mappings, for the fork child handler. The data segment stays on its
+ * memfd after shmem_finalize, so its entry outlives lo. */
+struct own_seg {
+    uint8_t *addr; /* NULL: nothing to make private */
+    size_t len;
+    int fd;
+};
+
+static struct {
+    pthread_mutex_t lock; /* one fork at a time owns the pipe */
+    bool registered;
+    struct own_seg seg[FSH_NSEGS];
+    int pipe[2]; /* child -> parent: "my copy is taken" */
+} fk = {.lock = PTHREAD_MUTEX_INITIALIZER, .pipe = {-1, -1}};
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&fk.lock);
+    fk.pipe[0] = fk.pipe[1] = -1;
+    bool any = false;
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        any = any || fk.seg[s].addr;
+    }
+    if (any && pipe2(fk.pipe, O_CLOEXEC) != 0) {
+        fk.pipe[0] = fk.pipe[1] = -1; /* the child copies all the same, unsynchronized */
+    }
+}
+
+static void fork_parent(void)
+{
+    /* Our write end closed first: if fork failed, no child holds one and read sees EOF. */
+    if (fk.pipe[1] >= 0) {
+        close(fk.pipe[1]);
+    }
+    if (fk.pipe[0] >= 0) {
+        char c;
+        while (read(fk.pipe[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        close(fk.pipe[0]);
+    }
+    fk.pipe[0] = fk.pipe[1] = -1;
+    pthread_mutex_unlock(&fk.lock);
+}
+
+/* In the child, so only async-signal-safe calls. A failure cannot be left behind (the child
+ * would write its parent's memory): it is reported and the child exits with status 70. */
+static void fork_fail(const char *what)
+{
+    static const char head[] = "fabshmem: forked child of a PE: ";
+    static const char tail[] = "; the child exits (status 70)\n";
+    if (write(STDERR_FILENO, head, sizeof(head) - 1) < 0 ||
+        write(STDERR_FILENO, what, strlen(what)) < 0 ||
+        write(STDERR_FILENO, tail, sizeof(tail) - 1) < 0) {
+        _exit(70);
+    }
+    _exit(70);
+}
+
+static void make_private(const struct own_seg *sg)
+{
+    uint8_t *copy = mmap(NULL, sg->len, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (copy == MAP_FAILED) {
+        fork_fail("no memory for a private copy of symmetric memory");
+    }
+    /* Only the extents that hold pages: a hole reads as zeros, and so does the fresh copy. The
+     * memfd is read with pread (no shared file offset moves but lseek's, which nobody uses). */
+    off_t len = (off_t)sg->len;
+    for (off_t at = 0; at < len;) {
+        off_t data = lseek(sg->fd, at, SEEK_DATA);
+        if (data < 0 || data >= len) {
+            break; /* ENXIO: no data past at */
+        }
+        off_t hole = lseek(sg->fd, data, SEEK_HOLE);
+        if (hole < 0 || hole > len) {
+            hole = len;
+        }
+        for (off_t o = data; o < hole;) {
+            ssize_t n = pread(sg->fd, copy + o, (size_t)(hole - o), o);
+            if (n <= 0) {
+                fork_fail("copying symmetric memory");
+            }
+            o += n;
+        }
+        at = hole;
+    }
+    /* One system call replaces the shared mapping by the copy, so no instant has neither. */
+    if (mremap(copy, sg->len, sg->len, MREMAP_MAYMOVE | MREMAP_FIXED, sg->addr) == MAP_FAILED) {
+        fork_fail("replacing symmetric memory by a private copy");
+    }
+}
+
+static void fork_child(void)
+{
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        if (fk.seg[s].addr) {
+            make_private(&fk.seg[s]);
+            close(fk.seg[s].fd);
+            fk.seg[s] = (struct own_seg){NULL, 0, -1};
+        }
+    }
+    for (size_t i = 0; lo.maps && i < (size_t)lo.npes * FSH_NSEGS; i++) {
+        if (lo.maps[i].addr && mmap(lo.maps[i].addr, lo.maps[i].len, PROT_NONE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+                                    -1, 0) == MAP_FAILED) {
+            fork_fail("unmapping a peer's symmetric memory");
+        }
+    }
+    /* The child is not a PE: no at-exit finalize (it would join its parent's barrier), and an
+     * OpenSHMEM call in it is refused as after shmem_finalize. */
+    if (fsh_rt.state == FSH_STATE_RUNNING) {
+        fsh_rt.state = FSH_STATE_FINALIZED;
+    }
+    if (fk.pipe[1] >= 0) {
+        char c = 1;
+        if (write(fk.pipe[1], &c, 1) < 0) {
+            c = 0; /* the parent then sees EOF at our exit: the same */
+        }
+        close(fk.pipe[1]);
+        close(fk.pipe[0]);
+    }
+    fk.pipe[0] = fk.pipe[1] = -1;
+    pthread_mutex_unlock(&fk.lock);
+}
+
+/* This PE's memfd mapping of seg, made private in a forked child (addr NULL: forget it). */
+static void fork_track(enum fsh_seg seg, void *addr, size_t len, int fd)
+{
+    pthread_mutex_lock(&fk.lock);
+    fk.seg[seg] = (struct own_seg){addr, len, addr ? fd : -1};
+    pthread_mutex_unlock(&fk.lock);
+}
+
 int fsh_local_parse_mode(const char *value, enum fsh_intranode *mode)
 {
     if (strcmp(value, "auto") == 0 || value[0] == '\0') {
@@ -119,6 +268,14 @@ int fsh_local_init(enum fsh_intranode mode, int npes, int local_size)
     }
     fsh_local.cpu_atomics = false;
     fsh_local.base = NULL;
+    if (!fk.registered) {
+        /* Also without shared memory: a forked child must not run the at-exit finalize. */
+        int rc = pthread_atfork(fork_prepare, fork_parent, fork_child);
+        if (rc != 0) {
+            return fsh_err(-rc, "", "pthread_atfork: %s", strerror(rc));
+        }
+        fk.registered = true;
+    }
     if (!lo.self) {
         return 0;
     }
@@ -244,6 +401,7 @@ void fsh_local_share_data(void *base, size_t len)
     }
     lo.mine.fd[FSH_SEG_DATA] = fd;
     lo.mine.page_off = (uint32_t)((uintptr_t)base - start);
+    fork_track(FSH_SEG_DATA, (void *)start, span, fd);
 }
 
 size_t fsh_local_blob_size(void)
@@ -323,6 +481,10 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
             fsh_local.base[(size_t)me * FSH_NSEGS + s] = fsh_mr_local_addr((enum fsh_seg)s, 0);
         }
     }
+    if (lo.mine.fd[FSH_SEG_HEAP] >= 0) {
+        fork_track(FSH_SEG_HEAP, fsh_mr_local_addr(FSH_SEG_HEAP, 0), lo.mine.len[FSH_SEG_HEAP],
+                   lo.mine.fd[FSH_SEG_HEAP]);
+    }
     for (int pe = 0; pe < lo.npes; pe++) {
         if (pe == me || node_of[pe] != node_of[me]) {
             continue;
@@ -340,19 +502,14 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
     return 0;
 }
 
-void fsh_local_attached_everywhere(void)
-{
-    for (int s = 0; s < FSH_NSEGS; s++) {
-        if (lo.mine.fd[s] >= 0) {
-            close(lo.mine.fd[s]);
-            lo.mine.fd[s] = -1;
-        }
-    }
-}
-
 void fsh_local_fini(void)
 {
-    fsh_local_attached_everywhere();
+    /* The heap is unmapped next (init.c): its memfd goes. The data segment stays on its memfd
+     * for the rest of the process, so a fork after shmem_finalize still needs that one. */
+    fork_track(FSH_SEG_HEAP, NULL, 0, -1);
+    if (lo.mine.fd[FSH_SEG_HEAP] >= 0) {
+        close(lo.mine.fd[FSH_SEG_HEAP]);
+    }
     if (lo.maps) {
         for (int pe = 0; pe < lo.npes; pe++) {
             if (pe != fsh_rt.pe) {
