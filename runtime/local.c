@@ -7,9 +7,8 @@
  *      onto a memfd (fsh_local_share_data): the pages are copied into the memfd (all-zero
  *      pages are skipped, so an untouched bss costs nothing) and the memfd is mapped over the
  *      same addresses with MAP_FIXED. This happens before any registration and before the
- *      progress thread starts, while no other library thread runs. (Application threads that
- *      write globals during shmem_init would lose those writes: OpenSHMEM programs initialize
- *      first.)
+ *      progress thread starts; the segment is read-only meanwhile, so a store by a thread the
+ *      program started before shmem_init waits for the move instead of being lost (move_data).
  *   3. The exchange carries (pid, fd, length) per segment; each PE opens /proc/<pid>/fd/<fd>
  *      of every PE on its node and maps it. That open needs the kernel's ptrace "read" access
  *      to the peer (same user, peer dumpable), which Yama's ptrace_scope does not restrict (it
@@ -62,6 +61,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +359,99 @@ static WHOLE_SEGMENT int copy_pages(int fd, const uint8_t *from, size_t len, siz
     return 0;
 }
 
+/*
+ * The move of the data segment onto its memfd must lose no store of a thread the program (or
+ * a runtime it links: OpenMP, an I/O library) started before shmem_init. So the segment is
+ * read-only from before the copy until the memfd is mapped over it: a store in the window
+ * faults, and the handler below holds that thread until the move is done, then returns, so the
+ * store is made again, on the memfd's pages. The moving thread writes nothing in the segment
+ * in the window (when the library is linked statically its own statics are there too: the
+ * window's code only reads them, and its only library call, syscall, is resolved before), and
+ * a fault of its own there is a bug that crashes rather than waits. The kernel's own stores do
+ * not fault: a read(2) by another thread into a global buffer fails with EFAULT in the window
+ * (README, "Threads and fork").
+ *
+ * The handler stays installed for the life of the process: a thread that faulted in the window
+ * may be delivered its signal only after the window (it was preempted between the fault and
+ * the delivery), and must then retry, not die. Any other SIGSEGV, and a second fault at the
+ * same address in a row in one thread (the page really is not writable), goes to the handler
+ * that was there before (or the default action).
+ */
+static struct {
+    uintptr_t start, end;
+    int moving;       /* the segment is read-only for the move */
+    long mover;       /* its thread id */
+    bool installed;
+    struct sigaction prev;
+} mv;
+
+static __thread uintptr_t retried __attribute__((tls_model("initial-exec")));
+
+static void move_fault(int sig, siginfo_t *si, void *ctx)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (a >= mv.start && a < mv.end && syscall(SYS_gettid) != mv.mover) {
+        if (__atomic_load_n(&mv.moving, __ATOMIC_ACQUIRE)) {
+            while (__atomic_load_n(&mv.moving, __ATOMIC_ACQUIRE)) {
+                syscall(SYS_sched_yield);
+            }
+            retried = a;
+            return;
+        }
+        if (retried != a) {
+            retried = a; /* faulted in the window, delivered after it: retry once */
+            return;
+        }
+    }
+    retried = 0;
+    if (mv.prev.sa_flags & SA_SIGINFO) {
+        mv.prev.sa_sigaction(sig, si, ctx);
+    } else if (mv.prev.sa_handler != SIG_DFL && mv.prev.sa_handler != SIG_IGN) {
+        mv.prev.sa_handler(sig);
+    } else {
+        /* The default action, taken by the faulting instruction when it runs again. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigaction(SIGSEGV, &dfl, NULL);
+    }
+}
+
+static int move_data(int fd, uintptr_t start, size_t span, size_t page)
+{
+    if (!mv.installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = move_fault;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGSEGV, &sa, &mv.prev) != 0) {
+            return -1;
+        }
+        mv.installed = true;
+    }
+    mv.start = start;
+    mv.end = start + span;
+    mv.mover = syscall(SYS_gettid); /* also binds syscall before the window */
+    __atomic_store_n(&mv.moving, 1, __ATOMIC_RELEASE);
+    int rc = -1;
+    if (syscall(SYS_mprotect, start, span, PROT_READ) == 0) {
+        /* The window: from here to the mmap this thread stores nothing in the segment. MAP_FIXED
+         * fails before it replaces anything. */
+        if (copy_pages(fd, (const uint8_t *)start, span, page) == 0 &&
+            (void *)syscall(SYS_mmap, start, span, PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_FIXED, fd, (off_t)0) != MAP_FAILED) {
+            rc = 0;
+        } else {
+            int e = errno;
+            syscall(SYS_mprotect, start, span, PROT_READ | PROT_WRITE);
+            errno = e;
+        }
+    }
+    __atomic_store_n(&mv.moving, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
 void fsh_local_share_data(void *base, size_t len)
 {
     if (!lo.self || len == 0) {
@@ -383,19 +476,9 @@ void fsh_local_share_data(void *base, size_t len)
     if (fd < 0) {
         return;
     }
-    if (copy_pages(fd, (const uint8_t *)start, span, page) != 0) {
-        FSH_INFO("copying the data segment into a memfd: %s; its RMA between PEs of this node "
+    if (move_data(fd, start, span, page) != 0) {
+        FSH_INFO("moving the data segment onto a memfd: %s; its RMA between PEs of this node "
                  "goes through the fabric", strerror(errno));
-        close(fd);
-        return;
-    }
-    /* From here to the mmap nothing may write the segment: this thread only runs the lines
-     * below, and the library has started no thread yet. */
-    if (mmap((void *)start, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-        MAP_FAILED) {
-        /* MAP_FIXED fails before it replaces anything (the range is valid and writable). */
-        FSH_INFO("mapping the data segment shared: %s; its RMA between PEs of this node goes "
-                 "through the fabric", strerror(errno));
         close(fd);
         return;
     }
