@@ -168,15 +168,28 @@ static void fork_fail(const char *what)
     _exit(70);
 }
 
+/* The copy is made in 2 MiB pages where whole 2 MiB blocks hold data (the heap base is 2 MiB
+ * aligned and mremap keeps the pages), so a large written heap is copied with few faults;
+ * sparse data stays in small pages, which never makes the child's copy larger than the data. */
+#define HUGE ((size_t)2 << 20)
+
 static void make_private(const struct own_seg *sg)
 {
-    uint8_t *copy = mmap(NULL, sg->len, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (copy == MAP_FAILED) {
+    uint8_t *raw = mmap(NULL, sg->len + HUGE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) {
         fork_fail("no memory for a private copy of symmetric memory");
     }
+    /* copy: congruent with sg->addr modulo 2 MiB, inside raw; the rest of raw goes back. */
+    size_t lead = ((uintptr_t)sg->addr - (uintptr_t)raw) & (HUGE - 1);
+    uint8_t *copy = raw + lead;
+    if (lead) {
+        munmap(raw, lead);
+    }
+    munmap(copy + sg->len, HUGE - lead);
     /* Only the extents that hold pages: a hole reads as zeros, and so does the fresh copy. The
-     * memfd is read with pread (no shared file offset moves but lseek's, which nobody uses). */
+     * memfd is read with pread (no shared file offset moves but lseek's, which nobody uses).
+     * The advice only saves time, so its failure (an older kernel) changes nothing. */
     off_t len = (off_t)sg->len;
     for (off_t at = 0; at < len;) {
         off_t data = lseek(sg->fd, at, SEEK_DATA);
@@ -187,6 +200,16 @@ static void make_private(const struct own_seg *sg)
         if (hole < 0 || hole > len) {
             hole = len;
         }
+        uintptr_t hb = ((uintptr_t)(copy + data) + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+        uintptr_t he = (uintptr_t)(copy + hole) & ~(uintptr_t)(HUGE - 1);
+#ifdef MADV_HUGEPAGE
+        if (he > hb) {
+            (void)madvise((void *)hb, he - hb, MADV_HUGEPAGE);
+        }
+#endif
+#ifdef MADV_POPULATE_WRITE
+        (void)madvise(copy + data, (size_t)(hole - data), MADV_POPULATE_WRITE);
+#endif
         for (off_t o = data; o < hole;) {
             ssize_t n = pread(sg->fd, copy + o, (size_t)(hole - o), o);
             if (n <= 0) {

@@ -4,7 +4,9 @@
  * sees the values as they were at the fork, overwrites them all, and exits (through exit, so
  * the library's at-exit handlers run in it) with 0 when it saw the right values. The parent
  * then checks its values are its own, that peers' puts and AMOs still land in the same memory,
- * and that system("true") works. PE 0 prints the median fork+wait time (information only).
+ * and that system("true") works. Besides words, the heap holds 6 MiB of written data (whole
+ * 2 MiB blocks, which the child's copy takes in large pages). PE 0 prints the median fork+wait
+ * time (information only).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #define NHEAP 1024
 #define NGLOB 1024
 #define ROUNDS 20
+#define NBIG (6u << 17) /* 6 MiB of longs: whole 2 MiB blocks of data, copied in large pages */
 
 static long gdata = 7;      /* .data */
 static long gbss[NGLOB];    /* .bss */
@@ -36,10 +39,25 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static long *big;
+
+static int big_is(int me)
+{
+    for (size_t i = 0; i < NBIG; i++) {
+        if (big[i] != (long)(i * 3 + (size_t)me)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The child: did it see the parent's values of the fork's time? Then it scribbles. */
 static int child(long *heap, int me, long round)
 {
-    int ok = gdata == 1000 + me + round;
+    int ok = gdata == 1000 + me + round && big_is(me);
+    for (size_t i = 0; i < NBIG; i++) {
+        big[i] = -1;
+    }
     for (int i = 0; i < NGLOB; i++) {
         ok = ok && gbss[i] == me * 10000L + i + round;
     }
@@ -86,6 +104,10 @@ int main(void)
     int me = shmem_my_pe(), npes = shmem_n_pes();
     long *heap = shmem_malloc(NHEAP * sizeof(long));
     long *counter = shmem_calloc(1, sizeof(long));
+    big = shmem_malloc(NBIG * sizeof(long));
+    for (size_t i = 0; i < NBIG; i++) {
+        big[i] = (long)(i * 3 + (size_t)me);
+    }
     double us[ROUNDS];
     for (long r = 0; r < ROUNDS; r++) {
         set_values(heap, me, r);
@@ -103,7 +125,7 @@ int main(void)
         t_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                 "round %ld: the child saw other values than the parent's at the fork "
                 "(status %d)", r, status);
-        t_check(values_are(heap, me, r + 1),
+        t_check(values_are(heap, me, r + 1) && big_is(me),
                 "round %ld: the child's stores changed the parent's memory", r);
     }
     /* Peers still reach the same memory: a put into a global and the heap, an AMO. */
@@ -126,6 +148,7 @@ int main(void)
                getenv("SHMEM_SYMMETRIC_SIZE") ? getenv("SHMEM_SYMMETRIC_SIZE") : "default");
     }
     shmem_barrier_all();
+    shmem_free(big);
     shmem_free(counter);
     shmem_free(heap);
     rc = t_finish(NAME);
