@@ -227,9 +227,16 @@ static void make_private(const struct own_seg *sg)
 
 static void fork_child(void)
 {
+    /* The data segment first: with the library linked statically, fk and lo live in it, and
+     * until it is private every store there would land in the parent. */
+    static const enum fsh_seg order[] = {FSH_SEG_DATA, FSH_SEG_HEAP};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        if (fk.seg[order[i]].addr) {
+            make_private(&fk.seg[order[i]]);
+        }
+    }
     for (int s = 0; s < FSH_NSEGS; s++) {
         if (fk.seg[s].addr) {
-            make_private(&fk.seg[s]);
             close(fk.seg[s].fd);
             fk.seg[s] = (struct own_seg){NULL, 0, -1};
         }
@@ -427,16 +434,17 @@ static void move_fault(int sig, siginfo_t *si, void *ctx)
         }
     }
     retried = 0;
-    if (mv.prev.sa_flags & SA_SIGINFO) {
-        mv.prev.sa_sigaction(sig, si, ctx);
-    } else if (mv.prev.sa_handler != SIG_DFL && mv.prev.sa_handler != SIG_IGN) {
-        mv.prev.sa_handler(sig);
-    } else {
-        /* The default action, taken by the faulting instruction when it runs again. */
+    if (mv.prev.sa_handler == SIG_DFL || mv.prev.sa_handler == SIG_IGN) {
+        /* The default action, taken by the faulting instruction when it runs again (a fault
+         * cannot be ignored). */
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
         sigaction(SIGSEGV, &dfl, NULL);
+    } else if (mv.prev.sa_flags & SA_SIGINFO) {
+        mv.prev.sa_sigaction(sig, si, ctx);
+    } else {
+        mv.prev.sa_handler(sig);
     }
 }
 
