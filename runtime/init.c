@@ -115,6 +115,9 @@ void fsh_init_fatal(const char *fn, const char *fix, const char *fmt, ...)
     va_end(ap);
     report(fn, fix, msg);
     fflush(stdout);
+    if (fsh_rt.forked) {
+        _exit(1); /* a forked child is no PE: it ends, not its parent's job */
+    }
     fsh_fabric_unlink_shared();
     fsh_boot_abort(1, msg);
 }

@@ -25,7 +25,8 @@
  * same address (mremap over it), copying only the memfd's data extents (SEEK_DATA/SEEK_HOLE),
  * so an untouched 512 MiB heap costs nothing; the child then closes the memfds. Peers' segments
  * mapped here are replaced by PROT_NONE reservations: the child may make no OpenSHMEM call
- * (its state is set to finalized, so the at-exit finalize does not run in it), a stray store
+ * (it is marked forked and finalized, so the at-exit finalize does not run in it, and a call
+ * ends the child with a message), a stray store
  * through an old shmem_ptr faults instead of landing in a peer, and a long-lived child does not
  * keep the peers' memory alive after the job. The parent waits (a pipe) until the child has
  * its copy, so the copy is the memory as it was at fork for the forking thread; a peer's put
@@ -249,9 +250,10 @@ static void fork_child(void)
         }
     }
     /* The child is not a PE: no at-exit finalize (it would join its parent's barrier), and an
-     * OpenSHMEM call in it is refused as after shmem_finalize. */
+     * OpenSHMEM call in it ends the child (not the job) with a message saying why. */
     if (fsh_rt.state == FSH_STATE_RUNNING) {
         fsh_rt.state = FSH_STATE_FINALIZED;
+        fsh_rt.forked = true;
     }
     if (fk.pipe[1] >= 0) {
         char c = 1;
