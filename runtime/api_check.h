@@ -23,6 +23,10 @@
 
 static inline void __attribute__((noreturn)) not_running(const char *fn)
 {
+    if (fsh_rt.forked) {
+        fsh_init_fatal(fn, "make OpenSHMEM calls in the PE itself, not in a child it forked",
+                       "called in a process forked after shmem_init (a forked child is no PE)");
+    }
     if (fsh_rt.state == FSH_STATE_FINALIZED) {
         fsh_init_fatal(fn, "make shmem_finalize the last OpenSHMEM call of the program",
                        "called after shmem_finalize");

@@ -8,7 +8,7 @@
  *          (one all-gather of {address, segment bases and keys, memfds}) -> AV insert ->
  *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> signals
  *          -> device heap (GPU opened by each, agreed by all) -> barrier
- *          -> memfds closed, shm provider's region names removed
+ *          -> shm provider's region names removed
  *   finalize: quiet -> barrier -> fence with progress -> everything closed in reverse
  *
  * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
@@ -115,6 +115,9 @@ void fsh_init_fatal(const char *fn, const char *fix, const char *fmt, ...)
     va_end(ap);
     report(fn, fix, msg);
     fflush(stdout);
+    if (fsh_rt.forked) {
+        _exit(1); /* a forked child is no PE: it ends, not its parent's job */
+    }
     fsh_fabric_unlink_shared();
     fsh_boot_abort(1, msg);
 }
@@ -508,7 +511,6 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     /* Every PE passed its AV insert (where the shm provider maps its peers' regions) and its
      * intra-node attach: from here on nothing of the job needs a name in /dev/shm, so no crash
      * can leave one behind. */
-    fsh_local_attached_everywhere();
     fsh_fabric_unlink_shared();
     FSH_DEBUG("initialized: PE %d of %d, local %d of %d", fsh_rt.pe, fsh_rt.npes,
               fsh_rt.local_rank, fsh_rt.local_size);

@@ -7,17 +7,32 @@
  *      onto a memfd (fsh_local_share_data): the pages are copied into the memfd (all-zero
  *      pages are skipped, so an untouched bss costs nothing) and the memfd is mapped over the
  *      same addresses with MAP_FIXED. This happens before any registration and before the
- *      progress thread starts, while no other library thread runs. (Application threads that
- *      write globals during shmem_init would lose those writes: OpenSHMEM programs initialize
- *      first.)
+ *      progress thread starts; the segment is read-only meanwhile, so a store by a thread the
+ *      program started before shmem_init waits for the move instead of being lost (move_data).
  *   3. The exchange carries (pid, fd, length) per segment; each PE opens /proc/<pid>/fd/<fd>
  *      of every PE on its node and maps it. That open needs the kernel's ptrace "read" access
  *      to the peer (same user, peer dumpable), which Yama's ptrace_scope does not restrict (it
  *      restricts attaching). Cross-memory attach (process_vm_readv/writev) needs the stricter
  *      attach access and costs a system call per transfer, so it would never be a useful
  *      fallback: a peer that cannot be mapped is reached through the fabric (info message).
- *   4. After the init barrier every peer has mapped: the descriptors are closed. Nothing has a
- *      name in /dev/shm at any time, so no crash can leave a file behind.
+ *   4. After the init barrier every peer has mapped. Nothing has a name in /dev/shm at any
+ *      time, so no crash can leave a file behind. This PE keeps its own two descriptors (they
+ *      are close-on-exec): fork needs them (below).
+ *
+ * fork: a child must get private copies of its memory, but MAP_SHARED pages stay shared over
+ * fork. A pthread_atfork child handler (registered once, at the first shmem_init) therefore
+ * replaces each of this PE's own memfd mappings in the child by a private anonymous copy at the
+ * same address (mremap over it), copying only the memfd's data extents (SEEK_DATA/SEEK_HOLE),
+ * so an untouched 512 MiB heap costs nothing; the child then closes the memfds. Peers' segments
+ * mapped here are replaced by PROT_NONE reservations: the child may make no OpenSHMEM call
+ * (it is marked forked and finalized, so the at-exit finalize does not run in it, and a call
+ * ends the child with a message), a stray store
+ * through an old shmem_ptr faults instead of landing in a peer, and a long-lived child does not
+ * keep the peers' memory alive after the job. The parent waits (a pipe) until the child has
+ * its copy, so the copy is the memory as it was at fork for the forking thread; a peer's put
+ * or another thread's store landing during the fork may or may not be in the child's copy, as
+ * with any memory written concurrently. posix_spawn, vfork and system() run no atfork handler:
+ * their child execs (the memfds are close-on-exec).
  *
  * Which PEs take the path: those whose heap this PE mapped (and their static data when that
  * was shared too), and with mode auto the PE itself. Everything else uses the fabric. The
@@ -46,6 +61,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +111,170 @@ static struct {
     int mapped;            /* peers mapped */
 } lo;
 
+/* This PE's own memfd mappings, for the fork child handler. The data segment stays on its
+ * memfd after shmem_finalize, so its entry outlives lo. */
+struct own_seg {
+    uint8_t *addr; /* NULL: nothing to make private */
+    size_t len;
+    int fd;
+};
+
+static struct {
+    pthread_mutex_t lock; /* one fork at a time owns the pipe */
+    bool registered;
+    struct own_seg seg[FSH_NSEGS];
+    int pipe[2]; /* child -> parent: "my copy is taken" */
+} fk = {.lock = PTHREAD_MUTEX_INITIALIZER, .pipe = {-1, -1}};
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&fk.lock);
+    fk.pipe[0] = fk.pipe[1] = -1;
+    bool any = false;
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        any = any || fk.seg[s].addr;
+    }
+    if (any && pipe2(fk.pipe, O_CLOEXEC) != 0) {
+        fk.pipe[0] = fk.pipe[1] = -1; /* the child copies all the same, unsynchronized */
+    }
+}
+
+static void fork_parent(void)
+{
+    /* Our write end closed first: if fork failed, no child holds one and read sees EOF. */
+    if (fk.pipe[1] >= 0) {
+        close(fk.pipe[1]);
+    }
+    if (fk.pipe[0] >= 0) {
+        char c;
+        while (read(fk.pipe[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        close(fk.pipe[0]);
+    }
+    fk.pipe[0] = fk.pipe[1] = -1;
+    pthread_mutex_unlock(&fk.lock);
+}
+
+/* In the child, so only async-signal-safe calls. A failure cannot be left behind (the child
+ * would write its parent's memory): it is reported and the child exits with status 70. */
+static void fork_fail(const char *what)
+{
+    static const char head[] = "fabshmem: forked child of a PE: ";
+    static const char tail[] = "; the child exits (status 70)\n";
+    if (write(STDERR_FILENO, head, sizeof(head) - 1) < 0 ||
+        write(STDERR_FILENO, what, strlen(what)) < 0 ||
+        write(STDERR_FILENO, tail, sizeof(tail) - 1) < 0) {
+        _exit(70);
+    }
+    _exit(70);
+}
+
+/* The copy is made in 2 MiB pages where whole 2 MiB blocks hold data (the heap base is 2 MiB
+ * aligned and mremap keeps the pages), so a large written heap is copied with few faults;
+ * sparse data stays in small pages, which never makes the child's copy larger than the data. */
+#define HUGE ((size_t)2 << 20)
+
+static void make_private(const struct own_seg *sg)
+{
+    uint8_t *raw = mmap(NULL, sg->len + HUGE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) {
+        fork_fail("no memory for a private copy of symmetric memory");
+    }
+    /* copy: congruent with sg->addr modulo 2 MiB, inside raw; the rest of raw goes back. */
+    size_t lead = ((uintptr_t)sg->addr - (uintptr_t)raw) & (HUGE - 1);
+    uint8_t *copy = raw + lead;
+    if (lead) {
+        munmap(raw, lead);
+    }
+    munmap(copy + sg->len, HUGE - lead);
+    /* Only the extents that hold pages: a hole reads as zeros, and so does the fresh copy. The
+     * memfd is read with pread (no shared file offset moves but lseek's, which nobody uses).
+     * The advice only saves time, so its failure (an older kernel) changes nothing. */
+    off_t len = (off_t)sg->len;
+    for (off_t at = 0; at < len;) {
+        off_t data = lseek(sg->fd, at, SEEK_DATA);
+        if (data < 0 || data >= len) {
+            break; /* ENXIO: no data past at */
+        }
+        off_t hole = lseek(sg->fd, data, SEEK_HOLE);
+        if (hole < 0 || hole > len) {
+            hole = len;
+        }
+        uintptr_t hb = ((uintptr_t)(copy + data) + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+        uintptr_t he = (uintptr_t)(copy + hole) & ~(uintptr_t)(HUGE - 1);
+#ifdef MADV_HUGEPAGE
+        if (he > hb) {
+            (void)madvise((void *)hb, he - hb, MADV_HUGEPAGE);
+        }
+#endif
+#ifdef MADV_POPULATE_WRITE
+        (void)madvise(copy + data, (size_t)(hole - data), MADV_POPULATE_WRITE);
+#endif
+        for (off_t o = data; o < hole;) {
+            ssize_t n = pread(sg->fd, copy + o, (size_t)(hole - o), o);
+            if (n <= 0) {
+                fork_fail("copying symmetric memory");
+            }
+            o += n;
+        }
+        at = hole;
+    }
+    /* One system call replaces the shared mapping by the copy, so no instant has neither. */
+    if (mremap(copy, sg->len, sg->len, MREMAP_MAYMOVE | MREMAP_FIXED, sg->addr) == MAP_FAILED) {
+        fork_fail("replacing symmetric memory by a private copy");
+    }
+}
+
+static void fork_child(void)
+{
+    /* The data segment first: with the library linked statically, fk and lo live in it, and
+     * until it is private every store there would land in the parent. */
+    static const enum fsh_seg order[] = {FSH_SEG_DATA, FSH_SEG_HEAP};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        if (fk.seg[order[i]].addr) {
+            make_private(&fk.seg[order[i]]);
+        }
+    }
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        if (fk.seg[s].addr) {
+            close(fk.seg[s].fd);
+            fk.seg[s] = (struct own_seg){NULL, 0, -1};
+        }
+    }
+    for (size_t i = 0; lo.maps && i < (size_t)lo.npes * FSH_NSEGS; i++) {
+        if (lo.maps[i].addr && mmap(lo.maps[i].addr, lo.maps[i].len, PROT_NONE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+                                    -1, 0) == MAP_FAILED) {
+            fork_fail("unmapping a peer's symmetric memory");
+        }
+    }
+    /* The child is not a PE: no at-exit finalize (it would join its parent's barrier), and an
+     * OpenSHMEM call in it ends the child (not the job) with a message saying why. */
+    if (fsh_rt.state == FSH_STATE_RUNNING) {
+        fsh_rt.state = FSH_STATE_FINALIZED;
+        fsh_rt.forked = true;
+    }
+    if (fk.pipe[1] >= 0) {
+        char c = 1;
+        if (write(fk.pipe[1], &c, 1) < 0) {
+            c = 0; /* the parent then sees EOF at our exit: the same */
+        }
+        close(fk.pipe[1]);
+        close(fk.pipe[0]);
+    }
+    fk.pipe[0] = fk.pipe[1] = -1;
+    pthread_mutex_unlock(&fk.lock);
+}
+
+/* This PE's memfd mapping of seg, made private in a forked child (addr NULL: forget it). */
+static void fork_track(enum fsh_seg seg, void *addr, size_t len, int fd)
+{
+    pthread_mutex_lock(&fk.lock);
+    fk.seg[seg] = (struct own_seg){addr, len, addr ? fd : -1};
+    pthread_mutex_unlock(&fk.lock);
+}
+
 int fsh_local_parse_mode(const char *value, enum fsh_intranode *mode)
 {
     if (strcmp(value, "auto") == 0 || value[0] == '\0') {
@@ -119,6 +300,14 @@ int fsh_local_init(enum fsh_intranode mode, int npes, int local_size)
     }
     fsh_local.cpu_atomics = false;
     fsh_local.base = NULL;
+    if (!fk.registered) {
+        /* Also without shared memory: a forked child must not run the at-exit finalize. */
+        int rc = pthread_atfork(fork_prepare, fork_parent, fork_child);
+        if (rc != 0) {
+            return fsh_err(-rc, "", "pthread_atfork: %s", strerror(rc));
+        }
+        fk.registered = true;
+    }
     if (!lo.self) {
         return 0;
     }
@@ -202,6 +391,100 @@ static WHOLE_SEGMENT int copy_pages(int fd, const uint8_t *from, size_t len, siz
     return 0;
 }
 
+/*
+ * The move of the data segment onto its memfd must lose no store of a thread the program (or
+ * a runtime it links: OpenMP, an I/O library) started before shmem_init. So the segment is
+ * read-only from before the copy until the memfd is mapped over it: a store in the window
+ * faults, and the handler below holds that thread until the move is done, then returns, so the
+ * store is made again, on the memfd's pages. The moving thread writes nothing in the segment
+ * in the window (when the library is linked statically its own statics are there too: the
+ * window's code only reads them, and its only library call, syscall, is resolved before), and
+ * a fault of its own there is a bug that crashes rather than waits. The kernel's own stores do
+ * not fault: a read(2) by another thread into a global buffer fails with EFAULT in the window
+ * (README, "Threads and fork").
+ *
+ * The handler stays installed for the life of the process: a thread that faulted in the window
+ * may be delivered its signal only after the window (it was preempted between the fault and
+ * the delivery), and must then retry, not die. Any other SIGSEGV, and a second fault at the
+ * same address in a row in one thread (the page really is not writable), goes to the handler
+ * that was there before (or the default action).
+ */
+static struct {
+    uintptr_t start, end;
+    int moving;       /* the segment is read-only for the move */
+    long mover;       /* its thread id */
+    bool installed;
+    struct sigaction prev;
+} mv;
+
+static __thread uintptr_t retried __attribute__((tls_model("initial-exec")));
+
+static void move_fault(int sig, siginfo_t *si, void *ctx)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (a >= mv.start && a < mv.end && syscall(SYS_gettid) != mv.mover) {
+        if (__atomic_load_n(&mv.moving, __ATOMIC_ACQUIRE)) {
+            while (__atomic_load_n(&mv.moving, __ATOMIC_ACQUIRE)) {
+                syscall(SYS_sched_yield);
+            }
+            retried = a;
+            return;
+        }
+        if (retried != a) {
+            retried = a; /* faulted in the window, delivered after it: retry once */
+            return;
+        }
+    }
+    retried = 0;
+    if (mv.prev.sa_handler == SIG_DFL || mv.prev.sa_handler == SIG_IGN) {
+        /* The default action, taken by the faulting instruction when it runs again (a fault
+         * cannot be ignored). */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        sigaction(SIGSEGV, &dfl, NULL);
+    } else if (mv.prev.sa_flags & SA_SIGINFO) {
+        mv.prev.sa_sigaction(sig, si, ctx);
+    } else {
+        mv.prev.sa_handler(sig);
+    }
+}
+
+static int move_data(int fd, uintptr_t start, size_t span, size_t page)
+{
+    if (!mv.installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = move_fault;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGSEGV, &sa, &mv.prev) != 0) {
+            return -1;
+        }
+        mv.installed = true;
+    }
+    mv.start = start;
+    mv.end = start + span;
+    mv.mover = syscall(SYS_gettid); /* also binds syscall before the window */
+    __atomic_store_n(&mv.moving, 1, __ATOMIC_RELEASE);
+    int rc = -1;
+    if (syscall(SYS_mprotect, start, span, PROT_READ) == 0) {
+        /* The window: from here to the mmap this thread stores nothing in the segment. MAP_FIXED
+         * fails before it replaces anything. */
+        if (copy_pages(fd, (const uint8_t *)start, span, page) == 0 &&
+            (void *)syscall(SYS_mmap, start, span, PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_FIXED, fd, (off_t)0) != MAP_FAILED) {
+            rc = 0;
+        } else {
+            int e = errno;
+            syscall(SYS_mprotect, start, span, PROT_READ | PROT_WRITE);
+            errno = e;
+        }
+    }
+    __atomic_store_n(&mv.moving, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
 void fsh_local_share_data(void *base, size_t len)
 {
     if (!lo.self || len == 0) {
@@ -226,24 +509,15 @@ void fsh_local_share_data(void *base, size_t len)
     if (fd < 0) {
         return;
     }
-    if (copy_pages(fd, (const uint8_t *)start, span, page) != 0) {
-        FSH_INFO("copying the data segment into a memfd: %s; its RMA between PEs of this node "
+    if (move_data(fd, start, span, page) != 0) {
+        FSH_INFO("moving the data segment onto a memfd: %s; its RMA between PEs of this node "
                  "goes through the fabric", strerror(errno));
-        close(fd);
-        return;
-    }
-    /* From here to the mmap nothing may write the segment: this thread only runs the lines
-     * below, and the library has started no thread yet. */
-    if (mmap((void *)start, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-        MAP_FAILED) {
-        /* MAP_FIXED fails before it replaces anything (the range is valid and writable). */
-        FSH_INFO("mapping the data segment shared: %s; its RMA between PEs of this node goes "
-                 "through the fabric", strerror(errno));
         close(fd);
         return;
     }
     lo.mine.fd[FSH_SEG_DATA] = fd;
     lo.mine.page_off = (uint32_t)((uintptr_t)base - start);
+    fork_track(FSH_SEG_DATA, (void *)start, span, fd);
 }
 
 size_t fsh_local_blob_size(void)
@@ -323,6 +597,10 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
             fsh_local.base[(size_t)me * FSH_NSEGS + s] = fsh_mr_local_addr((enum fsh_seg)s, 0);
         }
     }
+    if (lo.mine.fd[FSH_SEG_HEAP] >= 0) {
+        fork_track(FSH_SEG_HEAP, fsh_mr_local_addr(FSH_SEG_HEAP, 0), lo.mine.len[FSH_SEG_HEAP],
+                   lo.mine.fd[FSH_SEG_HEAP]);
+    }
     for (int pe = 0; pe < lo.npes; pe++) {
         if (pe == me || node_of[pe] != node_of[me]) {
             continue;
@@ -340,19 +618,14 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
     return 0;
 }
 
-void fsh_local_attached_everywhere(void)
-{
-    for (int s = 0; s < FSH_NSEGS; s++) {
-        if (lo.mine.fd[s] >= 0) {
-            close(lo.mine.fd[s]);
-            lo.mine.fd[s] = -1;
-        }
-    }
-}
-
 void fsh_local_fini(void)
 {
-    fsh_local_attached_everywhere();
+    /* The heap is unmapped next (init.c): its memfd goes. The data segment stays on its memfd
+     * for the rest of the process, so a fork after shmem_finalize still needs that one. */
+    fork_track(FSH_SEG_HEAP, NULL, 0, -1);
+    if (lo.mine.fd[FSH_SEG_HEAP] >= 0) {
+        close(lo.mine.fd[FSH_SEG_HEAP]);
+    }
     if (lo.maps) {
         for (int pe = 0; pe < lo.npes; pe++) {
             if (pe != fsh_rt.pe) {

@@ -57,8 +57,6 @@ void fsh_local_blob_unpack(int pe, const void *blob);
 /* Map the segments of every PE with node_of[pe] == node_of[me]. Returns 0 also when some
  * could not be mapped (those go through the fabric); *all_mapped says whether every one was. */
 int fsh_local_attach(const int *node_of, bool *all_mapped);
-/* After the init barrier every peer has mapped our segments: close the descriptors. */
-void fsh_local_attached_everywhere(void);
 
 /* The address of (seg, off) of pe in this process, or NULL when pe is not mapped. */
 static inline void *fsh_local_addr(int pe, enum fsh_seg seg, uint64_t off)

@@ -24,6 +24,7 @@ struct fsh_rt {
     bool oversubscribed; /* more PEs on this node than cores: waits yield the CPU */
     bool checks;     /* FABSHMEM_CHECK (or SHMEM_DEBUG): the costly argument checks are on */
     enum fsh_state state;
+    bool forked;     /* a child forked after shmem_init (set there by local.c): not a PE */
     int thread_level; /* SHMEM_THREAD_* provided */
     char host[64];
     int pid;

@@ -1,7 +1,9 @@
 /*
  * gpu_test.h: the start shared by the device-heap tests. Without a driver named in the
- * environment they run on tests/gpu/libmockcuda.so (FSH_MOCK_CUDA, set by Makefile.am); with no
- * device heap (no GPU, a build without --with-cuda) they skip with the library's reason.
+ * environment they run on tests/gpu/libmockcuda.so (FSH_MOCK_CUDA, set by Makefile.am where
+ * the build has CUDA headers and so the mock). There the device heap must come up: without one
+ * they fail with the library's reason (a regression that turns it off must not pass as a skip).
+ * Only a build without CUDA headers (no mock) skips.
  */
 #ifndef FSH_GPU_TEST_H
 #define FSH_GPU_TEST_H
@@ -26,6 +28,11 @@ static inline void gpu_test_start(const char *name)
         char why[600];
         snprintf(why, sizeof(why), "%s", shmemx_device_info());
         shmem_finalize();
+        if (FSH_MOCK_CUDA[0]) {
+            printf("%s: FAIL (PE %d: no device heap although the mock driver was built: %s)\n",
+                   name, t_state.pe, why);
+            exit(1);
+        }
         t_skip(name, why);
     }
     if (shmem_my_pe() == 0) {
