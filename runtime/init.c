@@ -9,7 +9,8 @@
  *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> signals
  *          -> device heap (GPU opened by each, agreed by all) -> barrier
  *          -> memfds closed, shm provider's region names removed
- *   finalize: quiet -> barrier -> fence with progress -> everything closed in reverse
+ *   finalize: quiet -> finalize's own sync (never matched by a user's barrier) -> quiet
+ *             -> fence with progress -> everything closed in reverse
  *
  * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
  * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
@@ -524,11 +525,15 @@ void fsh_init_finalize(const char *fn)
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
-    /* Everything this PE issued completes, every PE gets here, and our own barrier
-     * notifications are delivered (quiet again) before the endpoint closes. While waiting in
-     * the final fence the CQ keeps being read: a peer may still need us to progress its last
-     * operations (manual progress). */
-    int rc = fsh_coll_barrier_all();
+    /* Everything this PE issued completes, every PE gets here (on finalize's own slot: a peer
+     * still in a barrier is not released by it), and our own notifications are delivered
+     * (quiet again) before the endpoint closes. While waiting in the final fence the CQ keeps
+     * being read: a peer may still need us to progress its last operations (manual
+     * progress). */
+    int rc = fsh_rma_quiet_all();
+    if (rc == 0) {
+        rc = fsh_coll_finalize_sync();
+    }
     if (rc == 0) {
         rc = fsh_rma_quiet_all();
     }
