@@ -32,7 +32,7 @@
  *
  * shmem_finalize synchronizes on a slot of its own, so its arrivals are never counted by a
  * user's collective: a PE that finalizes (or exits) while a peer waits in a barrier leaves
- * that barrier waiting instead of releasing it.
+ * that barrier waiting, and the peer's liveness probe (live.c) names it.
  *
  * Memory: per (slot, PE) a 32-bit arrived counter (symmetric heap) and a 32-bit expected
  * counter (private) and, per slot, 24 bytes per PE of mailboxes plus 2 x red_rounds x
@@ -244,7 +244,12 @@ int fsh_notify_wait(unsigned slot, int from, const char *what)
     char msg[160];
     snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
              __atomic_load_n(w.arrived, __ATOMIC_RELAXED), w.expected);
-    return fsh_progress_wait(reached, &w, msg, from);
+    /* A collective's arrival comes only from the sender itself: a sender gone into finalize
+     * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
+    if (slot == fsh_notify_final_slot()) {
+        return fsh_progress_wait(reached, &w, msg, from);
+    }
+    return fsh_progress_wait_arrival(reached, &w, msg, from);
 }
 
 static char *slot_base(unsigned slot)

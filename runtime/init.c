@@ -9,8 +9,9 @@
  *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> signals
  *          -> device heap (GPU opened by each, agreed by all) -> barrier
  *          -> memfds closed, shm provider's region names removed
- *   finalize: quiet -> finalize's own sync (never matched by a user's barrier) -> quiet
- *             -> fence with progress -> everything closed in reverse
+ *   finalize: quiet -> "in finalize" published -> finalize's own sync (never matched by a
+ *             user's barrier) -> probes stopped -> quiet -> fence with progress -> everything
+ *             closed in reverse
  *
  * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
  * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
@@ -33,6 +34,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
+#include "live.h"
 #include "local.h"
 #include "log.h"
 #include "mr.h"
@@ -448,6 +450,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_heap_init(lc.heap_base, lc.heap_size);
     }
     if (rc == 0) {
+        rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL);
+    }
+    if (rc == 0) {
         rc = fsh_amo_init();
     }
     if (rc == 0) {
@@ -485,6 +490,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         *provided = fsh_rt.thread_level;
     }
     fsh_rt.state = FSH_STATE_RUNNING;
+    fsh_live_publish(FSH_LIVE_RUNNING, 0);
     if (!lc.atexit_done) {
         atexit(at_exit);
         lc.atexit_done = 1;
@@ -525,16 +531,19 @@ void fsh_init_finalize(const char *fn)
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
-    /* Everything this PE issued completes, every PE gets here (on finalize's own slot: a peer
-     * still in a barrier is not released by it), and our own notifications are delivered
-     * (quiet again) before the endpoint closes. While waiting in the final fence the CQ keeps
+    /* Everything this PE issued completes before it says it is in finalize (a peer seeing
+     * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
+     * barrier is not released by it), and our own notifications are delivered (quiet again)
+     * before the endpoint closes. While waiting in the final fence the CQ keeps
      * being read: a peer may still need us to progress its last operations (manual
      * progress). */
     int rc = fsh_rma_quiet_all();
     if (rc == 0) {
+        fsh_live_publish(FSH_LIVE_FINALIZE, 0);
         rc = fsh_coll_finalize_sync();
     }
     if (rc == 0) {
+        fsh_live_stop();
         rc = fsh_rma_quiet_all();
     }
     if (rc == 0) {
@@ -548,6 +557,7 @@ void fsh_init_finalize(const char *fn)
     fsh_dev_fini();
     fsh_signal_fini();
     fsh_coll_fini();
+    fsh_live_fini();
     fsh_amo_fini();
     fsh_heap_fini();
     fsh_mr_fini();
