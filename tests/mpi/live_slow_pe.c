@@ -4,7 +4,8 @@
  * waited for, not taken for dead: in a user wait (shmem_wait_until, which probes every PE), in
  * shmem_barrier_all (a collective's arrival from a named peer) and in an all-to-all. Every
  * phase checks the data that crossed it. In the shm configuration the progress thread is off
- * (a one-node job), in the others it runs: both kinds of silence must be tolerated.
+ * (a one-node job), in the others it runs; live_slow_pe_nothread (the same program) turns it
+ * off everywhere: both kinds of silence must be tolerated.
  */
 #include <time.h>
 
