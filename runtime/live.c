@@ -143,7 +143,7 @@ static int probe_local(int pe, bool arrival, const char *what, double t)
     const char *paren = strrchr(buf, ')');
     char state = (paren && paren[1] == ' ') ? paren[2] : '?';
     if (!f || state == 'Z' || state == 'X') {
-        return fsh_err(-ESRCH, "see PE's own messages and the launcher's: it was killed or crashed (a PE that ends must call shmem_finalize, or shmem_global_exit to end the job)",
+        return fsh_err(-ESRCH, "see that PE's own messages and the launcher's: it was killed or crashed (a PE that ends must call shmem_finalize, or shmem_global_exit to end the job)",
                        "PE %d (pid %d on %s) is gone while PE %d waits in %s", pe, pid,
                        fsh_rt.host, fsh_rt.pe, what);
     }
@@ -192,7 +192,7 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
             lv.beat[pe] = beat;
             lv.beat_at[pe] = t;
         } else if (serves && (w & 0xff) != FSH_LIVE_INIT && t - lv.beat_at[pe] >= UNREACH_AFTER * lv.interval) {
-            return fsh_err(-EHOSTDOWN, "continue it (kill -CONT) or end the job; check PE's node",
+            return fsh_err(-EHOSTDOWN, "continue it (kill -CONT) or end the job; check that PE's node",
                            "PE %d answers fabric probes but its progress engine has not run for %.0f s: stopped or hung (PE %d waits in %s)",
                            pe, t - lv.beat_at[pe], fsh_rt.pe, what);
         }
@@ -201,7 +201,7 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
     if (s) {
         double waited = t - s->posted;
         if (serves && waited >= UNREACH_AFTER * lv.interval) {
-            return fsh_err(-EHOSTUNREACH, "check PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
+            return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
                            "PE %d does not answer a fabric probe for %.0f s: unreachable or stopped (PE %d waits in %s)",
                            pe, waited, fsh_rt.pe, what);
         }
