@@ -38,18 +38,18 @@ void fsh_coll_fini(void)
     fsh_notify_fini();
 }
 
-int fsh_coll_sync(struct fsh_team *t, const char *what)
+static int sync_on(struct fsh_team *t, unsigned slot, const char *what)
 {
     int n = t->size, me = t->my_pe;
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, slot);
     int rc = 0;
     for (int dist = 1; dist < n && rc == 0; dist *= 2) {
         int from = fsh_team_world_pe(t, (me - dist + n) % n);
         rc = fsh_notify_signal(&b, fsh_team_world_pe(t, (me + dist) % n));
         if (rc == 0) {
-            fsh_notify_expect(t->slot, from, 1);
-            rc = fsh_notify_wait(t->slot, from, what);
+            fsh_notify_expect(slot, from, 1);
+            rc = fsh_notify_wait(slot, from, what);
         }
     }
     int crc = fsh_notify_complete(&b, what);
@@ -57,6 +57,16 @@ int fsh_coll_sync(struct fsh_team *t, const char *what)
         fsh_dev_guard(); /* peers' NIC writes into our GPU memory are visible after a sync */
     }
     return rc ? rc : crc;
+}
+
+int fsh_coll_sync(struct fsh_team *t, const char *what)
+{
+    return sync_on(t, t->slot, what);
+}
+
+int fsh_coll_finalize_sync(void)
+{
+    return sync_on(&fsh_team_world, fsh_notify_final_slot(), "shmem_finalize");
 }
 
 int fsh_coll_barrier_all(void)

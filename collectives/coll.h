@@ -27,6 +27,8 @@ void fsh_coll_fini(void);
 int fsh_coll_barrier_all(void);
 /* shmem_sync_all: synchronize all PEs; earlier puts are not completed by it. */
 int fsh_coll_sync_all(void);
+/* shmem_finalize's synchronization of all PEs, on a slot no user collective counts. */
+int fsh_coll_finalize_sync(void);
 /* Synchronize the PEs of t (dissemination). what names the routine in timeout reports. */
 int fsh_coll_sync(struct fsh_team *t, const char *what);
 /* *word = AND of every member's *word (team creation agrees on free slots with it). */

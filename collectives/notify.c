@@ -30,6 +30,10 @@
  * data. Such a write is complete on return, so rule 2 holds trivially, and the counts are
  * the same whichever path a pair uses.
  *
+ * shmem_finalize synchronizes on a slot of its own, so its arrivals are never counted by a
+ * user's collective: a PE that finalizes (or exits) while a peer waits in a barrier leaves
+ * that barrier waiting, and the peer's liveness probe (live.c) names it.
+ *
  * Memory: per (slot, PE) a 32-bit arrived counter (symmetric heap) and a 32-bit expected
  * counter (private) and, per slot, 32 bytes per PE of mailboxes plus 2 x red_rounds x
  * red_chunk bytes of landing space in the symmetric heap.
@@ -53,7 +57,7 @@
 
 static struct {
     int npes;
-    unsigned nslots; /* team slots, then the active-set slot */
+    unsigned nslots; /* team slots, then finalize's slot, then the active-set slot */
     uint32_t *arrived;     /* [slot * npes + sender], symmetric heap */
     uint64_t arrived_off;  /* its heap offset */
     uint32_t *expected;
@@ -87,13 +91,13 @@ int fsh_notify_init(int npes, unsigned max_teams)
         return fsh_err(-ENOTSUP, "run at most 4194304 PEs",
                        "%d PEs: collectives name the sender in 22 bits", npes);
     }
-    if (max_teams < 2 || max_teams + 1 > (1u << SLOT_BITS)) {
-        return fsh_err(-EINVAL, "set FABSHMEM_MAX_TEAMS to 2..63",
+    if (max_teams < 2 || max_teams + 2 > (1u << SLOT_BITS)) {
+        return fsh_err(-EINVAL, "set FABSHMEM_MAX_TEAMS to 2..62",
                        "FABSHMEM_MAX_TEAMS=%u is out of range (world and shared take two)",
                        max_teams);
     }
     nt.npes = npes;
-    nt.nslots = max_teams + 1;
+    nt.nslots = max_teams + 2;
     size_t ncount = (size_t)nt.nslots * (size_t)npes;
     nt.expected = calloc(ncount, sizeof(uint32_t));
     if (!nt.expected) {
@@ -142,6 +146,11 @@ void fsh_notify_fini(void)
 unsigned fsh_notify_aset_slot(void)
 {
     return nt.nslots - 1;
+}
+
+unsigned fsh_notify_final_slot(void)
+{
+    return nt.nslots - 2;
 }
 
 uint32_t fsh_notify_pieces(size_t len)
@@ -253,7 +262,12 @@ int fsh_notify_wait(unsigned slot, int from, const char *what)
     char msg[160];
     snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
              __atomic_load_n(w.arrived, __ATOMIC_RELAXED), w.expected);
-    return fsh_progress_wait(reached, &w, msg, from);
+    /* A collective's arrival comes only from the sender itself: a sender gone into finalize
+     * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
+    if (slot == fsh_notify_final_slot()) {
+        return fsh_progress_wait(reached, &w, msg, from);
+    }
+    return fsh_progress_wait_arrival(reached, &w, msg, from);
 }
 
 static char *slot_base(unsigned slot)

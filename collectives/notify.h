@@ -33,6 +33,8 @@ struct fsh_notify_batch {
 int fsh_notify_init(int npes, unsigned max_teams);
 void fsh_notify_fini(void);
 unsigned fsh_notify_aset_slot(void);
+/* The slot of shmem_finalize's synchronization: no user collective counts its arrivals. */
+unsigned fsh_notify_final_slot(void);
 
 static inline void fsh_notify_batch_init(struct fsh_notify_batch *b, unsigned slot)
 {

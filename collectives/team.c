@@ -95,7 +95,7 @@ static int strided_or_list(struct fsh_team *t, int *members, int n)
 int fsh_team_init(int me, int npes, const int *node_of, unsigned max_teams)
 {
     slots.max_teams = max_teams;
-    slots.all = ((uint64_t)1 << max_teams) - 1; /* max_teams <= 63 (notify.c checks) */
+    slots.all = ((uint64_t)1 << max_teams) - 1; /* max_teams <= 62 (notify.c checks) */
     slots.used = 3; /* world and shared */
     fsh_team_world = (struct fsh_team){.size = npes, .my_pe = me, .start = 0, .stride = 1,
                                        .slot = 0, .predefined = true};

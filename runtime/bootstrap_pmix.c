@@ -213,9 +213,11 @@ static void __attribute__((noreturn)) pmix_abort(int status, const char *msg)
          * ends this process after ABORT_GRACE_S seconds, so no PE outlives a failed job. */
         signal(SIGALRM, SIG_DFL);
         alarm(ABORT_GRACE_S);
-        PMIx_Abort(status ? status : 1, msg, NULL, 0);
+        /* The status as given, 0 included: Open MPI 4.1's mpirun then ends the other PEs and
+         * exits with it (quietly for 0), as shmem_global_exit(0) must. */
+        PMIx_Abort(status, msg, NULL, 0);
     }
-    _exit(status ? status : 1);
+    _exit(status);
 }
 
 static void pmix_fini(void)

@@ -33,7 +33,7 @@ static int single_fence(double timeout_s, void (*progress)(void))
 
 static void __attribute__((noreturn)) single_abort(int status, const char *msg)
 {
-    _exit(status ? status : 1);
+    _exit(status);
 }
 
 static void single_fini(void)

@@ -9,12 +9,17 @@
  *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> signals
  *          -> device heap (GPU opened by each, agreed by all) -> barrier
  *          -> shm provider's region names removed
- *   finalize: quiet -> barrier -> fence with progress -> everything closed in reverse
+ *   finalize: quiet -> "in finalize" published -> finalize's own sync (never matched by a
+ *             user's barrier) -> probes stopped -> quiet -> fence with progress -> everything
+ *             closed in reverse
+ *   exit() without shmem_finalize: status 0 finalizes implicitly; any other status ends the
+ *             job at once with that status, naming this PE (on_exit learns the status)
  *
  * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
  * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
  * the launcher. Modules never exit.
  */
+#define _GNU_SOURCE /* on_exit */
 #include "init.h"
 
 #include <errno.h>
@@ -32,6 +37,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
+#include "live.h"
 #include "local.h"
 #include "log.h"
 #include "mr.h"
@@ -105,21 +111,34 @@ static void install_terminate_handlers(void)
     }
 }
 
-void fsh_init_fatal(const char *fn, const char *fix, const char *fmt, ...)
+static void __attribute__((noreturn)) end_job(int status, const char *fn, const char *fix,
+                                               const char *fmt, va_list ap)
 {
     identify();
     char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     report(fn, fix, msg);
     fflush(stdout);
     if (fsh_rt.forked) {
         _exit(1); /* a forked child is no PE: it ends, not its parent's job */
     }
     fsh_fabric_unlink_shared();
-    fsh_boot_abort(1, msg);
+    fsh_boot_abort(status, msg);
+}
+
+void fsh_init_fatal(const char *fn, const char *fix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    end_job(1, fn, fix, fmt, ap);
+}
+
+static void __attribute__((noreturn)) end_job_with(int status, const char *fn, const char *fix,
+                                                    const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    end_job(status, fn, fix, fmt, ap);
 }
 
 void fsh_init_fatal_err(const char *fn, int rc)
@@ -320,13 +339,24 @@ free_bufs:
     return rc;
 }
 
-static void at_exit(void)
+static void at_exit(int status, void *arg)
 {
-    /* A program that returns from main without shmem_finalize is finalized here, so its peers
-     * are not left waiting in theirs. */
-    if (fsh_rt.state == FSH_STATE_RUNNING) {
-        fsh_init_finalize("shmem_finalize (at exit)");
+    (void)arg;
+    if (fsh_rt.state != FSH_STATE_RUNNING) {
+        return;
     }
+    fsh_live_publish(FSH_LIVE_EXIT, status);
+    if (status != 0) {
+        /* A failing PE waits for nobody: the job ends now, with its status. */
+        fflush(stdout);
+        end_job_with(status, "exit", "call shmem_finalize before leaving main, or shmem_global_exit(status) to end every PE on purpose",
+                     "PE %d called exit(%d) without shmem_finalize; the job ends with status %d",
+                     fsh_rt.pe, status, status);
+    }
+    /* A program that returns 0 from main without shmem_finalize is finalized here, so its
+     * peers are not left waiting in theirs. Peers still in a collective see the published
+     * state and end the job naming this PE. */
+    fsh_init_finalize("shmem_finalize (at exit)");
 }
 
 void fsh_init_run(const char *fn, int requested, int *provided)
@@ -450,6 +480,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_heap_init(lc.heap_base, lc.heap_size);
     }
     if (rc == 0) {
+        rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL);
+    }
+    if (rc == 0) {
         rc = fsh_amo_init();
     }
     if (rc == 0) {
@@ -487,8 +520,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         *provided = fsh_rt.thread_level;
     }
     fsh_rt.state = FSH_STATE_RUNNING;
+    fsh_live_publish(FSH_LIVE_RUNNING, 0);
     if (!lc.atexit_done) {
-        atexit(at_exit);
+        on_exit(at_exit, NULL);
         lc.atexit_done = 1;
     }
     if (fsh_rt.pe == 0 && cfg->SHMEM_VERSION) {
@@ -526,12 +560,18 @@ void fsh_init_finalize(const char *fn)
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
-    /* Everything this PE issued completes, every PE gets here, and our own barrier
-     * notifications are delivered (quiet again) before the endpoint closes. While waiting in
-     * the final fence the CQ keeps being read: a peer may still need us to progress its last
-     * operations (manual progress). */
-    int rc = fsh_coll_barrier_all();
+    /* Everything this PE issued completes before it says it is in finalize (a peer seeing
+     * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
+     * barrier is not released by it), and our own notifications are delivered (quiet again)
+     * before the endpoint closes. While waiting in the final fence the CQ keeps being read: a
+     * peer may still need us to progress its last operations (manual progress). */
+    int rc = fsh_rma_quiet_all();
     if (rc == 0) {
+        fsh_live_publish(FSH_LIVE_FINALIZE, 0);
+        rc = fsh_coll_finalize_sync();
+    }
+    if (rc == 0) {
+        fsh_live_stop();
         rc = fsh_rma_quiet_all();
     }
     if (rc == 0) {
@@ -545,6 +585,7 @@ void fsh_init_finalize(const char *fn)
     fsh_dev_fini();
     fsh_signal_fini();
     fsh_coll_fini();
+    fsh_live_fini();
     fsh_amo_fini();
     fsh_heap_fini();
     fsh_mr_fini();

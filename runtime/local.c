@@ -308,11 +308,15 @@ int fsh_local_init(enum fsh_intranode mode, int npes, int local_size)
         }
         fk.registered = true;
     }
+    /* Kept in both modes: the pids tell live.c whether a PE of this node still runs. */
+    lo.peers = calloc((size_t)npes, sizeof(*lo.peers));
+    if (!lo.peers) {
+        return fsh_err(-ENOMEM, "", "out of memory for the intra-node table of %d PEs", npes);
+    }
     if (!lo.self) {
         return 0;
     }
     fsh_local.base = calloc((size_t)npes * FSH_NSEGS, sizeof(*fsh_local.base));
-    lo.peers = calloc((size_t)npes, sizeof(*lo.peers));
     lo.maps = calloc((size_t)npes * FSH_NSEGS, sizeof(*lo.maps));
     if (!fsh_local.base || !lo.peers || !lo.maps) {
         return fsh_err(-ENOMEM, "", "out of memory for the intra-node table of %d PEs", npes);
@@ -638,6 +642,11 @@ void fsh_local_fini(void)
     free(lo.maps);
     memset(&lo, 0, sizeof(lo));
     memset(&fsh_local, 0, sizeof(fsh_local));
+}
+
+int fsh_local_pid(int pe)
+{
+    return lo.peers && pe >= 0 && pe < lo.npes ? (int)lo.peers[pe].pid : 0;
 }
 
 void fsh_local_describe(char *buf, size_t len)

@@ -65,6 +65,9 @@ static inline void *fsh_local_addr(int pe, enum fsh_seg seg, uint64_t off)
     return b ? b + off : NULL;
 }
 
+/* The process id pe published in the exchange (meaningful for a PE of this node), 0: none. */
+int fsh_local_pid(int pe);
+
 /* For SHMEM_INFO: the path chosen, e.g. "load/store with 3 local PEs, CPU atomics". */
 void fsh_local_describe(char *buf, size_t len);
 

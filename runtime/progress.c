@@ -49,6 +49,9 @@ static struct {
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
     void (*poll_hook)(void);
     int failed; /* a fabric error was seen: every later wait fails at once */
+    fsh_probe_fn probe; /* liveness (live.c) */
+    double probe_interval;
+    uint64_t *heartbeat;
     /* engine lock */
     bool locking;
     pthread_mutex_t lock;
@@ -281,6 +284,9 @@ static int dispatch_shuffled(const struct fi_cq_data_entry *ev, ssize_t n)
 
 static int poll_locked(void)
 {
+    if (pg.heartbeat) {
+        __atomic_store_n(pg.heartbeat, *pg.heartbeat + 1, __ATOMIC_RELAXED);
+    }
     if (pg.poll_hook) {
         pg.poll_hook();
     }
@@ -339,16 +345,82 @@ static void inflight_peers(char *buf, size_t len)
     }
 }
 
-static int backoff(double *start, double timeout, const char *what, int peer)
+void fsh_progress_set_probe(fsh_probe_fn fn, double interval)
 {
-    if (*start == 0) {
-        *start = now();
+    pg.probe = fn;
+    pg.probe_interval = interval;
+}
+
+void fsh_progress_set_heartbeat(uint64_t *word)
+{
+    pg.heartbeat = word;
+}
+
+bool fsh_progress_serves(void)
+{
+    return pg.thread_running || !fsh_fabric_attr()->manual_progress;
+}
+
+/* The peers a wait depends on: its own, else those of the operations in flight (distinct, at
+ * most max), else none (the probe then covers every PE). */
+static int wait_peers(int peer, int *pes, int max)
+{
+    if (peer >= 0) {
+        pes[0] = peer;
+        return 1;
+    }
+    int n = 0;
+    fsh_progress_lock();
+    for (size_t i = 0; i < pg.depth && n < max; i++) {
+        int pe = pg.pool[i].kind ? pg.pool[i].pe : -1;
+        bool dup = pe < 0;
+        for (int j = 0; j < n && !dup; j++) {
+            dup = pes[j] == pe;
+        }
+        if (!dup) {
+            pes[n++] = pe;
+        }
+    }
+    fsh_progress_unlock();
+    return n;
+}
+
+/* Once the wait has lasted a probe interval, and every interval after, have its peers probed.
+ * A peer found gone ends the wait, unless what it was waited for landed meanwhile: the probe
+ * may race with the peer's last writes, so the CQ is drained (an idle poll also releases what
+ * chaos holds back) and done() asked once more. */
+static int probe(struct fsh_wait_clock *c, double t, bool arrival, const char *what, int peer,
+                 fsh_done_fn done, const void *arg)
+{
+    if (!pg.probe || pg.probe_interval <= 0 || t - c->probed < pg.probe_interval) {
+        return 0;
+    }
+    c->probed = t;
+    int pes[16];
+    int n = wait_peers(peer, pes, 16);
+    int rc = pg.probe(pes, n, arrival, what);
+    if (rc == 0 || !done) {
+        return rc;
+    }
+    for (int i = 0; i < 8 && fsh_progress_poll() > 0; i++) {
+    }
+    if (done(arg)) {
+        fsh_err_clear();
+        return 0;
+    }
+    return rc;
+}
+
+static int backoff(struct fsh_wait_clock *c, double timeout, const char *what, int peer)
+{
+    if (c->start == 0) {
+        c->start = c->probed = now();
         return 0;
     }
     if (pg.yield) {
         sched_yield();
     }
-    if (timeout > 0 && now() - *start > timeout) {
+    if (timeout > 0 && now() - c->start > timeout) {
         char who[32] = "", to[64] = "";
         if (peer >= 0) {
             snprintf(who, sizeof(who), " for PE %d", peer);
@@ -365,15 +437,16 @@ static int backoff(double *start, double timeout, const char *what, int peer)
     return 0;
 }
 
-int fsh_progress_backoff(double *start, const char *what, int peer)
+int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer)
 {
-    return backoff(start, pg.timeout, what, peer);
+    int rc = backoff(c, pg.timeout, what, peer);
+    return rc ? rc : probe(c, now(), false, what, peer, NULL, NULL);
 }
 
 static int wait_impl(fsh_done_fn done, const void *arg, const char *what, int peer,
-                     double timeout)
+                     double timeout, bool arrival)
 {
-    double start = 0;
+    struct fsh_wait_clock c = {0, 0};
     unsigned idle = 0;
     for (;;) {
         int n = fsh_progress_poll();
@@ -389,7 +462,10 @@ static int wait_impl(fsh_done_fn done, const void *arg, const char *what, int pe
         }
         /* Check the clock (and yield) only every so often: clock_gettime is not free. */
         if (++idle % 64 == 0 || pg.yield) {
-            int rc = backoff(&start, timeout, what, peer);
+            int rc = backoff(&c, timeout, what, peer);
+            if (rc == 0) {
+                rc = probe(&c, now(), arrival, what, peer, done, arg);
+            }
             if (rc != 0) {
                 return rc;
             }
@@ -399,12 +475,17 @@ static int wait_impl(fsh_done_fn done, const void *arg, const char *what, int pe
 
 int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int peer)
 {
-    return wait_impl(done, arg, what, peer, pg.timeout);
+    return wait_impl(done, arg, what, peer, pg.timeout, false);
 }
 
 int fsh_progress_wait_user(fsh_done_fn done, const void *arg, const char *what, int peer)
 {
-    return wait_impl(done, arg, what, peer, pg.user_timeout);
+    return wait_impl(done, arg, what, peer, pg.user_timeout, false);
+}
+
+int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *what, int peer)
+{
+    return wait_impl(done, arg, what, peer, pg.timeout, true);
 }
 
 bool fsh_progress_track_done(const struct fsh_op_track *t)
@@ -495,7 +576,13 @@ static void *thread_main(void *arg)
         }
         struct timespec ts = {sleep_us / 1000000, (sleep_us % 1000000) * 1000};
         nanosleep(&ts, NULL);
-        if (sleep_us < pg.interval_us * 16) {
+        /* Idle sleeps stay well below a probe interval: peers read our heartbeat to tell a
+         * stopped process from an idle one. */
+        long max_us = pg.interval_us * 16;
+        if (pg.probe_interval > 0 && max_us > (long)(pg.probe_interval * 1e6 / 4)) {
+            max_us = (long)(pg.probe_interval * 1e6 / 4);
+        }
+        if (sleep_us < max_us) {
             sleep_us *= 2;
         }
     }

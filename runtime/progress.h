@@ -7,7 +7,8 @@
  * copies a fetched result out. Remote events (immediate data of a write aimed at us) are
  * dispatched by the kind in their top four bits to the handler registered for it. Every
  * blocking wait in the runtime is fsh_progress_wait*(): it polls, yields when oversubscribed,
- * and ends with a report naming the operation and the peer after its timeout.
+ * has the PEs it waits for probed (live.c) every probe interval, so a dead, stopped or
+ * unreachable peer ends it, and ends with a report after the opt-in timeout.
  *
  * Threads: when the program asked for SHMEM_THREAD_MULTIPLE or the progress thread runs, all
  * engine state (CQ, endpoint, pool, tracks, remote-event state) is guarded by one recursive
@@ -99,18 +100,38 @@ size_t fsh_progress_depth(void);
  * error is recorded with the peer and the operation). Takes the engine lock. */
 int fsh_progress_poll(void);
 
-/* Poll until done(arg) is true. what/peer name the wait in the timeout report (peer -1: none).
- * _wait uses the internal timeout (FABSHMEM_TIMEOUT), _wait_user the user one. */
+/* Poll until done(arg) is true. what/peer name the wait in the reports (peer -1: none; then
+ * the peers of the operations in flight are probed, or every PE).
+ * _wait uses the internal timeout (FABSHMEM_TIMEOUT), _wait_user the user one; _wait_arrival
+ * is an internal wait for something only peer itself sends (a collective's arrival), so a
+ * peer found in shmem_finalize or exit ends it too. */
 typedef bool (*fsh_done_fn)(const void *arg);
 int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int peer);
 int fsh_progress_wait_user(fsh_done_fn done, const void *arg, const char *what, int peer);
+int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *what, int peer);
+
+/* The liveness probe (live.c registers it): called by a wait that has lasted interval
+ * seconds, and every interval after, with the PEs it waits for (npes 0: every PE) and whether
+ * the wait needs them to act (arrival). 0, or -errno (recorded) to end the wait. */
+typedef int (*fsh_probe_fn)(const int *pes, int npes, bool arrival, const char *what);
+void fsh_progress_set_probe(fsh_probe_fn fn, double interval);
+/* A word every poll of this process raises (live.c publishes it: peers that read it see
+ * whether this PE's progress engine still runs). NULL: none. */
+void fsh_progress_set_heartbeat(uint64_t *word);
+/* This PE answers fabric reads while the program computes: the progress thread runs, or the
+ * provider progresses by itself. */
+bool fsh_progress_serves(void);
 /* Poll until every operation of the track completed. */
 int fsh_progress_wait_track(const struct fsh_op_track *t, const char *what);
 bool fsh_progress_track_done(const struct fsh_op_track *t);
 
-/* Called by busy loops that are not waits (EAGAIN retries): yields when oversubscribed and
- * returns -ETIMEDOUT (recorded) once FABSHMEM_TIMEOUT has passed since *start (0: now). */
-int fsh_progress_backoff(double *start, const char *what, int peer);
+/* Called by busy loops that are not waits (EAGAIN retries): yields when oversubscribed, probes
+ * peer like a wait, and returns -ETIMEDOUT (recorded) once FABSHMEM_TIMEOUT has passed since
+ * the loop's first call (clock zeroed before it). */
+struct fsh_wait_clock {
+    double start, probed;
+};
+int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer);
 
 /* Operations posted and not yet completed, all tracks together (for reports). */
 uint64_t fsh_progress_inflight(void);

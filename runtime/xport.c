@@ -83,7 +83,7 @@ static ssize_t issue(struct fsh_xreq *r)
 /* Issue, retrying while the provider's queue is full. */
 static int issue_retry(struct fsh_xreq *r)
 {
-    double start = 0;
+    struct fsh_wait_clock start = {0, 0};
     for (;;) {
         ssize_t rc = issue(r);
         FSH_TRACE("post %s of %zu bytes to PE %d%s imm 0x%08x: %s", type_name(r->type), r->len,

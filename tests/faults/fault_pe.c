@@ -7,11 +7,13 @@
  *   signal_wait  the victim sends each survivor a put-with-signal per iteration; survivors
  *                wait for it with shmem_signal_wait_until (a user wait: no timeout by default)
  *   atomic       survivors fetch-add a counter on the victim, the victim one on PE 0
+ *   stop         barriers; the victim stops itself with SIGSTOP instead (and is continued
+ *                and killed by the launcher when the job ends)
  *   forever      barriers and no victim: the job runs until the launcher is signalled
  *                (tests/faults/signal_mpirun.sh); each PE prints `fault_pe: PE n ready` first
- * The survivors must end (through the launcher, a fabric error, or FABSHMEM_TIMEOUT) with a
- * message naming the victim; the runner measures how long that takes. Before dying the victim
- * prints `fault_pe: PE 1 killed at <CLOCK_REALTIME seconds>` for the runner.
+ * The survivors must end (through the launcher, a fabric error, or their liveness probes) with
+ * a message naming the victim; the runner measures how long that takes. Before dying the
+ * victim prints `fault_pe: PE 1 killed at <CLOCK_REALTIME seconds>` for the runner.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -27,14 +29,14 @@
 #define KILL_AT 20
 #define NELEMS 256
 
-static void die(int it)
+static void die(int it, int sig)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     printf("fault_pe: PE %d killed at %ld.%09ld (iteration %d)\n", VICTIM, (long)ts.tv_sec,
            ts.tv_nsec, it);
     fflush(stdout);
-    raise(SIGKILL);
+    raise(sig);
 }
 
 int main(int argc, char **argv)
@@ -57,15 +59,16 @@ int main(int argc, char **argv)
         return 1;
     }
     bool forever = strcmp(mode, "forever") == 0;
+    bool stop = strcmp(mode, "stop") == 0;
     if (forever) {
         printf("fault_pe: PE %d ready\n", me);
         fflush(stdout);
     }
     for (int it = 0;; it++) {
         if (me == VICTIM && it == KILL_AT && !forever) {
-            die(it);
+            die(it, stop ? SIGSTOP : SIGKILL);
         }
-        if (forever || strcmp(mode, "barrier") == 0) {
+        if (forever || stop || strcmp(mode, "barrier") == 0) {
             shmem_barrier_all();
         } else if (strcmp(mode, "alltoall") == 0) {
             shmem_long_alltoall(SHMEM_TEAM_WORLD, dst, src, NELEMS);

@@ -6,15 +6,17 @@
 #     or fabshmem's own "PE 1");
 #   - with no process of the job left, and no fabshmem file left in /dev/shm.
 # Then the same without the launcher's help (--mca orte_abort_on_non_zero_status 0, so mpirun
-# lets the survivors run on): fabshmem itself must end the barrier and the all-to-all, naming
-# PE 1, through a fabric error (tcp: the connection resets) or FABSHMEM_TIMEOUT=5 (shm).
+# lets the survivors run on), and with no FABSHMEM_TIMEOUT: fabshmem itself must end every
+# mode, naming PE 1, through a fabric error (tcp: the connection resets) or its liveness probe
+# (FABSHMEM_PROBE_INTERVAL, default 2 s: PE 1's process is gone). The atomic mode runs there
+# with FABSHMEM_INTRANODE=fabric: on one node with the intra-node path every AMO is a CPU atomic
+# on mapped memory, which never waits, so nothing would ever probe (the launcher's abort covers
+# that case above).
+# Then PE 1 stops itself with SIGSTOP in a barrier: the survivors end the job naming it as
+# stopped (a PE of this node: its process state; with FABSHMEM_SIM_NODES=3 every PE is on a
+# pretend node of its own, so the fabric probe finds it: "does not answer a fabric probe").
 # Prints one line per case: `faults/kill_<mode> [<provider>]: PASS (exit N, X s after the kill:
 # message)`. Needs the program in tests/faults/ of the build tree.
-#
-# Not covered by fabshmem alone (the launcher covers them, see the issue's note): a signal
-# wait (a user wait, no timeout by default) and an atomic (its timeout report does not name the
-# target PE) when the launcher does not abort the job; Open MPI 4.1 delivers no PMIx event for
-# a dead peer.
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 fault_name=kill_pe
@@ -25,7 +27,7 @@ run() { # LABEL PROVIDER MODE WANT_REGEX [MPIRUN ARGS...]
     shift 4
     tag="fsh-$$-$mode-$prov"
     fault_start "$mode-$prov" "$mpirun" --allow-run-as-root --oversubscribe --bind-to none -n 3 \
-        -x FI_PROVIDER="$prov" -x FI_TCP_IFACE=lo -x FI_TCP_NODELAY=1 -x FABSHMEM_TIMEOUT=5 \
+        -x FI_PROVIDER="$prov" -x FI_TCP_IFACE=lo -x FI_TCP_NODELAY=1 \
         -x SHMEM_SYMMETRIC_SIZE=16M "$@" "$prog" "$mode" "$tag"
     fault_wait
     why=""
@@ -56,10 +58,18 @@ for mode in barrier alltoall signal_wait atomic; do
         run "faults/kill_$mode [$prov]" "$prov" "$mode" "$dead"
     done
 done
-for mode in barrier alltoall; do
+for mode in barrier alltoall signal_wait atomic; do
     for prov in shm tcp; do
+        intranode=auto
+        [ "$mode" = atomic ] && intranode=fabric
         run "faults/kill_${mode}_no_launcher_abort [$prov]" "$prov" "$mode" '^fabshmem: PE [02]/3 .*PE 1' \
-            --mca orte_abort_on_non_zero_status 0
+            --mca orte_abort_on_non_zero_status 0 -x FABSHMEM_INTRANODE=$intranode
     done
 done
+for prov in shm tcp; do
+    run "faults/stop_barrier [$prov]" "$prov" stop '^fabshmem: PE [02]/3 .*PE 1 \(pid [0-9]+ on .*\) is stopped'
+done
+run "faults/stop_barrier_fabric_probe [shm]" shm stop \
+    '^fabshmem: PE [02]/3 .*PE 1 (does not answer a fabric probe|answers fabric probes but its progress engine has not run) for [0-9]+ s' \
+    -x FABSHMEM_SIM_NODES=3
 fault_exit

@@ -78,13 +78,15 @@ else
 fi
 
 # 3. A link cut while the job runs. fabshmem must report it, naming a PE it waits for, within
-# the bound (FABSHMEM_TIMEOUT=10 here: libfabric's tcp says nothing for 20 s and more). Ending
+# the bound, with no time limit set: libfabric's tcp says nothing for 20 s and more, but the
+# waits' liveness probes (fabric reads, FABSHMEM_PROBE_INTERVAL) go unanswered. Ending
 # the job is then the launcher's: Open MPI 4.1's abort waits for the cut-off host's daemon and
 # does not finish (measured: killed by the timeout at 60 s), so the time to the job's end is
 # reported, and only the report and the absence of leftover processes are checked.
 bound=${FSH_MH_CUT_BOUND:-45}
-# Either report names the unreachable side: fabshmem's wait timing out on a PE there, or the
+# Either report names the unreachable side: fabshmem's probe naming a PE there, or the
 # launcher noticing first that it lost the host's daemon (it then ends the job itself).
+# fabshmem's says "PE n does not answer a fabric probe for 6 s: unreachable or stopped".
 cut_report='^fabshmem: PE .*PE [0-9]|Remote daemon: .* on node h1'
 
 prog=$(cd "$top_builddir/tests/faults" 2>/dev/null && pwd)/fault_pe
@@ -92,7 +94,7 @@ tag="fsh-$$-cut"
 out=$mh_dir/cut.out
 if [ -x "$prog" ]; then
     timeout -k 5 60 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -n 4 \
-        -x FI_PROVIDER=tcp -x FABSHMEM_TIMEOUT=10 -x FABSHMEM_BIND -x FABSHMEM_YIELD -x SHMEM_SYMMETRIC_SIZE=16M \
+        -x FI_PROVIDER=tcp -x FABSHMEM_BIND -x FABSHMEM_YIELD -x SHMEM_SYMMETRIC_SIZE=16M \
         "$prog" forever "$tag" >"$out" 2>&1 &
     job=$!
     i=0
@@ -113,7 +115,7 @@ if [ -x "$prog" ]; then
     ended=$(echo "$(date +%s.%N) - $cut" | bc)
     [ -n "$msg" ] || msg=$(grep -E -m 1 "$cut_report" "$out" | cut -c 1-200)
     ip -n "$h1" link set fsh0 up
-    # The cut-off host's PEs end on their own: their waits time out (FABSHMEM_TIMEOUT) and a PE
+    # The cut-off host's PEs end on their own: their probes of the other host go unanswered, and a PE
     # whose abort the launcher cannot carry out ends itself 10 s later (bootstrap_pmix.c).
     waited=0
     while [ -n "$(pgrep -f -- "$tag")" ] && [ $waited -lt 30 ]; do

@@ -76,7 +76,8 @@ int main(void)
     unsetenv("FABSHMEM_TIMEOUT");
     check(fsh_env_load() == 0, "load with defaults");
     check(fsh_env()->SHMEM_SYMMETRIC_SIZE == (size_t)512 << 20, "default heap 512M");
-    check(fsh_env()->FABSHMEM_TIMEOUT == 300.0, "default timeout 300");
+    check(fsh_env()->FABSHMEM_TIMEOUT == 0.0, "default timeout 0 (off)");
+    check(fsh_env()->FABSHMEM_PROBE_INTERVAL == 2.0, "default probe interval 2");
     check(!fsh_env_is_set("SHMEM_SYMMETRIC_SIZE"), "default is not 'set'");
 
     /* Set values are parsed and marked. */

@@ -1,0 +1,36 @@
+/*
+ * live.h: is a peer still there? The liveness word and the probes of blocked waits.
+ *
+ * Every PE keeps one 8-byte word in its symmetric heap saying what it is doing (running, in
+ * shmem_finalize, leaving through exit() without it, with the status) and whether it serves
+ * fabric reads without calling the library (a progress thread, or a provider with automatic
+ * progress). The progress engine calls fsh_live_probe when a wait has lasted a probe interval,
+ * and every interval after: a peer of this node is looked up as a process (/proc/<pid>/stat),
+ * a peer elsewhere is asked with an 8-byte fabric read of its word. Only a peer that is gone,
+ * stopped, unreachable, or (for a wait that needs the peer to act) gone into finalize or exit
+ * ends the wait; a slow live peer is waited for forever.
+ */
+#ifndef FSH_LIVE_H
+#define FSH_LIVE_H
+
+#include <stdbool.h>
+
+enum fsh_live_state {
+    FSH_LIVE_INIT = 0,     /* the heap is still zero: the PE has not published anything */
+    FSH_LIVE_RUNNING = 1,
+    FSH_LIVE_FINALIZE = 2, /* in shmem_finalize */
+    FSH_LIVE_EXIT = 3      /* exit(status) without shmem_finalize (0: finalizing implicitly) */
+};
+
+/* After the exchange and the heap (the word is the heap's next allocation, so at the same
+ * offset on every PE). node_of[pe]: the node of each PE (a PE of this node is checked as a
+ * process). interval: seconds between probes (FABSHMEM_PROBE_INTERVAL), validated here. */
+int fsh_live_init(const int *node_of, double interval);
+/* No more probes (finalize: every PE has arrived); the reads in flight complete first. */
+void fsh_live_stop(void);
+void fsh_live_fini(void);
+
+/* Publish this PE's state. EXIT is never replaced by FINALIZE (an exit finalizes implicitly). */
+void fsh_live_publish(enum fsh_live_state state, int status);
+
+#endif
