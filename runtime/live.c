@@ -11,7 +11,9 @@
  *   - a PE elsewhere is asked with a 16-byte fabric read of its liveness word and heartbeat
  *     (raised by every poll of its progress engine). A read that fails ends the job through
  *     the fabric error path (progress.c names the peer). A read unanswered for UNREACH_AFTER
- *     intervals, or a heartbeat that has not moved for as long, counts only when the peer
+ *     intervals in which this PE's completion queue delivered nothing at all (a busy link
+ *     queues the probe behind bulk data: tcp answers it after the stream, and a live stream
+ *     keeps delivering), or a heartbeat that has not moved for as long, counts only when the peer
  *     serves reads without calling the library (its progress thread, or a provider with
  *     automatic progress: the word says so, and until a first answer the peer is assumed
  *     configured as this PE is); otherwise a peer that computes simply does not answer, and
@@ -72,6 +74,8 @@ static struct {
     double *beat_at;     /* [pe]: when it was first read with that value */
     struct slot slots[SLOTS];
     int next_remote;     /* rotation of a probe of every PE */
+    uint64_t events;     /* the progress engine's count of CQ entries at the last probe */
+    double quiet_since;  /* since when it has not moved */
     bool busy;           /* a probe is running (a probe's own post may wait) */
 } lv;
 
@@ -199,10 +203,11 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
         s = NULL;
     }
     if (s) {
-        double waited = t - s->posted;
+        /* Unanswered only counts while nothing moves: a congested link is not a cut one. */
+        double waited = t - (s->posted > lv.quiet_since ? s->posted : lv.quiet_since);
         if (serves && waited >= UNREACH_AFTER * lv.interval) {
             return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
-                           "PE %d does not answer a fabric probe for %.0f s: unreachable or stopped (PE %d waits in %s)",
+                           "PE %d does not answer a fabric probe for %.0f s, and nothing arrived from any PE meanwhile: unreachable or stopped (PE %d waits in %s)",
                            pe, waited, fsh_rt.pe, what);
         }
         return 0;
@@ -243,6 +248,11 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
     }
     lv.busy = true;
     double t = now();
+    uint64_t events = fsh_progress_events();
+    if (events != lv.events) {
+        lv.events = events;
+        lv.quiet_since = t;
+    }
     int rc = 0;
     for (int i = 0; i < npes && rc == 0; i++) {
         rc = probe_one(pes[i], arrival, what, t);

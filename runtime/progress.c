@@ -52,6 +52,7 @@ static struct {
     fsh_probe_fn probe; /* liveness (live.c) */
     double probe_interval;
     uint64_t *heartbeat;
+    uint64_t events; /* CQ entries read so far: live.c's evidence that the fabric still moves */
     /* engine lock */
     bool locking;
     pthread_mutex_t lock;
@@ -302,6 +303,7 @@ static int poll_locked(void)
     if (n == -FI_EAGAIN) {
         n = 0;
     }
+    pg.events += (uint64_t)n;
     if (pg.chaos_delay) {
         return dispatch_shuffled(ev, n);
     }
@@ -354,6 +356,11 @@ void fsh_progress_set_probe(fsh_probe_fn fn, double interval)
 void fsh_progress_set_heartbeat(uint64_t *word)
 {
     pg.heartbeat = word;
+}
+
+uint64_t fsh_progress_events(void)
+{
+    return pg.events;
 }
 
 bool fsh_progress_serves(void)

@@ -118,6 +118,8 @@ void fsh_progress_set_probe(fsh_probe_fn fn, double interval);
 /* A word every poll of this process raises (live.c publishes it: peers that read it see
  * whether this PE's progress engine still runs). NULL: none. */
 void fsh_progress_set_heartbeat(uint64_t *word);
+/* Completion-queue entries read so far (call with the engine lock held). */
+uint64_t fsh_progress_events(void);
 /* This PE answers fabric reads while the program computes: the progress thread runs, or the
  * provider progresses by itself. */
 bool fsh_progress_serves(void);
