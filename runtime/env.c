@@ -195,12 +195,49 @@ static int parse_row(struct row *r, const char *v)
     return -EINVAL;
 }
 
+/* The numeric rows whose valid values are a range (the others are checked by the module that
+ * knows their rule: FABSHMEM_SIGNAL_SLOTS, FABSHMEM_MAX_TEAMS, FABSHMEM_PROBE_INTERVAL). A
+ * value outside is refused at init like a malformed one: a negative queue depth or timeout
+ * would otherwise be taken for "the default" or "forever" without a word. */
+static const struct limit {
+    const char *name;
+    double lo, hi;
+    const char *fix;
+} limits[] = {
+    {"FABSHMEM_TIMEOUT", 0, 1e9, "use seconds >= 0 (0: no limit, the default)"},
+    {"FABSHMEM_WAIT_TIMEOUT", 0, 1e9, "use seconds >= 0 (0: no limit, the default)"},
+    {"FABSHMEM_TX_DEPTH", 0, 1 << 24, "use 0 (the provider's queue size) or a positive count"},
+    {"FABSHMEM_INJECT_SIZE", -1, 1 << 30, "use -1 (the provider's limit), 0 (no inject) or bytes"},
+    {"FABSHMEM_PROGRESS_INTERVAL", 1, 1e7, "use microseconds between 1 and 10000000"},
+    {"FABSHMEM_SIM_NODES", 0, 1 << 30, "use 0 or 1 (off), or 2..shmem_n_pes()"},
+};
+
+static int check_limit(const struct row *r)
+{
+    for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+        const struct limit *l = &limits[i];
+        if (strcmp(l->name, r->name) != 0) {
+            continue;
+        }
+        double v = r->type == T_LONG ? (double)*(long *)r->field : *(double *)r->field;
+        /* Written so that NaN is out of range too. */
+        if (!(v >= l->lo && v <= l->hi)) {
+            return fsh_err(-EINVAL, l->fix, "%s=%.15g is out of range [%.15g, %.15g]", r->name, v, l->lo,
+                           l->hi);
+        }
+    }
+    return 0;
+}
+
 int fsh_env_load(void)
 {
     for (size_t i = 0; i < NROWS; i++) {
         const char *v = getenv(rows[i].name);
         rows[i].set = (v != NULL);
         int rc = parse_row(&rows[i], v ? v : rows[i].def);
+        if (rc == 0 && (rows[i].type == T_LONG || rows[i].type == T_DOUBLE)) {
+            rc = check_limit(&rows[i]);
+        }
         if (rc != 0) {
             return rc;
         }

@@ -175,6 +175,40 @@ static bool domains_are_nics(const char *prov)
     return strncmp(prov, "shm", 3) != 0;
 }
 
+/* Point fab.info at the entry of the probed list whose domain is name. */
+static bool has_domain(const char *name)
+{
+    for (struct fi_info *i = fab.list; i; i = i->next) {
+        if (strcmp(i->domain_attr->name, name) == 0) {
+            fab.info = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The domain the user named (var: the variable that named it), or -ENXIO (recorded) naming
+ * the domains the provider has; the list is released then. */
+static int pick_domain(const char *name, const char *var, const char *fix)
+{
+    if (has_domain(name)) {
+        return 0;
+    }
+    char seen[256] = "", prov_name[64];
+    size_t used = 0;
+    for (struct fi_info *i = fab.list; i; i = i->next) {
+        if (!strstr(seen, i->domain_attr->name) && used < sizeof(seen)) {
+            used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? "," : "",
+                                     i->domain_attr->name);
+        }
+    }
+    snprintf(prov_name, sizeof(prov_name), "%s", fab.list->fabric_attr->prov_name);
+    fi_freeinfo(fab.list);
+    fab.list = fab.info = NULL;
+    return fsh_err(-ENXIO, fix, "%s: provider %s has no domain '%s' (its domains: %s)", var,
+                   prov_name, name, seen);
+}
+
 /* Probe one provider (NULL: libfabric's own order under FI_PROVIDER) and, when a NIC applies,
  * make fab.info the entry on that NIC. Returns 0, the probe's -FI_E* when the provider is not
  * usable, or -ENXIO (recorded) when a forced NIC is not among its domains. */
@@ -198,6 +232,13 @@ static int probe_on(const char *prov, const struct fsh_config *cfg,
     }
     fab.info = fab.list;
     const char *got = fab.list->fabric_attr->prov_name;
+    if (cfg->FABSHMEM_DOMAIN[0]) {
+        /* Providers whose domains are not devices (shm, tcp) ignore the name hint: a domain
+         * they do not have must be an error here, not a silent choice of another. */
+        return pick_domain(cfg->FABSHMEM_DOMAIN, "FABSHMEM_DOMAIN",
+                           "set FABSHMEM_DOMAIN to one of the provider's domains (fi_info -p "
+                           "PROVIDER lists them), or unset it");
+    }
     bool applies = want && (nic->forced ? domains_are_nics(got) : hint_filters(got));
     if (!applies) {
         if (want) {
@@ -205,33 +246,21 @@ static int probe_on(const char *prov, const struct fsh_config *cfg,
         }
         return 0;
     }
-    char seen[256] = "";
-    size_t used = 0;
-    for (struct fi_info *i = fab.list; i; i = i->next) {
-        if (strcmp(i->domain_attr->name, want) == 0) {
-            fab.info = i;
-            snprintf(fab.attr.nic_hint, sizeof(fab.attr.nic_hint), "%s", want);
-            return 0;
-        }
-        if (!strstr(seen, i->domain_attr->name) && used < sizeof(seen)) {
-            used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? "," : "",
-                                     i->domain_attr->name);
-        }
-    }
     if (!nic->forced) {
-        FSH_DEBUG("provider %s offers no domain %s (only %s); the provider chooses", got, want,
-                  seen);
+        if (has_domain(want)) {
+            snprintf(fab.attr.nic_hint, sizeof(fab.attr.nic_hint), "%s", want);
+        } else {
+            FSH_DEBUG("provider %s offers no domain %s; the provider chooses", got, want);
+        }
         return 0;
     }
-    char prov_name[64];
-    snprintf(prov_name, sizeof(prov_name), "%s", got);
-    fi_freeinfo(fab.list);
-    fab.list = fab.info = NULL;
-    return fsh_err(-ENXIO,
-                   "set FABSHMEM_NIC to one of the provider's domains (fi_info -p PROVIDER lists "
-                   "them; for tcp also set FI_TCP_IFACE), or unset it",
-                   "FABSHMEM_NIC: provider %s has no domain '%s' (its domains: %s)", prov_name,
-                   want, seen);
+    rc = pick_domain(want, "FABSHMEM_NIC",
+                         "set FABSHMEM_NIC to one of the provider's domains (fi_info -p PROVIDER "
+                         "lists them; for tcp also set FI_TCP_IFACE), or unset it");
+    if (rc == 0) {
+        snprintf(fab.attr.nic_hint, sizeof(fab.attr.nic_hint), "%s", want);
+    }
+    return rc;
 }
 
 static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot,

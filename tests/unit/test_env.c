@@ -104,6 +104,27 @@ int main(void)
     e = fsh_err_last();
     check(e && strstr(e->msg, "FABSHMEM_TIMEOUT='soon'") != NULL, "number message");
 
+    /* Values outside a row's range are refused (NaN included), and the edges are accepted. */
+    static const char *const bad[][2] = {
+        {"FABSHMEM_TIMEOUT", "-5"},   {"FABSHMEM_TIMEOUT", "nan"},  {"FABSHMEM_TIMEOUT", "inf"},
+        {"FABSHMEM_TX_DEPTH", "-1"},  {"FABSHMEM_SIM_NODES", "-1"}, {"FABSHMEM_INJECT_SIZE", "-2"},
+        {"FABSHMEM_WAIT_TIMEOUT", "-1"}, {"FABSHMEM_PROGRESS_INTERVAL", "0"},
+    };
+    unsetenv("FABSHMEM_TIMEOUT");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        setenv(bad[i][0], bad[i][1], 1);
+        fsh_err_clear();
+        int rc = fsh_env_load();
+        e = fsh_err_last();
+        check(rc == -EINVAL && e && strstr(e->msg, bad[i][0]) && strstr(e->msg, "out of range"),
+              bad[i][0]);
+        unsetenv(bad[i][0]);
+    }
+    setenv("FABSHMEM_INJECT_SIZE", "-1", 1);
+    setenv("FABSHMEM_TX_DEPTH", "0", 1);
+    setenv("FABSHMEM_TIMEOUT", "0", 1);
+    check(fsh_env_load() == 0, "range edges accepted");
+
     if (failed) {
         printf("test_env: FAIL (%d checks failed)\n", failed);
         return 1;
