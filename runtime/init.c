@@ -281,12 +281,50 @@ static int device_setup(const struct fsh_config *cfg)
     return rc ? rc : fsh_dev_init(cfg, word != 0);
 }
 
+/* Settings that shape the symmetric layout or the collective protocol: a PE whose value
+ * differs would compute other offsets (a put lands elsewhere), other slot counts (a counter
+ * doubled) or make collective calls the others do not (FABSHMEM_CHECK's comparisons), so init
+ * compares them in the exchange and ends with their names instead. */
+#define LAYOUT_SETTINGS(X)                                                                    \
+    X(SHMEM_SYMMETRIC_SIZE, cfg->SHMEM_SYMMETRIC_SIZE)                                        \
+    X(FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_SLOTS)                                      \
+    X(FABSHMEM_MAX_TEAMS, cfg->FABSHMEM_MAX_TEAMS)                                            \
+    X(FABSHMEM_DEVICE_HEAP_SIZE, cfg->FABSHMEM_DEVICE_HEAP_SIZE)                              \
+    X(FABSHMEM_DEVICE_CHUNK, cfg->FABSHMEM_DEVICE_CHUNK)                                      \
+    X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)
+#define LAYOUT_NAME(name, value) #name,
+#define LAYOUT_VALUE(name, value) (uint64_t)(value),
+static const char *const layout_names[] = {LAYOUT_SETTINGS(LAYOUT_NAME)};
+#define NLAYOUT (sizeof(layout_names) / sizeof(layout_names[0]))
+
 /* The exchange blob of one PE: address length, address, then the segment table. */
 struct blob_head {
     int32_t node_id; /* for SHMEM_TEAM_SHARED */
     uint16_t addrlen;
     uint8_t addr[FSH_ADDR_MAX];
+    uint64_t layout[NLAYOUT];
 };
+
+/* Every PE's layout settings against this PE's: the first that differs ends init, naming the
+ * setting, both values and both PEs (every PE reports the same pair: the lowest that differs
+ * from PE 0). */
+static int check_layout(const uint8_t *all, size_t one, size_t n)
+{
+    struct blob_head first, other;
+    memcpy(&first, all, sizeof(first));
+    for (size_t i = 1; i < n; i++) {
+        memcpy(&other, all + i * one, sizeof(other));
+        for (size_t k = 0; k < NLAYOUT; k++) {
+            if (other.layout[k] != first.layout[k]) {
+                return fsh_err(-EINVAL, "give every PE the same value (mpirun -x VAR, or export it before launching)",
+                               "%s differs between PEs: PE 0 has %llu, PE %zu has %llu; every PE must have the same value",
+                               layout_names[k], (unsigned long long)first.layout[k], i,
+                               (unsigned long long)other.layout[k]);
+            }
+        }
+    }
+    return 0;
+}
 
 /* The node of every PE, from the exchange, until the collectives have built the shared team. */
 static int *node_of;
@@ -314,10 +352,16 @@ static int exchange(double timeout)
     }
     head.addrlen = (uint16_t)rc;
     head.node_id = fsh_rt.node_id;
+    const struct fsh_config *cfg = fsh_env();
+    const uint64_t layout[] = {LAYOUT_SETTINGS(LAYOUT_VALUE)};
+    memcpy(head.layout, layout, sizeof(layout));
     memcpy(mine, &head, sizeof(head));
     fsh_mr_blob_pack(mine + sizeof(head));
     fsh_local_blob_pack(mine + sizeof(head) + mr_len);
     rc = fsh_boot_allgather(mine, one, all, timeout);
+    if (rc == 0) {
+        rc = check_layout(all, one, n);
+    }
     if (rc != 0) {
         goto free_bufs;
     }

@@ -14,6 +14,8 @@
 #                     directly, without a launcher
 #   env: VAR=value    set VAR for the run (repeatable; no quoting, the value is the rest of the
 #                     line); passed to every PE
+#   env-last: VAR=value   set VAR for the last PE only (repeatable; np >= 2): PEs launched with
+#                     different settings, through mpirun's MPMD form (A : B)
 #   ulimit: ARGS      `ulimit ARGS` applied in the runner's subshell before launching, e.g.
 #                     `ulimit: -l 64`
 #   as-root: CMD      when the runner is root, launch through CMD (a command prefix), e.g. to drop
@@ -74,12 +76,14 @@ ulimit_args=""
 as_root=""
 : >"$tmp/env"
 : >"$tmp/regex"
+last_args=""
 while IFS= read -r line || [ -n "$line" ]; do
     case $line in
     "#"*) ;;
     program:*) ;;
     np:*) np=$(trim "${line#np:}") ;;
     env:*) trim "${line#env:}" >>"$tmp/env" ;;
+    env-last:*) last_args="$last_args -x $(trim "${line#env-last:}")" ;;
     ulimit:*) ulimit_args=$(trim "${line#ulimit:}") ;;
     as-root:*) as_root=$(trim "${line#as-root:}") ;;
     exit:*) want_exit=$(trim "${line#exit:}") ;;
@@ -138,6 +142,12 @@ out=$tmp/out
     for v in $(echo "$names" | tr ' ' '\n' | sort -u); do
         xargs="$xargs -x $v"
     done
+    if [ -n "$last_args" ]; then
+        # shellcheck disable=SC2086 # word splitting of the argument lists is intended
+        exec $wrap timeout -k 5 "$limit" "$mpirun" --allow-run-as-root --oversubscribe \
+            --bind-to none $FSH_MPIRUN_ARGS -n $((np - 1)) $xargs "$prog" : \
+            -n 1 $xargs $last_args "$prog"
+    fi
     # shellcheck disable=SC2086 # word splitting of the argument lists is intended
     exec $wrap timeout -k 5 "$limit" "$mpirun" --allow-run-as-root --oversubscribe --bind-to none \
         -n "$np" $xargs $FSH_MPIRUN_ARGS "$prog"
