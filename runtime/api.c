@@ -325,7 +325,7 @@ void shmem_set_lock(long *lock)
     enum fsh_seg seg;
     uint64_t off;
     check_lock(__func__, lock, &seg, &off);
-    done(__func__, fsh_lock_set(seg, off));
+    done(__func__, fsh_lock_set(seg, off, lock));
 }
 
 void shmem_clear_lock(long *lock)
@@ -333,7 +333,7 @@ void shmem_clear_lock(long *lock)
     enum fsh_seg seg;
     uint64_t off;
     check_lock(__func__, lock, &seg, &off);
-    done(__func__, fsh_lock_clear(seg, off));
+    done(__func__, fsh_lock_clear(seg, off, lock));
 }
 
 int shmem_test_lock(long *lock)
@@ -342,7 +342,7 @@ int shmem_test_lock(long *lock)
     uint64_t off;
     check_lock(__func__, lock, &seg, &off);
     int acquired = 0;
-    done(__func__, fsh_lock_test(seg, off, &acquired));
+    done(__func__, fsh_lock_test(seg, off, lock, &acquired));
     return acquired ? 0 : 1;
 }
 

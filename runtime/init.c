@@ -38,6 +38,7 @@
 #include "fabric.h"
 #include "heap.h"
 #include "live.h"
+#include "lock.h"
 #include "local.h"
 #include "log.h"
 #include "mr.h"
@@ -525,6 +526,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     if (rc == 0) {
         rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL);
+    }
+    if (rc == 0) {
+        rc = fsh_lock_init(cfg->FABSHMEM_PROBE_INTERVAL);
     }
     if (rc == 0) {
         rc = fsh_amo_init();

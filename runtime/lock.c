@@ -12,26 +12,149 @@
  *
  * The spec requires the lock to start at 0 on every PE and to be used by all PEs with the same
  * variable; only PE 0's copy is ever touched.
+ *
+ * Misuse is named, never a corrupted word or a hang: each PE keeps, in a small record table in
+ * the symmetric heap, the locks it waits for or holds with their tickets. set_lock by the
+ * holder and clear_lock without holding are refused from this PE's own table. A word that was
+ * not 0 at first use (or was written by other code) shows as more tickets ahead than PEs, or
+ * as a ticket being served that no PE has: a set_lock that waits a probe interval reads the
+ * other PEs' tables, and when two looks an interval apart find the served ticket owned by
+ * nobody while it did not move, the lock is reported. A PE holding more than RECS locks at
+ * once is not tracked (its table says so, and the check then gives no verdict).
  */
 #include "lock.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "amo.h"
+#include "error.h"
+#include "heap.h"
 #include "progress.h"
 #include "rma.h"
+#include "rt.h"
 
 #define HOME 0
 #define NEXT 0    /* byte offset of the next-ticket half */
 #define SERVING 4 /* byte offset of the now-serving half */
+
+#define RECS 16 /* locks one PE may wait for or hold at once and still be tracked */
+
+/* One lock this PE waits for or holds: key = (seg << 62 | off) + 1, 0 for a free record. */
+struct rec {
+    uint64_t key;
+    uint32_t ticket;
+    uint32_t held;
+};
+
+/* This PE's table, in the symmetric heap (peers read it), and its offset there. */
+struct table {
+    uint64_t untracked; /* nonzero: more than RECS locks at once, no verdict from this PE */
+    struct rec rec[RECS];
+};
+
+static struct {
+    struct table *mine;
+    uint64_t off;
+    double interval;
+} lk;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int fsh_lock_init(double interval)
+{
+    lk.mine = fsh_heap_alloc(sizeof(struct table), 64);
+    enum fsh_seg seg;
+    if (!lk.mine || fsh_mr_lookup(lk.mine, sizeof(struct table), &seg, &lk.off) != 0) {
+        return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the lock table");
+    }
+    memset(lk.mine, 0, sizeof(struct table));
+    lk.interval = interval; /* 0: FABSHMEM_PROBE_INTERVAL=0, no looks */
+    return 0;
+}
+
+static uint64_t key_of(enum fsh_seg seg, uint64_t off)
+{
+    return ((uint64_t)seg << 62 | off) + 1;
+}
+
+static struct rec *find(uint64_t key)
+{
+    for (int i = 0; i < RECS; i++) {
+        if (__atomic_load_n(&lk.mine->rec[i].key, __ATOMIC_RELAXED) == key) {
+            return &lk.mine->rec[i];
+        }
+    }
+    return NULL;
+}
+
+/* Record ticket for key; a full table marks this PE untracked instead. */
+static struct rec *record(uint64_t key, uint32_t ticket, bool held)
+{
+    struct rec *r = find(0);
+    if (!r) {
+        __atomic_fetch_add(&lk.mine->untracked, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    __atomic_store_n(&r->ticket, ticket, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->held, held, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->key, key, __ATOMIC_RELEASE);
+    return r;
+}
+
+static void forget(uint64_t key)
+{
+    struct rec *r = find(key);
+    if (r) {
+        __atomic_store_n(&r->key, 0, __ATOMIC_RELEASE);
+    } else if (lk.mine && lk.mine->untracked) {
+        __atomic_fetch_sub(&lk.mine->untracked, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Whether some PE's table has ticket for key (or some PE is untracked: no verdict). */
+static int owned(uint64_t key, uint32_t ticket, bool *yes)
+{
+    struct table t;
+    *yes = false;
+    for (int pe = 0; pe < fsh_rt.npes && !*yes; pe++) {
+        int rc = fsh_rma_get(&fsh_ctx_default, &t, FSH_SEG_HEAP, lk.off, sizeof(t), pe, false);
+        if (rc != 0) {
+            return rc;
+        }
+        *yes = t.untracked != 0;
+        for (int i = 0; i < RECS && !*yes; i++) {
+            *yes = t.rec[i].key == key && t.rec[i].ticket == ticket;
+        }
+    }
+    return 0;
+}
 
 struct serving_wait {
     enum fsh_seg seg;
     uint64_t off;
     uint32_t ticket;
     int err;
+    const void *addr;
+    double checked;   /* when the served ticket was last looked up in the PEs' tables */
+    uint32_t last;    /* the served ticket then */
+    int unowned;      /* looks in a row that found it owned by no PE */
 };
+
+static int corrupt(const struct serving_wait *w, uint32_t serving, const char *why)
+{
+    return fsh_err(-EINVAL, "a lock must be 0 before its first use on every PE, and changed by the lock routines only",
+                   "lock %p serves ticket %u while this PE holds ticket %u: %s", w->addr, serving,
+                   w->ticket, why);
+}
 
 static bool my_turn(const void *arg)
 {
@@ -39,28 +162,70 @@ static bool my_turn(const void *arg)
     uint32_t serving = 0;
     w->err = fsh_amo(&fsh_ctx_default, FSH_AMO_FETCH, w->seg, w->off + SERVING, NULL, NULL,
                      &serving, sizeof(serving), HOME, false);
-    return w->err != 0 || serving == w->ticket;
+    if (w->err != 0 || serving == w->ticket) {
+        return true;
+    }
+    if ((uint32_t)(w->ticket - serving) >= (uint32_t)fsh_rt.npes) {
+        /* Each PE holds at most one ticket of a lock: more ahead than PEs is no lock state. */
+        w->err = corrupt(w, serving, "more tickets ahead than the job has PEs");
+        return true;
+    }
+    double t = now();
+    if (lk.interval <= 0 || t - w->checked < lk.interval) {
+        return false;
+    }
+    w->checked = t;
+    if (serving != w->last) {
+        w->last = serving;
+        w->unowned = 0;
+        return false;
+    }
+    bool yes = true;
+    w->err = owned(key_of(w->seg, w->off), serving, &yes);
+    w->unowned = yes ? 0 : w->unowned + 1;
+    if (w->err == 0 && w->unowned >= 2) {
+        w->err = corrupt(w, serving, "no PE has that ticket, and it is not moving");
+    }
+    return w->err != 0;
 }
 
-int fsh_lock_set(enum fsh_seg seg, uint64_t off)
+int fsh_lock_set(enum fsh_seg seg, uint64_t off, const void *addr)
 {
+    uint64_t key = key_of(seg, off);
+    struct rec *r = find(key);
+    if (r) {
+        return fsh_err(-EDEADLK, "clear the lock before setting it again (OpenSHMEM locks are not recursive), and let one thread of a PE take a given lock",
+                       "this PE already %s lock %p (ticket %u)",
+                       r->held ? "holds" : "waits for", addr, r->ticket);
+    }
     uint32_t one = 1, ticket = 0;
     int rc = fsh_amo(&fsh_ctx_default, FSH_AMO_FETCH_ADD, seg, off + NEXT, &one, NULL, &ticket,
                      sizeof(ticket), HOME, false);
     if (rc != 0) {
         return rc;
     }
-    struct serving_wait w = {seg, off, ticket, 0};
+    r = record(key, ticket, false);
+    struct serving_wait w = {seg, off, ticket, 0, addr, now(), ticket, 0};
     if (!my_turn(&w)) {
         char what[64];
         snprintf(what, sizeof(what), "shmem_set_lock: waiting for ticket %u", ticket);
         rc = fsh_progress_wait_user(my_turn, &w, what, HOME);
     }
-    return rc ? rc : w.err;
+    rc = rc ? rc : w.err;
+    if (rc == 0 && r) {
+        __atomic_store_n(&r->held, 1, __ATOMIC_RELAXED);
+    }
+    return rc;
 }
 
-int fsh_lock_test(enum fsh_seg seg, uint64_t off, int *acquired)
+int fsh_lock_test(enum fsh_seg seg, uint64_t off, const void *addr, int *acquired)
 {
+    struct rec *r = find(key_of(seg, off));
+    if (r) {
+        return fsh_err(-EDEADLK, "clear the lock before taking it again (OpenSHMEM locks are not recursive)",
+                       "this PE already %s lock %p (ticket %u)",
+                       r->held ? "holds" : "waits for", addr, r->ticket);
+    }
     uint64_t word = 0;
     int rc = fsh_amo(&fsh_ctx_default, FSH_AMO_FETCH, seg, off, NULL, NULL, &word, sizeof(word),
                      HOME, false);
@@ -79,11 +244,22 @@ int fsh_lock_test(enum fsh_seg seg, uint64_t off, int *acquired)
     rc = fsh_amo(&fsh_ctx_default, FSH_AMO_CSWAP, seg, off, &next, &word, &old, sizeof(old), HOME,
                  false);
     *acquired = (rc == 0 && old == word);
+    if (*acquired) {
+        (void)record(key_of(seg, off), half[0], true);
+    }
     return rc;
 }
 
-int fsh_lock_clear(enum fsh_seg seg, uint64_t off)
+int fsh_lock_clear(enum fsh_seg seg, uint64_t off, const void *addr)
 {
+    uint64_t key = key_of(seg, off);
+    struct rec *r = find(key);
+    if ((!r || !r->held) && !lk.mine->untracked) {
+        /* Serving the next ticket for a lock nobody here holds would hand it to two PEs. */
+        return fsh_err(-EPERM, "clear only a lock this PE set (shmem_set_lock) or acquired (shmem_test_lock returned 0)",
+                       "this PE does not hold lock %p", addr);
+    }
+    forget(key);
     int rc = fsh_rma_quiet_all();
     if (rc != 0) {
         return rc;

@@ -8,10 +8,14 @@
 
 #include "mr.h"
 
-/* The lock is the symmetric long at (seg, off); its copy on PE 0 is the one that counts. */
-int fsh_lock_set(enum fsh_seg seg, uint64_t off);
-/* 0 when acquired, 1 when held by someone else (the spec's return values). */
-int fsh_lock_test(enum fsh_seg seg, uint64_t off, int *acquired);
-int fsh_lock_clear(enum fsh_seg seg, uint64_t off);
+/* The table of locks this PE waits for or holds (symmetric: every PE calls it at the same point
+ * of init); a set_lock that waits interval seconds checks the lock word's consistency. */
+int fsh_lock_init(double interval);
+/* The lock is the symmetric long at (seg, off), the user's addr; its copy on PE 0 is the one
+ * that counts. */
+int fsh_lock_set(enum fsh_seg seg, uint64_t off, const void *addr);
+/* *acquired 1 when acquired, 0 when held by someone else. */
+int fsh_lock_test(enum fsh_seg seg, uint64_t off, const void *addr, int *acquired);
+int fsh_lock_clear(enum fsh_seg seg, uint64_t off, const void *addr);
 
 #endif
