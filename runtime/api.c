@@ -198,7 +198,12 @@ size_t fsh_api_sync(const char *fn, int mode, int block, void *ivars, size_t nel
     if (nelems > 0) {
         enum fsh_seg seg;
         uint64_t off;
-        check_sym(fn, "ivars", ivars, nelems * esize, &seg, &off);
+        size_t bytes;
+        if (__builtin_mul_overflow(nelems, esize, &bytes) || bytes > (SIZE_MAX >> 1)) {
+            fsh_init_fatal(fn, "check nelems", "nelems %zu of %zu-byte variables overflows the address space",
+                           nelems, esize);
+        }
+        check_sym(fn, "ivars", ivars, bytes, &seg, &off);
         check_aligned(fn, "ivars", ivars, esize);
         check_local(fn, "cmp_values", values, 1);
         if (mode == FSH_SYNC_SOME) {
