@@ -195,10 +195,10 @@ static int parse_row(struct row *r, const char *v)
     return -EINVAL;
 }
 
-/* The numeric rows whose valid values are a range (the others are checked by the module that
- * knows their rule: FABSHMEM_SIGNAL_SLOTS, FABSHMEM_MAX_TEAMS, FABSHMEM_PROBE_INTERVAL). A
- * value outside is refused at init like a malformed one: a negative queue depth or timeout
- * would otherwise be taken for "the default" or "forever" without a word. */
+/* The numeric rows whose valid values are a range (FABSHMEM_PROBE_INTERVAL, 0 or 0.1..3600, is
+ * checked by live.c). A value outside is refused at init like a malformed one: a negative
+ * queue depth or timeout would otherwise be taken for "the default" or "forever" without a
+ * word. */
 static const struct limit {
     const char *name;
     double lo, hi;
@@ -211,6 +211,10 @@ static const struct limit {
     {"FABSHMEM_INJECT_SIZE", -1, 1 << 30, "use -1 (the provider's limit), 0 (no inject) or bytes", false},
     {"FABSHMEM_PROGRESS_INTERVAL", 1, 1e7, "use microseconds between 1 and 10000000", false},
     {"FABSHMEM_SIM_NODES", 0, 1 << 30, "use 0 or 1 (off), or 2..shmem_n_pes()", false},
+    /* Checked again where used (a power of two; 2..62 once finalize took its slot), but a
+     * long above 2^32 must not wrap into range on its way to an unsigned. */
+    {"FABSHMEM_SIGNAL_SLOTS", 1, 64, "use a power of two in 1..64", false},
+    {"FABSHMEM_MAX_TEAMS", 2, 62, "set FABSHMEM_MAX_TEAMS to 2..62", false},
     /* Pieces below 8 bytes: libfabric 1.17's shm provider loses some of a put split that
      * finely (rma_putget_mem, rma_nbi_quiet and barrier_all fail at 1..7, pass at 8 and up). */
     {"FABSHMEM_MAX_MSG_SIZE", 8, 1e12, "use 0 (the provider's limit) or at least 8 bytes", true},

@@ -284,7 +284,9 @@ static int device_setup(const struct fsh_config *cfg)
 
 /* Settings that shape the symmetric layout or the collective protocol: a PE whose value
  * differs would compute other offsets (a put lands elsewhere), other slot counts (a counter
- * doubled) or make collective calls the others do not (FABSHMEM_CHECK's comparisons), so init
+ * doubled), another count of pieces for a collective's message (the receiver counts them with
+ * its own FABSHMEM_MAX_MSG_SIZE) or make collective calls the others do not (FABSHMEM_CHECK's
+ * comparisons), so init
  * compares them in the exchange and ends with their names instead. */
 #define LAYOUT_SETTINGS(X)                                                                    \
     X(SHMEM_SYMMETRIC_SIZE, cfg->SHMEM_SYMMETRIC_SIZE)                                        \
@@ -292,6 +294,7 @@ static int device_setup(const struct fsh_config *cfg)
     X(FABSHMEM_MAX_TEAMS, cfg->FABSHMEM_MAX_TEAMS)                                            \
     X(FABSHMEM_DEVICE_HEAP_SIZE, cfg->FABSHMEM_DEVICE_HEAP_SIZE)                              \
     X(FABSHMEM_DEVICE_CHUNK, cfg->FABSHMEM_DEVICE_CHUNK)                                      \
+    X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
     X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)
 #define LAYOUT_NAME(name, value) #name,
 #define LAYOUT_VALUE(name, value) (uint64_t)(value),
