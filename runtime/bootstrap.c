@@ -10,11 +10,26 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "env.h"
 #include "error.h"
 
 static const struct fsh_boot_ops *ops = &fsh_boot_single_ops;
+static void (*lost_fn)(void);
+
+void fsh_boot_set_lost(void (*fn)(void))
+{
+    lost_fn = fn;
+}
+
+void fsh_boot_lost(void)
+{
+    if (lost_fn) {
+        lost_fn();
+    }
+    _exit(1);
+}
 
 /* A launcher that started several processes without PMIx (srun without --mpi=pmix, an mpirun
  * whose PMIx server cannot be reached) would make each a one-PE job that silently computes

@@ -40,6 +40,12 @@ int fsh_boot_fence(double timeout_s, void (*progress)(void));
 /* End the whole job: every PE, through the launcher. Never returns. */
 void fsh_boot_abort(int status, const char *msg) __attribute__((noreturn));
 void fsh_boot_fini(void);
+/* The launcher is gone (mpirun killed, its daemon lost): nobody can end this process or reach
+ * the job's other PEs through it any more. fn, set before fsh_boot_init, says so and ends the
+ * process; it runs on the bootstrap's own thread (PMIx's), so a PE that computes without
+ * calling the library ends too. fsh_boot_lost calls it (or _exit(1) when none was set). */
+void fsh_boot_set_lost(void (*fn)(void));
+void fsh_boot_lost(void) __attribute__((noreturn));
 /* "pmix" or "singleton" */
 const char *fsh_boot_name(void);
 

@@ -5,6 +5,12 @@
  * PMIx_Put/Commit/Fence(collect data) followed by a local PMIx_Get per peer (the fence already
  * brought the data here). PMIx status codes are translated here and nowhere else. Every fence
  * carries PMIX_TIMEOUT so a PE that never arrives ends the job with a message instead of a hang.
+ *
+ * The launcher's death is watched: PMIx raises PMIX_ERR_LOST_CONNECTION on its own thread about
+ * a second after the server (mpirun, orted, slurmstepd) is gone, whatever this PE is doing; the
+ * handler ends the PE (fsh_boot_lost), since no launcher is left to end it and its peers.
+ * Measured under Open MPI 4.1.4 / OpenPMIx 4.2.2: that event arrives; no event at all arrives
+ * for a peer's death (the launcher ends the job itself, unless told not to).
  */
 #include <errno.h>
 #include <pmix.h>
@@ -26,6 +32,9 @@
 static pmix_proc_t me;
 static int initialized;
 static unsigned exchange_seq;
+static size_t lost_ref;
+static int lost_registered;
+static int leaving; /* finalize or abort under way: the connection closes on purpose */
 
 static int pmix_to_errno(pmix_status_t rc)
 {
@@ -66,6 +75,33 @@ static int get_int(const pmix_proc_t *proc, const char *key, int *out)
     return 0;
 }
 
+static void lost(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                 size_t ninfo, pmix_info_t *results, size_t nresults,
+                 pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    if (!__atomic_load_n(&leaving, __ATOMIC_ACQUIRE)) {
+        fsh_boot_lost();
+    }
+    if (cbfunc) {
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+    }
+}
+
+static void watch_launcher(void)
+{
+    pmix_status_t codes[] = {PMIX_ERR_LOST_CONNECTION, PMIX_ERR_LOST_CONNECTION_TO_SERVER};
+    pmix_status_t rc = PMIx_Register_event_handler(codes, sizeof(codes) / sizeof(codes[0]), NULL,
+                                                   0, lost, NULL, NULL);
+    if (rc < 0) {
+        FSH_WARN("PMIx_Register_event_handler: %s; a PE will not notice its launcher's death",
+                 PMIx_Error_string(rc));
+        return;
+    }
+    lost_ref = (size_t)rc;
+    lost_registered = 1;
+}
+
 static int pmix_init(struct fsh_boot_info *info)
 {
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -76,6 +112,8 @@ static int pmix_init(struct fsh_boot_info *info)
         return pmix_to_errno(rc);
     }
     initialized = 1;
+    __atomic_store_n(&leaving, 0, __ATOMIC_RELEASE);
+    watch_launcher();
     pmix_proc_t job = me;
     job.rank = PMIX_RANK_WILDCARD;
     memset(info, 0, sizeof(*info));
@@ -211,6 +249,7 @@ static void __attribute__((noreturn)) pmix_abort(int status, const char *msg)
         /* Ends every PE of the job through the launcher. A launcher that cannot act (its
          * daemon on this host cut off from mpirun) may never answer: SIGALRM's default action
          * ends this process after ABORT_GRACE_S seconds, so no PE outlives a failed job. */
+        __atomic_store_n(&leaving, 1, __ATOMIC_RELEASE);
         signal(SIGALRM, SIG_DFL);
         alarm(ABORT_GRACE_S);
         /* The status as given, 0 included: Open MPI 4.1's mpirun then ends the other PEs and
@@ -223,6 +262,11 @@ static void __attribute__((noreturn)) pmix_abort(int status, const char *msg)
 static void pmix_fini(void)
 {
     if (initialized) {
+        __atomic_store_n(&leaving, 1, __ATOMIC_RELEASE);
+        if (lost_registered) {
+            PMIx_Deregister_event_handler(lost_ref, NULL, NULL);
+            lost_registered = 0;
+        }
         PMIx_Finalize(NULL, 0);
         initialized = 0;
     }

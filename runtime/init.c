@@ -96,6 +96,18 @@ static void on_terminate(int sig)
     raise(sig);
 }
 
+/* The launcher is gone (bootstrap.h): no one will end this PE or its peers, so it ends itself,
+ * removing its shared-memory files first (a write to a stderr whose reader died must not kill
+ * it before that: SIGPIPE is ignored from here on). */
+static void launcher_lost(void)
+{
+    fsh_fabric_unlink_shared();
+    signal(SIGPIPE, SIG_IGN);
+    report("launcher", "the launcher (mpirun, its daemon, or srun's step) was killed or lost; see its logs",
+           "the launcher (PMIx server) is gone; this PE ends");
+    _exit(1);
+}
+
 static void install_terminate_handlers(void)
 {
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
@@ -439,6 +451,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     fsh_rt.state = FSH_STATE_INIT;
 
     struct fsh_boot_info boot;
+    fsh_boot_set_lost(launcher_lost);
     rc = fsh_boot_init(&boot);
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);

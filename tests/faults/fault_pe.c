@@ -11,6 +11,8 @@
  *                and killed by the launcher when the job ends)
  *   forever      barriers and no victim: the job runs until the launcher is signalled
  *                (tests/faults/signal_mpirun.sh); each PE prints `fault_pe: PE n ready` first
+ *   compute      like forever, but the PEs compute (sleep) without calling the library
+ *                (tests/faults/kill_mpirun.sh: only the bootstrap's thread can see mpirun go)
  * The survivors must end (through the launcher, a fabric error, or their liveness probes) with
  * a message naming the victim; the runner measures how long that takes. Before dying the
  * victim prints `fault_pe: PE 1 killed at <CLOCK_REALTIME seconds>` for the runner.
@@ -58,7 +60,8 @@ int main(int argc, char **argv)
         printf("fault_pe: FAIL (shmem_calloc)\n");
         return 1;
     }
-    bool forever = strcmp(mode, "forever") == 0;
+    bool compute = strcmp(mode, "compute") == 0;
+    bool forever = compute || strcmp(mode, "forever") == 0;
     bool stop = strcmp(mode, "stop") == 0;
     if (forever) {
         printf("fault_pe: PE %d ready\n", me);
@@ -68,7 +71,10 @@ int main(int argc, char **argv)
         if (me == VICTIM && it == KILL_AT && !forever) {
             die(it, stop ? SIGSTOP : SIGKILL);
         }
-        if (forever || stop || strcmp(mode, "barrier") == 0) {
+        if (compute) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        } else if (forever || stop || strcmp(mode, "barrier") == 0) {
             shmem_barrier_all();
         } else if (strcmp(mode, "alltoall") == 0) {
             shmem_long_alltoall(SHMEM_TEAM_WORLD, dst, src, NELEMS);
