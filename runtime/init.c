@@ -130,12 +130,16 @@ static void __attribute__((noreturn)) end_job(int status, const char *fn, const 
     identify();
     char msg[600];
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (!fsh_rt.forked) {
+        /* First: the report may die of SIGPIPE when the launcher that read our output is
+         * gone (mpirun killed during init), and the files must not outlive us. */
+        fsh_fabric_unlink_shared();
+    }
     report(fn, fix, msg);
     fflush(stdout);
     if (fsh_rt.forked) {
         _exit(1); /* a forked child is no PE: it ends, not its parent's job */
     }
-    fsh_fabric_unlink_shared();
     fsh_boot_abort(status, msg);
 }
 
