@@ -17,15 +17,20 @@
  * of that name is taken from fi_getinfo's list when the user forced it (tcp ignores the hint but
  * lists one entry per interface). FABSHMEM_DOMAIN, when set, wins over both.
  */
+#define _GNU_SOURCE /* __WCLONE */
 #include "fabric.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,7 +51,11 @@ static struct {
     bool want_hmem;     /* a device heap may be registered directly: ask for FI_HMEM first */
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
     char *peer_shm;     /* [pe * SHM_PATH_MAX]: peers' shm regions (ours too), or "" */
+    int guard_fd;       /* write end of the guard's pipe, while guard is set */
+    pid_t guard;        /* the guard of shm_path's name during init (see guard_start), or 0 */
 } fab;
+
+static void guard_start(const char *path);
 
 #define SHM_PATH_MAX 96
 #define SHM_PREFIX "fi_shm://fabshmem-"
@@ -424,6 +433,7 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
                       fi_strerror(-rc));
         } else {
             snprintf(fab.shm_path, sizeof(fab.shm_path), "/dev/shm/%s", name + strlen("fi_shm://"));
+            guard_start(fab.shm_path);
         }
     }
     rc = fi_ep_bind(fab.ep, &fab.av->fid, 0);
@@ -459,6 +469,64 @@ int fsh_fabric_getname(void *buf, size_t buflen)
     }
     fab.attr.addrlen = len;
     return (int)len;
+}
+
+/*
+ * The guard of our shm region's name. From fi_enable until init's barrier has every PE mapped
+ * every region (fsh_fabric_unlink_shared then removes the names), a PE killed outright would
+ * leave its 16 MiB file in /dev/shm, and when every PE of the node dies at once nobody is left
+ * to remove it. So a tiny process guards the name for that window: it is made with a raw clone
+ * (no fork handlers: nothing of the PE is copied or run, and no SIGCHLD reaches the
+ * application), leaves the launcher's process group (a group kill does not take it), is named
+ * fabshmem-guard, and blocks reading a pipe. The PE writes one byte when the name is gone and the guard exits; if
+ * the PE dies first, the pipe reads end-of-file and the guard removes the name, then exits. It
+ * makes system calls only (a child of a threaded process may not take locks).
+ */
+static void guard_start(const char *path)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        FSH_DEBUG("pipe2 for the shm guard: %s; the name is unguarded during init",
+                  strerror(errno));
+        return;
+    }
+    long pid = syscall(SYS_clone, 0L, NULL, NULL, NULL, 0L);
+    if (pid == 0) {
+        close(p[1]);
+        setsid();
+        /* Its own name, so `pkill app` (which matches names) spares it; ps shows what it is. */
+        prctl(PR_SET_NAME, "fabshmem-guard", 0, 0, 0);
+        char c = 0;
+        ssize_t n;
+        do {
+            n = read(p[0], &c, 1);
+        } while (n < 0 && errno == EINTR);
+        if (n != 1) {
+            unlink(path);
+        }
+        _exit(0);
+    }
+    close(p[0]);
+    if (pid < 0) {
+        FSH_DEBUG("clone for the shm guard: %s; the name is unguarded during init",
+                  strerror(errno));
+        close(p[1]);
+        return;
+    }
+    fab.guard = (pid_t)pid;
+    fab.guard_fd = p[1];
+}
+
+/* The name is gone: the guard may go (async-signal-safe: also called from the abort paths). */
+static void guard_stop(void)
+{
+    if (fab.guard > 0) {
+        ssize_t n = write(fab.guard_fd, "d", 1);
+        (void)n;
+        close(fab.guard_fd);
+        (void)waitpid(fab.guard, NULL, __WCLONE);
+        fab.guard = 0;
+    }
 }
 
 /* The /dev/shm files of the shm regions our PEs named (fi_setname above), for the abort path. */
@@ -556,6 +624,7 @@ void fsh_fabric_unlink_shared(void)
             unlink(&fab.peer_shm[(size_t)i * SHM_PATH_MAX]);
         }
     }
+    guard_stop();
 }
 
 static void close_fid(struct fid *fid, const char *what)

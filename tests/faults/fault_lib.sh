@@ -8,7 +8,9 @@
 #                            mount available) in a private mount namespace whose /dev/shm is a
 #                            fresh tmpfs, so every file left there is this job's litter.
 # fault_wait                 waits for it; sets $fault_rc and $fault_secs (since fault_start)
-# fault_litter               fabshmem files the job left in /dev/shm (empty when none)
+# fault_litter               fabshmem files the job left in /dev/shm (empty when none; with a
+#                            private /dev/shm, those still there $FSH_FAULT_SETTLE seconds,
+#                            default 0, after the launcher ended)
 # fault_orphans PATTERN      pids of processes whose command line matches PATTERN
 # fault_verdict LABEL TAG    the orphan and litter checks, then verdict
 # verdict LABEL WHY...       prints `LABEL: PASS ($detail)` or `LABEL: FAIL (why)` and counts
@@ -52,14 +54,21 @@ fault_start() {
         # The inner shell keeps the namespace (and its /dev/shm) alive until the job ended,
         # then lists what is left.
         unshare -m --propagation private sh -c '
-            shm_list=$1; shift
+            shm_list=$1; settle=$2; shift 2
             mount -t tmpfs -o size=1g fsh_fault /dev/shm || exit 98
             "$@" &
             echo $! >"$shm_list.pid"
             wait $!
             rc=$?
+            # PEs may outlive the launcher by design (kill_mpirun.sh): give them $settle
+            # seconds to remove their files before they count as left behind.
+            i=0
+            while [ $i -lt $((settle * 10)) ] && ls -A /dev/shm | grep -q "^fabshmem"; do
+                sleep 0.1
+                i=$((i + 1))
+            done
             ls -A /dev/shm >"$shm_list"
-            exit $rc' sh "$tmp/$label.shm" timeout -k 5 "$limit" "$@" >"$out" 2>&1 &
+            exit $rc' sh "$tmp/$label.shm" "${FSH_FAULT_SETTLE:-0}" timeout -k 5 "$limit" "$@" >"$out" 2>&1 &
         fault_pid=$!
     else
         ls -A /dev/shm >"$tmp/$label.shm.before" 2>/dev/null
