@@ -475,7 +475,8 @@ int fsh_fabric_getname(void *buf, size_t buflen)
  * The guard of our shm region's name. From fi_enable until init's barrier has every PE mapped
  * every region (fsh_fabric_unlink_shared then removes the names), a PE killed outright would
  * leave its 16 MiB file in /dev/shm, and when every PE of the node dies at once nobody is left
- * to remove it. So a tiny process guards the name for that window: it is made with a raw clone
+ * to remove it (nor when mpirun is killed while a PE creates its region: that PE's exit path
+ * may unlink before the region exists). So a tiny process guards the name for that window: it is made with a raw clone
  * (no fork handlers: nothing of the PE is copied or run, and no SIGCHLD reaches the
  * application), leaves the launcher's process group (a group kill does not take it), is named
  * fabshmem-guard, and blocks reading a pipe. The PE writes one byte when the name is gone and the guard exits; if
@@ -492,19 +493,21 @@ static void guard_start(const char *path)
     }
     long pid = syscall(SYS_clone, 0L, NULL, NULL, NULL, 0L);
     if (pid == 0) {
-        close(p[1]);
-        setsid();
+        /* Raw system calls only: the libc wrappers may be intercepted (sanitizers), and an
+         * interceptor could wait for a lock that a thread of the PE held at the clone. */
+        syscall(SYS_close, p[1]);
+        syscall(SYS_setsid);
         /* Its own name, so `pkill app` (which matches names) spares it; ps shows what it is. */
-        prctl(PR_SET_NAME, "fabshmem-guard", 0, 0, 0);
+        syscall(SYS_prctl, PR_SET_NAME, "fabshmem-guard", 0L, 0L, 0L);
         char c = 0;
-        ssize_t n;
+        long n;
         do {
-            n = read(p[0], &c, 1);
+            n = syscall(SYS_read, p[0], &c, 1L);
         } while (n < 0 && errno == EINTR);
         if (n != 1) {
-            unlink(path);
+            syscall(SYS_unlink, path);
         }
-        _exit(0);
+        syscall(SYS_exit_group, 0);
     }
     close(p[0]);
     if (pid < 0) {
@@ -517,7 +520,9 @@ static void guard_start(const char *path)
     fab.guard_fd = p[1];
 }
 
-/* The name is gone: the guard may go (async-signal-safe: also called from the abort paths). */
+/* The name is gone for good (init's end): the guard may go. Not on the paths that end the job:
+ * a thread of the PE may still be creating the region there, and the guard's removal after the
+ * PE is dead is the one that cannot come too early. */
 static void guard_stop(void)
 {
     if (fab.guard > 0) {
@@ -624,6 +629,10 @@ void fsh_fabric_unlink_shared(void)
             unlink(&fab.peer_shm[(size_t)i * SHM_PATH_MAX]);
         }
     }
+}
+
+void fsh_fabric_names_gone(void)
+{
     guard_stop();
 }
 

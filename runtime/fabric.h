@@ -69,6 +69,9 @@ void fsh_fabric_describe(char *buf, size_t len);
  * own) without closing anything: at the end of init, on the paths that end the job, and in
  * signal handlers (async-signal-safe). */
 void fsh_fabric_unlink_shared(void);
+/* Init removed the names for good (after every PE mapped every region): the process that
+ * guarded this PE's name during init, in case the PE died there, ends. */
+void fsh_fabric_names_gone(void);
 
 /* The providers tried when none is forced, in order (shm only for single-node jobs). */
 const char *const *fsh_fabric_default_order(size_t *n);

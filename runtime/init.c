@@ -614,6 +614,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
      * intra-node attach: from here on nothing of the job needs a name in /dev/shm, so no crash
      * can leave one behind. */
     fsh_fabric_unlink_shared();
+    fsh_fabric_names_gone();
     FSH_DEBUG("initialized: PE %d of %d, local %d of %d", fsh_rt.pe, fsh_rt.npes,
               fsh_rt.local_rank, fsh_rt.local_size);
 }

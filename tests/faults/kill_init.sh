@@ -36,14 +36,19 @@ for what in pe all mpirun; do
         while [ $i -lt 2000 ]; do
             mp=$(fault_mpirun_pid)
             if [ -n "$mp" ]; then
-                files=$(ls -A "/proc/$mp/root/dev/shm" 2>/dev/null | grep -c '^fabshmem')
-                [ "$files" -gt 0 ] && break
+                # A glob, not ls: the window can be short, and a poll must not fork.
+                set -- "/proc/$mp/root/dev/shm/fabshmem"*
+                if [ -e "$1" ]; then
+                    files=$#
+                    break
+                fi
             fi
-            sleep 0.005
+            sleep 0.002
             i=$((i + 1))
         done
         if [ "$files" = 0 ]; then
             why="no shm region file seen during init"
+            kill -9 "$mp" 2>/dev/null
         else
             sleep "$delay"
             case $what in
