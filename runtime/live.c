@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "error.h"
 #include "heap.h"
@@ -80,13 +79,6 @@ static struct {
 } lv;
 
 static struct fsh_ctx probe_ctx; /* not on the contexts' list: quiet never waits for probes */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void fsh_live_publish(enum fsh_live_state state, int status)
 {
@@ -247,7 +239,7 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
         return 0;
     }
     lv.busy = true;
-    double t = now();
+    double t = fsh_progress_now();
     uint64_t events = fsh_progress_events();
     if (events != lv.events) {
         lv.events = events;

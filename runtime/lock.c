@@ -28,7 +28,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "amo.h"
 #include "error.h"
@@ -61,13 +60,6 @@ static struct {
     uint64_t off;
     double interval;
 } lk;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int fsh_lock_init(double interval)
 {
@@ -170,7 +162,7 @@ static bool my_turn(const void *arg)
         w->err = corrupt(w, serving, "more tickets ahead than the job has PEs");
         return true;
     }
-    double t = now();
+    double t = fsh_progress_now();
     if (lk.interval <= 0 || t - w->checked < lk.interval) {
         return false;
     }
@@ -205,7 +197,7 @@ int fsh_lock_set(enum fsh_seg seg, uint64_t off, const void *addr)
         return rc;
     }
     r = record(key, ticket, false);
-    struct serving_wait w = {seg, off, ticket, 0, addr, now(), ticket, 0};
+    struct serving_wait w = {seg, off, ticket, 0, addr, fsh_progress_now(), ticket, 0};
     if (!my_turn(&w)) {
         char what[64];
         snprintf(what, sizeof(what), "shmem_set_lock: waiting for ticket %u", ticket);

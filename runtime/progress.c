@@ -75,6 +75,11 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double fsh_progress_now(void)
+{
+    return now();
+}
+
 uint64_t fsh_progress_random(void)
 {
     /* xorshift64*: plenty for shuffling test traffic. */

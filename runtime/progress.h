@@ -120,6 +120,8 @@ void fsh_progress_set_probe(fsh_probe_fn fn, double interval);
 void fsh_progress_set_heartbeat(uint64_t *word);
 /* Completion-queue entries read so far (call with the engine lock held). */
 uint64_t fsh_progress_events(void);
+/* CLOCK_MONOTONIC in seconds: the clock of every wait, probe and time limit. */
+double fsh_progress_now(void);
 /* This PE answers fabric reads while the program computes: the progress thread runs, or the
  * provider progresses by itself. */
 bool fsh_progress_serves(void);

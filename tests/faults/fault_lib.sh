@@ -12,6 +12,7 @@
 #                            private /dev/shm, those still there $FSH_FAULT_SETTLE seconds,
 #                            default 0, after the launcher ended)
 # fault_orphans PATTERN      pids of processes whose command line matches PATTERN
+# fault_ready N              waits until N PEs printed `ready`; sets $pid (mpirun's) or $why
 # fault_verdict LABEL TAG    the orphan and litter checks, then verdict
 # verdict LABEL WHY...       prints `LABEL: PASS ($detail)` or `LABEL: FAIL (why)` and counts
 # A test passes its own unique tag as an argument to the program, so the orphan check never
@@ -119,6 +120,25 @@ fault_verdict() {
 fault_mpirun_pid() {
     tpid=$(cat "$tmp/$label.shm.pid" 2>/dev/null)
     [ -n "$tpid" ] && pgrep -P "$tpid" | head -n 1
+}
+
+# fault_ready N: waits (up to 30 s) until N PEs printed `ready` and the job's mpirun is known;
+# sets $pid to mpirun's pid, or $why when the job did not start.
+fault_ready() {
+    i=0
+    pid=""
+    while [ $i -lt 300 ]; do
+        n=$(grep -c 'ready$' "$out" 2>/dev/null)
+        pid=$(fault_mpirun_pid)
+        if [ "${n:-0}" -ge "$1" ] && [ -n "$pid" ]; then
+            return 0
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    why="the job did not start (mpirun pid '$pid')"
+    pid=""
+    return 1
 }
 
 verdict() {

@@ -19,23 +19,10 @@ for mode in forever compute; do
             -x FI_PROVIDER="$prov" -x FI_TCP_IFACE=lo -x SHMEM_SYMMETRIC_SIZE=16M \
             -x FABSHMEM_PROGRESS_THREAD=off "$prog" "$mode" "$tag"
         why=""
-        i=0
-        pid=""
-        while [ $i -lt 300 ]; do
-            n=$(grep -c 'ready$' "$out" 2>/dev/null)
-            pid=$(fault_mpirun_pid)
-            if [ "${n:-0}" -ge 3 ] && [ -n "$pid" ]; then
-                break
-            fi
-            sleep 0.1
-            i=$((i + 1))
-        done
-        ts=$(now)
-        if [ -z "$pid" ] || [ $i -ge 300 ]; then
-            why="the job did not start (mpirun pid '$pid')"
-        else
+        if fault_ready 3; then
             kill -9 "$pid"
         fi
+        ts=$(now)
         # The PEs outlive mpirun by design of this case: wait for them, up to the bound.
         left=""
         while [ -z "$why" ]; do

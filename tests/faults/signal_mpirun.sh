@@ -19,20 +19,7 @@ for sig in INT TERM; do
             "$prog" forever "$tag"
         # Signal mpirun once every PE is in its loop.
         why=""
-        i=0
-        pid=""
-        while [ $i -lt 300 ]; do
-            n=$(grep -c 'ready$' "$out" 2>/dev/null)
-            pid=$(fault_mpirun_pid)
-            if [ "${n:-0}" -ge 3 ] && [ -n "$pid" ]; then
-                break
-            fi
-            sleep 0.1
-            i=$((i + 1))
-        done
-        if [ -z "$pid" ] || [ $i -ge 300 ]; then
-            why="the job did not start (mpirun pid '$pid')"
-        else
+        if fault_ready 3; then
             ts=$(now)
             kill -s "$sig" "$pid"
         fi
