@@ -302,8 +302,7 @@ static int device_setup(const struct fsh_config *cfg)
  * differs would compute other offsets (a put lands elsewhere), other slot counts (a counter
  * doubled), another count of pieces for a collective's message (the receiver counts them with
  * its own FABSHMEM_MAX_MSG_SIZE) or make collective calls the others do not (FABSHMEM_CHECK's
- * comparisons), so init
- * compares them in the exchange and ends with their names instead. */
+ * comparisons), so init compares them in the exchange and ends with their names instead. */
 #define LAYOUT_SETTINGS(X)                                                                    \
     X(SHMEM_SYMMETRIC_SIZE, cfg->SHMEM_SYMMETRIC_SIZE)                                        \
     X(FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_SLOTS)                                      \
