@@ -61,6 +61,7 @@ static struct {
     bool thread_running;
     volatile int thread_stop;
     long interval_us;
+    long sleep_max_us; /* the longest idle sleep */
     /* chaos: held CQ entries */
     bool chaos_delay;
     uint64_t rng;
@@ -575,7 +576,7 @@ uint64_t fsh_progress_inflight(void)
  * almost no CPU and a busy one is served within an interval. */
 static void *thread_main(void *arg)
 {
-    long sleep_us = pg.interval_us;
+    long sleep_us = pg.interval_us, max_us = pg.sleep_max_us;
     while (!__atomic_load_n(&pg.thread_stop, __ATOMIC_ACQUIRE)) {
         int n = fsh_progress_poll();
         if (n < 0) {
@@ -588,12 +589,6 @@ static void *thread_main(void *arg)
         }
         struct timespec ts = {sleep_us / 1000000, (sleep_us % 1000000) * 1000};
         nanosleep(&ts, NULL);
-        /* Idle sleeps stay well below a probe interval: peers read our heartbeat to tell a
-         * stopped process from an idle one. */
-        long max_us = pg.interval_us * 16;
-        if (pg.probe_interval > 0 && max_us > (long)(pg.probe_interval * 1e6 / 4)) {
-            max_us = (long)(pg.probe_interval * 1e6 / 4);
-        }
         if (sleep_us < max_us) {
             sleep_us *= 2;
         }
@@ -604,6 +599,13 @@ static void *thread_main(void *arg)
 int fsh_progress_thread_start(long interval_us)
 {
     pg.interval_us = interval_us > 0 ? interval_us : 1;
+    /* Idle sleeps stay well below a probe interval: peers read our heartbeat to tell a stopped
+     * process from an idle one. Fixed here, before the thread exists: finalize clears the
+     * probe while the thread still runs. */
+    pg.sleep_max_us = pg.interval_us * 16;
+    if (pg.probe_interval > 0 && pg.sleep_max_us > (long)(pg.probe_interval * 1e6 / 4)) {
+        pg.sleep_max_us = (long)(pg.probe_interval * 1e6 / 4);
+    }
     pg.thread_stop = 0;
     fsh_progress_enable_locking();
     int rc = pthread_create(&pg.thread, NULL, thread_main, NULL);
