@@ -13,11 +13,11 @@
  *     the fabric error path (progress.c names the peer). A read unanswered for UNREACH_AFTER
  *     intervals in which this PE's completion queue delivered nothing at all (a busy link
  *     queues the probe behind bulk data: tcp answers it after the stream, and a live stream
- *     keeps delivering), or a heartbeat that has not moved for as long, counts only when the peer
- *     serves reads without calling the library (its progress thread, or a provider with
- *     automatic progress: the word says so, and until a first answer the peer is assumed
- *     configured as this PE is); otherwise a peer that computes simply does not answer, and
- *     that is no evidence. The heartbeat matters where reads are answered by the hardware (EFA)
+ *     keeps delivering), or a heartbeat that has not moved for STILL_AFTER intervals, counts
+ *     only when the peer serves reads without calling the library (its progress thread, or a
+ *     provider with automatic progress: the word says so, and until a first answer the peer
+ *     is assumed configured as this PE is); otherwise a peer that computes simply does not
+ *     answer, and that is no evidence. The heartbeat matters where reads are answered by the hardware (EFA)
  *     or the initiator (shm's CMA): a stopped process answers those.
  *   - the word says what the peer is doing. A wait that needs the peer to act (a collective's
  *     arrival) cannot end when the peer went into shmem_finalize or exit(): that is a
@@ -50,7 +50,12 @@
 
 #define SLOTS 16        /* fabric probes in flight */
 #define STOP_GRACE 3    /* intervals a local PE may stay stopped */
-#define UNREACH_AFTER 3 /* intervals a fabric probe may stay unanswered */
+#define STILL_AFTER 3   /* intervals an answered heartbeat may stay still */
+/* Intervals a fabric probe may stay unanswered while nothing arrives at all. Generous: over
+ * tcp between hosts, the last pieces of a large all-to-all were seen to stall for 6 s with
+ * nothing arriving anywhere, from a live peer (tests/multihost), and a cut link is silent for
+ * 20 s and more before tcp says anything. */
+#define UNREACH_AFTER 10
 #define SERVES_BIT (1ull << 16)
 
 struct slot {
@@ -187,7 +192,7 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
         if (beat != lv.beat[pe] || lv.beat_at[pe] == 0) {
             lv.beat[pe] = beat;
             lv.beat_at[pe] = t;
-        } else if (serves && (w & 0xff) != FSH_LIVE_INIT && t - lv.beat_at[pe] >= UNREACH_AFTER * lv.interval) {
+        } else if (serves && (w & 0xff) != FSH_LIVE_INIT && t - lv.beat_at[pe] >= STILL_AFTER * lv.interval) {
             return fsh_err(-EHOSTDOWN, "continue it (kill -CONT) or end the job; check that PE's node",
                            "PE %d answers fabric probes but its progress engine has not run for %.0f s: stopped or hung (PE %d waits in %s)",
                            pe, t - lv.beat_at[pe], fsh_rt.pe, what);

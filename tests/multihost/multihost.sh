@@ -86,7 +86,7 @@ fi
 bound=${FSH_MH_CUT_BOUND:-45}
 # Either report names the unreachable side: fabshmem's probe naming a PE there, or the
 # launcher noticing first that it lost the host's daemon (it then ends the job itself).
-# fabshmem's says "PE n does not answer a fabric probe for 6 s: unreachable or stopped".
+# fabshmem's says "PE n does not answer a fabric probe for 20 s, ...: unreachable or stopped".
 cut_report='^fabshmem: PE .*PE [0-9]|Remote daemon: .* on node h1'
 
 prog=$(cd "$top_builddir/tests/faults" 2>/dev/null && pwd)/fault_pe
