@@ -620,8 +620,8 @@ void fsh_fabric_unlink_shared(void)
     if (fab.shm_path[0]) {
         unlink(fab.shm_path);
     }
-    /* Every PE maps its peers' regions when it inserts them in its AV, so once every PE has
-     * done that (init's barrier) the names can go, and init removes them. Before that, a PE
+    /* Once every PE has connected to every peer (init reads from each: shm maps a region at
+     * the first operation to it) the names can go, and init removes them. Before that, a PE
      * killed outright (SIGKILL) removes nothing, so whoever of the job ends through here
      * removes every region it knows. Mappings outlive names: unlinking hurts no live peer. */
     for (int i = 0; fab.peer_shm && i < fab.npes; i++) {
@@ -629,6 +629,11 @@ void fsh_fabric_unlink_shared(void)
             unlink(&fab.peer_shm[(size_t)i * SHM_PATH_MAX]);
         }
     }
+}
+
+bool fsh_fabric_named_regions(void)
+{
+    return fab.attr.addr_format == FI_ADDR_STR && strcmp(fab.attr.prov, "shm") == 0;
 }
 
 void fsh_fabric_names_gone(void)

@@ -69,6 +69,10 @@ void fsh_fabric_describe(char *buf, size_t len);
  * own) without closing anything: at the end of init, on the paths that end the job, and in
  * signal handlers (async-signal-safe). */
 void fsh_fabric_unlink_shared(void);
+/* Does the provider reach peers through regions named in /dev/shm (shm)? Then a peer's region
+ * is mapped at the first operation to it (libfabric >= 1.18; 1.17 mapped at AV insert), and
+ * the peer maps this PE's when it takes its name: both names must exist at that moment. */
+bool fsh_fabric_named_regions(void);
 /* Init removed the names for good (after every PE mapped every region): the process that
  * guarded this PE's name during init, in case the PE died there, ends. */
 void fsh_fabric_names_gone(void);

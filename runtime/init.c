@@ -422,6 +422,32 @@ static void at_exit(int status, void *arg)
     fsh_init_finalize("shmem_finalize (at exit)");
 }
 
+/* The shm provider of libfabric >= 1.18 maps a peer's region at the first operation to it,
+ * not at AV insert, and the peer maps this PE's region when it takes this PE's name: both
+ * need the names in /dev/shm, which init removes once it is done. So every PE reads a word of
+ * every peer's heap through the provider (never the intra-node path, which would not connect
+ * the provider's endpoints) and waits for all, then the barrier: after it every pair is
+ * connected both ways. Without this, a pair's first operation after init waits forever for
+ * a region that no longer has a name. */
+static int connect_named_peers(void)
+{
+    uint64_t *sink = malloc(sizeof(uint64_t) * (size_t)fsh_rt.npes);
+    if (!sink) {
+        return fsh_err(-ENOMEM, "", "out of memory connecting to %d peers", fsh_rt.npes);
+    }
+    struct fsh_op_track sync = {0, 0};
+    int rc = 0;
+    for (int pe = 0; pe < fsh_rt.npes && rc == 0; pe++) {
+        if (pe != fsh_rt.pe) {
+            rc = fsh_rma_read(&fsh_ctx_default, &sync, &sink[pe], sizeof(uint64_t), pe,
+                              FSH_SEG_HEAP, 0);
+        }
+    }
+    int wrc = fsh_progress_wait_track(&sync, "init: connecting to the peers through shm");
+    free(sink);
+    return rc ? rc : wrc;
+}
+
 void fsh_init_run(const char *fn, int requested, int *provided)
 {
     identify();
@@ -604,14 +630,18 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         print_place();
     }
     /* Nobody may target a peer before its endpoint is in every AV: the exchange fence already
-     * ordered that, and this barrier also proves the fabric path works end to end. */
-    rc = fsh_coll_barrier_all();
+     * ordered that. The barrier also proves the fabric path works end to end, and comes after
+     * every PE connected to every peer (connect_named_peers). */
+    rc = fsh_fabric_named_regions() ? connect_named_peers() : 0;
+    if (rc == 0) {
+        rc = fsh_coll_barrier_all();
+    }
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
     }
-    /* Every PE passed its AV insert (where the shm provider maps its peers' regions) and its
-     * intra-node attach: from here on nothing of the job needs a name in /dev/shm, so no crash
-     * can leave one behind. */
+    /* Every PE connected to every peer through the provider (connect_named_peers) and passed
+     * its intra-node attach: from here on nothing of the job needs a name in /dev/shm, so no
+     * crash can leave one behind. */
     fsh_fabric_unlink_shared();
     fsh_fabric_names_gone();
     FSH_DEBUG("initialized: PE %d of %d, local %d of %d", fsh_rt.pe, fsh_rt.npes,
