@@ -350,6 +350,13 @@ void fsh_mr_dereg_local(struct fid_mr *mr)
     }
 }
 
+bool fsh_mr_is_device(const void *addr, size_t len)
+{
+    const struct seg_local *l = &mrs.local[FSH_SEG_DEVICE];
+    uintptr_t a = (uintptr_t)addr, b = (uintptr_t)l->base;
+    return l->mr && a >= b && a - b <= l->len && len <= l->len - (a - b);
+}
+
 int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp)
 {
     enum fsh_seg seg;

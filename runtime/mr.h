@@ -61,6 +61,11 @@ void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off);
 int fsh_mr_reg_local(void *buf, size_t len, struct fid_mr **mr, void **desc);
 void fsh_mr_dereg_local(struct fid_mr *mr);
 
+/* Is [addr, addr+len) in the device heap registered with the provider (dmabuf or cuda path)?
+ * Such a buffer always goes with its descriptor, whatever the MR mode, and is never injected:
+ * the descriptor is how the provider learns it is GPU memory (without one, shm copies it
+ * with memcpy: a crash on a real GPU). */
+bool fsh_mr_is_device(const void *addr, size_t len);
 /* A descriptor for a local buffer: the segment's when it lies in one, else a temporary
  * registration (*tmp set, to be closed when the operation completes). */
 int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp);

@@ -56,12 +56,13 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
-    bool inject = write && len <= fa->inject_size;
+    bool dev = fsh_mr_is_device(local, len);
+    bool inject = write && len <= fa->inject_size && !dev;
     void *desc = NULL;
     struct fid_mr *tmp = NULL;
     int rc = 0;
     fsh_progress_lock();
-    if (!inject && fa->mr_local) {
+    if (!inject && (fa->mr_local || dev)) {
         rc = fsh_mr_desc(local, len, &desc, &tmp);
         if (rc != 0) {
             goto unlock;
