@@ -512,18 +512,37 @@ int fsh_dev_memset(void *p, int c, size_t len)
 
 /* ---------------------------------------------------------------- init */
 
-/* Why path p cannot be used on this system, or NULL when it can be tried. */
-static const char *unavailable(int p, bool prov_hmem, bool exportable)
+#ifdef FI_MR_DMABUF
+/* Providers that hand a registration to a NIC, where a dmabuf is how GPU memory reaches it.
+ * The others (shm, tcp, sockets) copy GPU memory themselves through the CUDA runtime and keep
+ * registrations in libfabric's shared MR map (prov/util), which turns a dmabuf back into an
+ * address range. */
+static bool nic_provider(const char *prov)
+{
+    static const char *const nic[] = {"efa", "verbs", "cxi", "psm3", "opx", "ucx"};
+    for (size_t i = 0; prov && i < sizeof(nic) / sizeof(nic[0]); i++) {
+        if (strncmp(prov, nic[i], strlen(nic[i])) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+#endif
+
+/* Why path p cannot be used on this system, or NULL when it can be tried. f: the provider
+ * (name, FI_HMEM, FI_MR_VIRT_ADDR); pick: auto is choosing, rather than a forced path. */
+static const char *unavailable(int p, const struct fsh_dev_prov *f, bool exportable, bool pick)
 {
     if (p == PATH_STAGING) {
         return NULL;
     }
-    if (!prov_hmem) {
+    if (!f->hmem) {
         return "the provider does not list FI_HMEM (a libfabric built without CUDA support, "
                "like Debian's)";
     }
     if (p == PATH_DMABUF) {
 #ifndef FI_MR_DMABUF
+        (void)pick;
         return "fabshmem was built against a libfabric without FI_MR_DMABUF (needs 1.20)";
 #else
         if (fi_version() < FI_VERSION(1, 20)) {
@@ -532,6 +551,17 @@ static const char *unavailable(int p, bool prov_hmem, bool exportable)
         if (!exportable) {
             return "the CUDA driver cannot export the device heap as a dmabuf "
                    "(cuMemGetHandleForAddressRange: needs driver and kernel dmabuf support)";
+        }
+        /* libfabric (2.6 and its main branch, prov/util/src/util_mr_map.c) records a dmabuf
+         * region's base from mr_iov, which aliases the dmabuf struct: with offset addressing
+         * every remote access lands off the region (seen on an H100 with shm). */
+        if (!nic_provider(f->name) && !f->virt_addr) {
+            return "libfabric's shared MR map misplaces a dmabuf region when remote addresses "
+                   "are offsets (no FI_MR_VIRT_ADDR): the data would land in the wrong place";
+        }
+        if (!nic_provider(f->name) && pick) {
+            return "the provider copies GPU memory itself, so a dmabuf gains nothing over cuda "
+                   "(it is for NICs: efa, verbs)";
         }
 #endif
     }
@@ -561,12 +591,13 @@ static size_t passed_over(char *why, size_t n, size_t len, int p, const char *no
                                 path_names[p], no);
 }
 
-const char *fsh_dev_path(int want, bool prov_hmem, bool exportable, char *why, size_t len)
+const char *fsh_dev_path(int want, const struct fsh_dev_prov *f, bool exportable, char *why,
+                         size_t len)
 {
     size_t n = 0;
     why[0] = '\0';
     for (int p = PATH_DMABUF; p >= PATH_STAGING; p--) {
-        const char *no = unavailable(p, prov_hmem, exportable);
+        const char *no = unavailable(p, f, exportable, want < 0);
         if (want >= 0 && p != want) {
             continue;
         }
@@ -583,14 +614,15 @@ const char *fsh_dev_path(int want, bool prov_hmem, bool exportable, char *why, s
  * cannot be had is an error. why collects the reason each better path was passed over. */
 static int choose_path(int want, bool exportable, int fd, bool system, char *why, size_t len)
 {
-    bool hmem = fsh_fabric_attr()->has_hmem;
+    const struct fsh_fabric_attr *a = fsh_fabric_attr();
+    struct fsh_dev_prov f = {a->prov, a->has_hmem, a->mr_virt_addr};
     size_t n = 0;
     why[0] = '\0';
     for (int p = PATH_DMABUF; p >= PATH_STAGING; p--) {
         if (want >= 0 && p != want) {
             continue;
         }
-        const char *no = unavailable(p, hmem, exportable);
+        const char *no = unavailable(p, &f, exportable, want < 0);
         int rc = 0;
         if (!no && p != PATH_STAGING) {
             rc = fsh_mr_reg_device(FSH_SEG_DEVICE, dv.base, dv.size, fsh_cuda_device(),

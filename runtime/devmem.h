@@ -34,10 +34,17 @@ extern bool fsh_dev_on;
 extern bool fsh_dev_direct;
 /* FABSHMEM_DEVICE_PATH: auto (*want = -1), staging, cuda or dmabuf (0, 1, 2); error otherwise. */
 int fsh_dev_parse_path(const char *word, int *want);
-/* The path FABSHMEM_DEVICE_PATH=want would take given whether the provider lists FI_HMEM and
- * the driver exports dmabufs (NULL when a forced path cannot be had); why says why each
- * better path is passed over. Pure: for fabshmem-info --doctor. */
-const char *fsh_dev_path(int want, bool prov_hmem, bool exportable, char *why, size_t len);
+/* What the choice of path needs to know of the provider. */
+struct fsh_dev_prov {
+    const char *name; /* libfabric provider name, NULL when none */
+    bool hmem;        /* lists FI_HMEM */
+    bool virt_addr;   /* remote addresses are virtual addresses (FI_MR_VIRT_ADDR) */
+};
+/* The path FABSHMEM_DEVICE_PATH=want would take given the provider and whether the driver
+ * exports dmabufs (NULL when a forced path cannot be had); why says why each better path is
+ * passed over. Pure: for fabshmem-info --doctor. */
+const char *fsh_dev_path(int want, const struct fsh_dev_prov *f, bool exportable, char *why,
+                         size_t len);
 /* Make NIC writes into GPU memory visible to the GPU before what guards them (a signal, a
  * barrier, a wait) lets the program use them: only on the direct paths, one flag test else. */
 void fsh_dev_visible(void);

@@ -343,7 +343,10 @@ static void check_device(const struct fsh_config *cfg, const struct fsh_topo_mac
         close(fd);
     }
     fsh_cuda_free(probe);
-    const char *path = fsh_dev_path(want, p && p->hmem, exportable, why, sizeof(why));
+    /* Whether remote addresses are offsets (no FI_MR_VIRT_ADDR) is settled only when the
+     * domain opens; it matters only to shm/tcp, whose plain modes use virtual addresses. */
+    struct fsh_dev_prov f = {p ? p->name : NULL, p && p->hmem, true};
+    const char *path = fsh_dev_path(want, &f, exportable, why, sizeof(why));
     if (!gpu && m->ngpus == 0) {
         ok("device heap: %s (FABSHMEM_DEVICE_HEAP_SIZE stays off)", fsh_cuda_reason());
     } else if (!gpu) {
