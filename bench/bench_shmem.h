@@ -35,6 +35,12 @@
 #else
 #define BENCH_HAVE_ALLTOALLV 0
 #endif
+/* fabshmem's device heap (shmemx_malloc_device): rma's device target. */
+#ifdef FABSHMEM_SHMEMX_H
+#define BENCH_HAVE_DEVICE 1
+#else
+#define BENCH_HAVE_DEVICE 0
+#endif
 
 #define BENCH_MAX_PES 1024
 #define BENCH_HOST_LEN 64

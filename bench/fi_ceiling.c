@@ -20,6 +20,10 @@
  *   fi_write_bw       rounds of WINDOW fi_write, then every completion: MB/s (ceiling of put_bw)
  *   fi_write_rate     the same in messages: Mmsg/s              (ceiling of put_rate)
  *   memcpy_bw         rounds of WINDOW memcpy of size bytes, one core: MB/s
+ *   cuda_h2d_bw       with FABSHMEM_DEVICE_HEAP_SIZE set and a GPU: rounds of WINDOW driver
+ *                     copies host -> GPU from page-locked memory, each complete on return, as
+ *                     the target of a staged put copies (ceiling of rma's device target on the
+ *                     staging path); the driver is FABSHMEM_CUDA_LIB, else libcuda.so.1
  * The last write of each size carries a pattern that rank 1 checks (#wrong).
  */
 #define _GNU_SOURCE
@@ -39,6 +43,7 @@
 
 #include "bench.h"
 #include "bootstrap.h"
+#include "cuda.h"
 #include "fabric.h"
 
 #define ADDR_MAX 240
@@ -53,7 +58,8 @@ struct card {
 
 static const struct bench_desc desc = {
     .name = "fi_ceiling",
-    .tests = "fi_write_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,memcpy_bw",
+    .tests = "fi_write_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,memcpy_bw,"
+             "cuda_h2d_bw",
     .targets = "",
     .defaults = "",
 };
@@ -356,6 +362,70 @@ static void memcpy_test(void)
     }
 }
 
+/* Rounds of WINDOW host -> GPU copies from page-locked F.buf into dev; MB/s on rank 0. */
+static double time_h2d(void *dev, size_t size, double *best)
+{
+    int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    for (int r = -1; r < rounds; r++) {
+        double t0 = bench_now_us();
+        for (int w = 0; w < opts.window; w++) {
+            if (fsh_cuda_copy(dev, F.buf, size) != 0) {
+                return -1;
+            }
+        }
+        if (r >= 0) {
+            samples[r] = bench_now_us() - t0;
+        }
+    }
+    return bench_stats(samples, rounds, best);
+}
+
+static void cuda_test(void)
+{
+    if (!bench_want(&opts, "cuda_h2d_bw")) {
+        return;
+    }
+    const char *heap = getenv("FABSHMEM_DEVICE_HEAP_SIZE");
+    if (!heap || !heap[0] || strcmp(heap, "0") == 0) {
+        bench_note("cuda_h2d_bw: not run (FABSHMEM_DEVICE_HEAP_SIZE is not set: no GPU asked for)");
+        return;
+    }
+    const char *lib = getenv("FABSHMEM_CUDA_LIB");
+    void *dev = NULL;
+    int ok = fsh_cuda_open(lib ? lib : "", NULL, rank) == 0 && (dev = fsh_cuda_alloc(F.max));
+    if (!ok) {
+        bench_note("cuda_h2d_bw: not run (%s)", fsh_cuda_reason());
+        fsh_cuda_close();
+        return;
+    }
+    int pinned = fsh_cuda_host_register(F.buf, F.max) == 0;
+    bench_section("cuda_h2d_bw", "local", "MB/s",
+                  pinned ? "WINDOW driver copies host -> GPU per round, page-locked source"
+                         : "WINDOW driver copies host -> GPU per round, pageable source");
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        double med = 1, best = 1, per = (double)size * opts.window;
+        long wrong = 0;
+        if (rank == 0) {
+            med = time_h2d(dev, size, &best);
+            bench_fill(F.buf, size, size);
+            if (med < 0 || fsh_cuda_copy(dev, F.buf, size) != 0 ||
+                fsh_cuda_copy(F.buf + F.max, dev, size) != 0) {
+                wrong = (long)size;
+                med = best = 1;
+            } else {
+                wrong = bench_count_wrong(F.buf + F.max, size, size);
+            }
+        }
+        fsh_boot_fence(0, serve);
+        bench_row(size, per / med, per / best, wrong);
+    }
+    if (pinned) {
+        fsh_cuda_host_unregister(F.buf);
+    }
+    fsh_cuda_free(dev);
+    fsh_cuda_close();
+}
+
 static const char *choose_provider(void)
 {
     const char *p = getenv("FABSHMEM_PROVIDER");
@@ -496,6 +566,7 @@ int main(int argc, char **argv)
     window_test("fi_write_bw", 0, "WINDOW fi_write, then every completion, per round");
     window_test("fi_write_rate", 1, "WINDOW fi_write, then every completion, per round");
     memcpy_test();
+    cuda_test();
     rc = bench_finish();
     fsh_boot_fence(0, serve);
     fi_close(&F.mr->fid);

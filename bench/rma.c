@@ -38,22 +38,52 @@ static unsigned char static_local[STATIC_MAX];
 static uint64_t sig;
 #endif
 
+/* remote: where peers write and read; local: PE 0's source/destination. On the device
+ * target (fabshmem's shmemx_malloc_device) remote is GPU memory, local host heap, and the
+ * checks reach remote through a driver copy (shmem_getmem/putmem to oneself) into scratch. */
 struct target {
     const char *name;
     unsigned char *remote, *local;
     size_t cap;
+    unsigned char *scratch; /* device target only */
 };
 
 static const struct bench_desc desc = {
     .name = "rma",
     .tests = "put_lat,put_nbi_lat,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat",
+#if BENCH_HAVE_DEVICE
+    .targets = "heap,static,device",
+#else
     .targets = "heap,static",
+#endif
     .defaults = "heap",
 };
 
 static struct bench_opts opts;
 static double *samples;
 static int me, peer;
+
+/* The bytes of this PE's remote area not as sent (see struct target). */
+static long count_remote(const struct target *t, size_t size, unsigned long seed)
+{
+    if (!t->scratch) {
+        return bench_count_wrong(t->remote, size, seed);
+    }
+    memset(t->scratch, 0, size);
+    shmem_getmem(t->scratch, t->remote, size, me);
+    return bench_count_wrong(t->scratch, size, seed);
+}
+
+/* Writes the pattern into this PE's remote area. */
+static void fill_remote(const struct target *t, size_t size, unsigned long seed)
+{
+    if (!t->scratch) {
+        bench_fill(t->remote, size, seed);
+        return;
+    }
+    bench_fill(t->scratch, size, seed);
+    shmem_putmem(t->remote, t->scratch, size, me);
+}
 
 /* Times WINDOW nbi puts + quiet per round on the calling PE; returns the median round in us
  * (*best: the fastest). */
@@ -106,7 +136,7 @@ static long check_put(const struct target *t, size_t size, unsigned long seed, i
         }
     }
     shmem_barrier_all();
-    long wrong = me == peer ? bench_count_wrong(t->remote, size, seed) : 0;
+    long wrong = me == peer ? count_remote(t, size, seed) : 0;
     return bench_sum(wrong);
 }
 
@@ -115,7 +145,7 @@ static long check_get(const struct target *t, size_t size, unsigned long seed, i
 {
     shmem_barrier_all();
     if (me == peer) {
-        bench_fill(t->remote, size, seed);
+        fill_remote(t, size, seed);
     }
     shmem_barrier_all();
     long wrong = 0;
@@ -202,7 +232,7 @@ static void bibw_test(const struct target *t)
         shmem_barrier_all();
         long wrong = 0;
         if (me == 0 || me == peer) {
-            wrong = bench_count_wrong(t->remote, size, seed + (unsigned long)other);
+            wrong = count_remote(t, size, seed + (unsigned long)other);
         }
         wrong = bench_sum(wrong);
         double bytes = 2.0 * (double)size * opts.window;
@@ -255,7 +285,7 @@ static void signal_test(const struct target *t)
         }
         if (me == peer) {
             shmem_signal_wait_until(&sig, SHMEM_CMP_GE, seq);
-            wrong = bench_count_wrong(t->remote, size, seed);
+            wrong = count_remote(t, size, seed);
         }
         wrong = bench_sum(wrong);
         bench_row(size, med, best, wrong);
@@ -282,6 +312,34 @@ static void run_target(const struct target *t)
     signal_test(t);
 }
 
+#if BENCH_HAVE_DEVICE
+/* The device target: PE 1's remote area in its GPU's symmetric heap, PE 0's side in the host
+ * heap (host -> peer GPU puts, peer GPU -> host gets). */
+static void run_device(void)
+{
+    if (shmemx_device_heap_size() < opts.max) {
+        bench_note("device target: skipped (%s; FABSHMEM_DEVICE_HEAP_SIZE must hold %zu bytes)",
+                   shmemx_device_info(), opts.max);
+        return;
+    }
+    bench_note("device target: %s", shmemx_device_info());
+    struct target dev = {"device", shmemx_malloc_device(opts.max), shmem_malloc(opts.max),
+                         opts.max, malloc(opts.max)};
+    if (!dev.remote || !dev.local || !dev.scratch) {
+        if (me == 0) {
+            fprintf(stderr, "rma: cannot allocate %zu bytes of device and host heap\n", opts.max);
+        }
+        shmem_global_exit(1);
+    }
+    memset(dev.local, 0x5a, opts.max);
+    run_target(&dev);
+    shmem_barrier_all();
+    free(dev.scratch);
+    shmem_free(dev.local);
+    shmemx_free_device(dev.remote);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     bench_parse(&opts, &desc, argc, argv);
@@ -291,7 +349,7 @@ int main(int argc, char **argv)
     bench_shmem_start(&opts, &desc);
     int n = opts.iters > 3 ? opts.iters : 3;
     samples = malloc(sizeof(double) * (size_t)n);
-    struct target heap = {"heap", NULL, NULL, opts.max};
+    struct target heap = {"heap", NULL, NULL, opts.max, NULL};
     if (bench_want_target(&opts, "heap")) {
         heap.remote = shmem_malloc(opts.max);
         heap.local = shmem_malloc(opts.max);
@@ -311,10 +369,15 @@ int main(int argc, char **argv)
         run_target(&heap);
     }
     if (bench_want_target(&opts, "static")) {
-        struct target st = {"static", static_remote, static_local, STATIC_MAX};
+        struct target st = {"static", static_remote, static_local, STATIC_MAX, NULL};
         memset(static_local, 0x5a, STATIC_MAX);
         run_target(&st);
     }
+#if BENCH_HAVE_DEVICE
+    if (bench_want_target(&opts, "device")) {
+        run_device();
+    }
+#endif
     int rc = bench_finish();
     shmem_barrier_all();
     if (heap.remote) {

@@ -12,6 +12,9 @@
 #                           $expect, a row of every size in $sizes, and every #wrong must be 0;
 #                           example: only the exit status (an example checks its own data)
 #   expect="put_lat/heap"   sizes="8 4096"    (barrier/world@0: that one size only)
+#   env="VAR=value ..."     more variables for the PEs ($top_builddir may appear in values)
+#   needs=FILE              a build product the run needs (the mock CUDA driver): SKIP (77)
+#                           when the build has none (configured without CUDA headers)
 # Every run: FI_PROVIDER=shm, SHMEM_SYMMETRIC_SIZE=64M unless the caller set it, bounded by
 # $FSH_TEST_TIMEOUT (default 120) seconds.
 
@@ -21,9 +24,10 @@ if [ ! -f "$spec" ]; then
     exit 2
 fi
 name=$(basename "$spec" .smoke)
-prog="" args="" np=2 kind=bench expect="" sizes=""
-. "$spec"
 top_builddir=${top_builddir:-.}
+prog="" args="" np=2 kind=bench expect="" sizes="" env="" needs=""
+. "$spec"
+
 mpirun=${MPIRUN:-mpirun}
 limit=${FSH_TEST_TIMEOUT:-120}
 label="bench_$name [shm np=$np]"
@@ -43,11 +47,20 @@ if [ ! -x "$top_builddir/$prog" ]; then
     echo "$label: FAIL (no executable $top_builddir/$prog)"
     exit 1
 fi
+if [ -n "$needs" ] && [ ! -e "$top_builddir/$needs" ]; then
+    echo "$label: SKIP (no $needs: configured without CUDA headers)"
+    exit 77
+fi
+xenv=""
+for kv in $env; do
+    export "${kv?}"
+    xenv="$xenv -x ${kv%%=*}"
+done
 csv=""
 [ "$kind" = bench ] && csv=--csv
 # shellcheck disable=SC2086 # the argument list is split on purpose
 timeout -k 10 "$limit" "$mpirun" --allow-run-as-root --oversubscribe --bind-to none -n "$np" \
-    -x FI_PROVIDER=shm -x SHMEM_SYMMETRIC_SIZE "$top_builddir/$prog" $args $csv >"$out" 2>&1 </dev/null
+    -x FI_PROVIDER=shm -x SHMEM_SYMMETRIC_SIZE $xenv "$top_builddir/$prog" $args $csv >"$out" 2>&1 </dev/null
 rc=$?
 case $rc in
 0) ;;
