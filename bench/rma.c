@@ -8,6 +8,8 @@
  * n/a). Tests, PE 0 active unless said (times: median and minimum of the timed iterations):
  *   put_lat         shmem_putmem + shmem_quiet: until the data is delivered at PE 1
  *   put_nbi_lat     shmem_putmem_nbi + shmem_quiet
+ *   put_ret         shmem_putmem alone: until it returns, the source reusable (a quiet follows,
+ *                   untimed)
  *   get_lat         shmem_getmem: a round trip
  *   get_nbi_lat     shmem_getmem_nbi + shmem_quiet
  *   put_bw          rounds of WINDOW shmem_putmem_nbi + one shmem_quiet; MB/s (10^6 B/s) from
@@ -50,7 +52,7 @@ struct target {
 
 static const struct bench_desc desc = {
     .name = "rma",
-    .tests = "put_lat,put_nbi_lat,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat",
+    .tests = "put_lat,put_nbi_lat,put_ret,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat",
 #if BENCH_HAVE_DEVICE
     .targets = "heap,static,device",
 #else
@@ -113,10 +115,14 @@ static double time_ops(int op, const struct target *t, size_t size, double *best
         case 0: shmem_putmem(t->remote, t->local, size, peer); shmem_quiet(); break;
         case 1: shmem_putmem_nbi(t->remote, t->local, size, peer); shmem_quiet(); break;
         case 2: shmem_getmem(t->local, t->remote, size, peer); break;
-        default: shmem_getmem_nbi(t->local, t->remote, size, peer); shmem_quiet(); break;
+        case 3: shmem_getmem_nbi(t->local, t->remote, size, peer); shmem_quiet(); break;
+        default: shmem_putmem(t->remote, t->local, size, peer); break;
         }
         if (i >= 0) {
             samples[i] = bench_now_us() - t0;
+        }
+        if (op == 4) {
+            shmem_quiet(); /* untimed: put_ret is the time until the source is reusable */
         }
     }
     return bench_stats(samples, opts.iters, best);
@@ -176,7 +182,8 @@ static void latency_test(const char *name, int op, const struct target *t, const
             med = time_ops(op, t, size, &best);
         }
         unsigned long seed = size * 8 + (unsigned long)op;
-        long wrong = op < 2 ? check_put(t, size, seed, op == 1) : check_get(t, size, seed, op == 3);
+        long wrong = op < 2 || op == 4 ? check_put(t, size, seed, op == 1)
+                                       : check_get(t, size, seed, op == 3);
         bench_row(size, med, best, wrong);
     }
 }
@@ -304,6 +311,7 @@ static void run_target(const struct target *t)
     }
     latency_test("put_lat", 0, t, "shmem_putmem + shmem_quiet, PE 0 -> PE 1");
     latency_test("put_nbi_lat", 1, t, "shmem_putmem_nbi + shmem_quiet, PE 0 -> PE 1");
+    latency_test("put_ret", 4, t, "shmem_putmem until it returns (source reusable), PE 0 -> PE 1");
     latency_test("get_lat", 2, t, "shmem_getmem, PE 0 <- PE 1");
     latency_test("get_nbi_lat", 3, t, "shmem_getmem_nbi + shmem_quiet, PE 0 <- PE 1");
     window_test("put_bw", 0, t, "WINDOW shmem_putmem_nbi + shmem_quiet per round, PE 0 -> PE 1");
