@@ -19,6 +19,9 @@
  *                     half a round trip                         (ceiling of put_signal_lat)
  *   fi_write_bw       rounds of WINDOW fi_write, then every completion: MB/s (ceiling of put_bw)
  *   fi_write_rate     the same in messages: Mmsg/s              (ceiling of put_rate)
+ *   fi_inject_write_rate  rounds of WINDOW fi_inject_write (no completion entries), then a
+ *                     write counter reaching them all: Mmsg/s, sizes up to the inject size
+ *                     (the best legal small-put rate: how SOS counts its puts)
  *   memcpy_bw         rounds of WINDOW memcpy of size bytes, one core: MB/s
  *   cuda_h2d_bw       with FABSHMEM_DEVICE_HEAP_SIZE set and a GPU: rounds of WINDOW driver
  *                     copies host -> GPU from page-locked memory, each complete on return, as
@@ -58,7 +61,8 @@ struct card {
 
 static const struct bench_desc desc = {
     .name = "fi_ceiling",
-    .tests = "fi_write_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,memcpy_bw,"
+    .tests = "fi_write_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,"
+             "fi_inject_write_rate,memcpy_bw,"
              "cuda_h2d_bw",
     .targets = "",
     .defaults = "",
@@ -71,6 +75,8 @@ static struct {
     struct fid_ep *ep;
     struct fid_av *av;
     struct fid_cq *cq;
+    struct fid_cntr *cntr;   /* completed writes, injected ones included (NULL: no counters) */
+    uint64_t writes;         /* writes posted, to compare with it */
     struct fid_mr *mr;
     void *desc;
     uint8_t *buf; /* [0, max): local source/sink; [max, 2 max): what peers write and read;
@@ -174,6 +180,7 @@ static void post(int kind, size_t off, size_t len, uint64_t data, int slot)
         }
         if (rc == 0) {
             F.pending++;
+            F.writes += kind != 1;
             return;
         }
         if (rc != -FI_EAGAIN) {
@@ -186,6 +193,33 @@ static void post(int kind, size_t off, size_t len, uint64_t data, int slot)
 static void wait_pending(void)
 {
     while (F.pending > 0) {
+        poll_cq();
+    }
+}
+
+/* fi_inject_write of [0, len) to the peer's remote area; EAGAIN retried with progress. */
+static void inject(size_t len)
+{
+    for (;;) {
+        ssize_t rc = fi_inject_write(F.ep, F.buf, len, F.peer, F.remote_base + F.max, F.remote_key);
+        if (rc == 0) {
+            F.writes++;
+            return;
+        }
+        if (rc != -FI_EAGAIN) {
+            die("fi_inject_write", (int)rc);
+        }
+        poll_cq();
+    }
+}
+
+/* Until the write counter has every write posted so far. */
+static void wait_writes(void)
+{
+    while (fi_cntr_read(F.cntr) < F.writes) {
+        if (fi_cntr_readerr(F.cntr) > 0) {
+            die("fi_cntr_read (a write failed)", -FI_EIO);
+        }
         poll_cq();
     }
 }
@@ -263,6 +297,48 @@ static double time_window(size_t size, double *best)
     return bench_stats(samples, rounds, best);
 }
 
+static double time_injects(size_t size, double *best)
+{
+    int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+    for (int r = -warm; r < rounds; r++) {
+        double t0 = bench_now_us();
+        for (int w = 0; w < opts.window; w++) {
+            inject(size);
+        }
+        wait_writes();
+        if (r >= 0) {
+            samples[r] = bench_now_us() - t0;
+        }
+    }
+    return bench_stats(samples, rounds, best);
+}
+
+static long check_write(size_t size, uint64_t tag);
+
+static void inject_test(void)
+{
+    const char *name = "fi_inject_write_rate";
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    if (!F.cntr) {
+        bench_note("%s: n/a (the provider opens no write counter)", name);
+        return;
+    }
+    bench_section(name, "fabric", "Mmsg/s",
+                  "WINDOW fi_inject_write, then the write counter, per round");
+    for (size_t size = opts.min; size <= opts.max && size <= F.inject_size;
+         size = bench_next_size(&opts, size)) {
+        double med = 1, best = 1, per = opts.window;
+        if (rank == 0) {
+            med = time_injects(size, &best);
+        }
+        phase_end(3);
+        bench_row(size, per / med, per / best, check_write(size, 9));
+    }
+}
+
 static double time_memcpy(size_t size, double *best)
 {
     int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
@@ -285,8 +361,13 @@ static long check_write(size_t size, uint64_t tag)
 {
     if (rank == 0) {
         bench_fill(F.buf, size, size * 8 + tag);
-        post(0, 0, size, 0, 0);
-        wait_pending();
+        if (tag == 9) { /* the inject rate's check: the pattern goes by fi_inject_write */
+            inject(size);
+            wait_writes();
+        } else {
+            post(0, 0, size, 0, 0);
+            wait_pending();
+        }
     }
     phase_end(tag);
     long wrong = 0;
@@ -463,8 +544,18 @@ static void open_fabric(void)
         (rc = fi_av_open(F.domain, &ava, &F.av, NULL)) ||
         (rc = fi_endpoint(F.domain, F.info, &F.ep, NULL)) ||
         (rc = fi_ep_bind(F.ep, &F.cq->fid, FI_TRANSMIT | FI_RECV)) ||
-        (rc = fi_ep_bind(F.ep, &F.av->fid, 0)) || (rc = fi_enable(F.ep))) {
+        (rc = fi_ep_bind(F.ep, &F.av->fid, 0))) {
         die("endpoint setup", rc);
+    }
+    struct fi_cntr_attr cna = {.events = FI_CNTR_EVENTS_COMP};
+    if (fi_cntr_open(F.domain, &cna, &F.cntr, NULL) != 0) {
+        F.cntr = NULL;
+    } else if (fi_ep_bind(F.ep, &F.cntr->fid, FI_WRITE) != 0) {
+        fi_close(&F.cntr->fid);
+        F.cntr = NULL;
+    }
+    if ((rc = fi_enable(F.ep))) {
+        die("fi_enable", rc);
     }
     /* page-aligned: FI_MR_ALLOCATED providers want real allocations, EFA pins pages */
     if (posix_memalign((void **)&F.buf, 4096, 2 * F.max + 16)) {
@@ -565,12 +656,16 @@ int main(int argc, char **argv)
              "ping-pong of fi_writedata seen in the target's CQ, half round trip");
     window_test("fi_write_bw", 0, "WINDOW fi_write, then every completion, per round");
     window_test("fi_write_rate", 1, "WINDOW fi_write, then every completion, per round");
+    inject_test();
     memcpy_test();
     cuda_test();
     rc = bench_finish();
     fsh_boot_fence(0, serve);
     fi_close(&F.mr->fid);
     fi_close(&F.ep->fid);
+    if (F.cntr) {
+        fi_close(&F.cntr->fid);
+    }
     fi_close(&F.av->fid);
     fi_close(&F.cq->fid);
     fi_close(&F.domain->fid);
