@@ -116,10 +116,12 @@ int fsh_notify_init(int npes, unsigned max_teams)
     nt.slot_bytes = nt.red_off + 2 * (size_t)nt.red_rounds * RED_CHUNK;
     size_t counters = align64(ncount * sizeof(uint32_t));
     size_t total = nt.slot_bytes * nt.nslots + counters;
-    nt.scratch = fsh_heap_alloc(total, 64);
+    char what[160];
+    snprintf(what, sizeof(what), "the collectives' scratch (%u team slots x %zu bytes for %d PEs)",
+             nt.nslots, nt.slot_bytes, npes);
+    nt.scratch = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_MAX_TEAMS");
     if (!nt.scratch) {
-        return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE or lower FABSHMEM_MAX_TEAMS",
-                       "no room in the symmetric heap for %zu bytes of collective scratch", total);
+        return fsh_err_last()->code;
     }
     enum fsh_seg seg;
     if (fsh_mr_lookup(nt.scratch, total, &seg, &nt.scratch_off) != 0 || seg != FSH_SEG_HEAP) {

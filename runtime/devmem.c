@@ -688,7 +688,10 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     /* Every PE allocates the same block at the same point of init: symmetric. */
     size_t slots = (n + 1) * DEPTH;
     size_t total = slots * dv.slot + (n * DEPTH + 1) * sizeof(uint64_t);
-    dv.block = fsh_heap_alloc(total, 0);
+    char what[192];
+    snprintf(what, sizeof(what), "the device heap's staging slots (%d x (%zu PEs + 1) x %zu bytes "
+             "of FABSHMEM_DEVICE_CHUNK + header)", DEPTH, n, dv.slot);
+    dv.block = fsh_heap_reserve(total, 0, what, "lower FABSHMEM_DEVICE_CHUNK");
     if (!dv.block) {
         return fsh_err_last()->code;
     }

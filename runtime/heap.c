@@ -365,6 +365,26 @@ void *fsh_heap_alloc(size_t size, size_t align)
     return alloc(&heaps[FSH_HEAP_HOST], size, align);
 }
 
+void *fsh_heap_reserve(size_t size, size_t align, const char *what, const char *alt)
+{
+    void *p = alloc(&heaps[FSH_HEAP_HOST], size, align);
+    if (p || fsh_err_last()->code != -ENOMEM) {
+        return p;
+    }
+    fsh_err_clear(); /* this report replaces alloc's */
+    struct fsh_heap_stats st;
+    stats(&heaps[FSH_HEAP_HOST], &st);
+    /* What init has taken so far plus this, and as much again for the application, in MiB. */
+    size_t need = ((st.size - st.free + size) * 2 + (1u << 20) - 1) >> 20;
+    char fix[256];
+    snprintf(fix, sizeof(fix), "raise SHMEM_SYMMETRIC_SIZE (%zuM would leave as much again to "
+             "the application)%s%s", need, alt && alt[0] ? ", or " : "", alt ? alt : "");
+    fsh_err(-ENOMEM, fix,
+            "%s needs %zu bytes of the symmetric heap, but %zu of its %zu are free: the job cannot "
+            "start with SHMEM_SYMMETRIC_SIZE=%zu", what, size, st.largest_free, st.size, st.size);
+    return NULL;
+}
+
 int fsh_heap_free(void *p)
 {
     return free_block(&heaps[FSH_HEAP_HOST], p);

@@ -33,6 +33,10 @@ void fsh_heap_fini(void);
 void *fsh_heap_alloc(size_t size, size_t align);
 /* -EINVAL when p is not the start of a live block (double free, foreign pointer). */
 int fsh_heap_free(void *p);
+/* What the runtime itself takes from the symmetric heap at init (what: the user and the
+ * arithmetic, e.g. "put-with-signal's inboxes (2 x 3 PEs x 8 slots x 64 bytes)"); on failure
+ * the error says how much SHMEM_SYMMETRIC_SIZE would do, or alt (another fix). */
+void *fsh_heap_reserve(size_t size, size_t align, const char *what, const char *alt);
 /* Grow or shrink; in place when possible, else move (copying the old contents). NULL on
  * failure, with the old block left as it was. */
 void *fsh_heap_realloc(void *p, size_t size);

@@ -197,7 +197,10 @@ int fsh_signal_init(long slots)
     size_t boxes = n * sg.slots * sizeof(struct desc);
     /* One symmetric block, the same size on every PE: inbox, outbox, applied[], probe[]. */
     size_t total = 2 * boxes + 2 * n * sizeof(uint64_t);
-    uint8_t *block = fsh_heap_alloc(total, 0);
+    char what[160];
+    snprintf(what, sizeof(what), "put-with-signal's in- and outboxes (2 x %zu PEs x %u slots x "
+             "%zu bytes)", n, sg.slots, sizeof(struct desc));
+    uint8_t *block = fsh_heap_reserve(total, 0, what, "lower FABSHMEM_SIGNAL_SLOTS");
     if (!block) {
         return fsh_err_last()->code;
     }
