@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
@@ -177,6 +178,47 @@ static int cores_online(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+/* Init's phases on this PE, in milliseconds (SHMEM_INFO prints PE 0's). */
+static struct {
+    double last, total;
+    int n;
+    struct {
+        const char *name;
+        double ms;
+    } ph[12];
+} it;
+
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The phase that just ended (the first call starts the clock). */
+static void phase(const char *name)
+{
+    double t = mono_ms();
+    if (name && it.n < (int)(sizeof(it.ph) / sizeof(it.ph[0]))) {
+        it.ph[it.n].name = name;
+        it.ph[it.n++].ms = t - it.last;
+        it.total += t - it.last;
+    }
+    it.last = t;
+}
+
+static void print_phases(void)
+{
+    char line[512];
+    size_t n = (size_t)snprintf(line, sizeof(line), "  init: %.1f ms on PE 0:", it.total);
+    for (int i = 0; i < it.n && n < sizeof(line); i++) {
+        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s %s %.1f", i ? "," : "",
+                              it.ph[i].name, it.ph[i].ms);
+    }
+    printf("%s\n", line);
+    fflush(stdout);
 }
 
 static void print_info(const struct fsh_config *cfg)
@@ -462,6 +504,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         fsh_init_fatal(fn, "initialize once per program run",
                        "called after shmem_finalize: the library cannot be re-initialized");
     }
+    phase(NULL);
     int rc = fsh_env_load();
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
@@ -501,6 +544,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
                        "SHMEM_SYMMETRIC_SIZE=%zu is too small", cfg->SHMEM_SYMMETRIC_SIZE);
     }
 
+    phase("pmix");
     double timeout = cfg->FABSHMEM_TIMEOUT;
     bool chaos_reorder, chaos_delay;
     parse_chaos(fn, cfg->FABSHMEM_CHAOS, &chaos_reorder, &chaos_delay);
@@ -509,6 +553,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
     }
+    phase("topology");
     const struct fsh_topo_pe *place = fsh_topo_mine();
     struct fsh_fabric_nic nic = {
         .name = place && place->nnics ? place->nics[0] : NULL,
@@ -519,6 +564,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
      * would see a handler that is not SIG_DFL and stand back (the application's rule). */
     install_terminate_handlers();
     rc = fsh_fabric_open(cfg, &boot, &nic);
+    phase("fabric");
     if (rc == 0) {
         rc = intranode_setup(cfg, &boot);
     }
@@ -543,6 +589,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         fsh_init_fatal_err(fn, rc);
     }
 
+    phase("engine");
     void *data_base;
     size_t data_len;
     lc.heap_size = (cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
@@ -559,13 +606,16 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         rc = fsh_mr_reg_segment(FSH_SEG_DATA, data_base, data_len);
     }
+    phase("registration");
     if (rc == 0) {
         rc = exchange(timeout);
     }
+    phase("exchange");
     bool all_mapped = false;
     if (rc == 0) {
         rc = fsh_local_attach(node_of, &all_mapped);
     }
+    phase("mapping");
     if (rc == 0) {
         rc = fsh_heap_init(lc.heap_base, lc.heap_size);
     }
@@ -590,9 +640,11 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS);
     }
+    phase("setup");
     if (rc == 0) {
         rc = device_setup(cfg);
     }
+    phase("device");
     /* Every level is provided: the engine lock makes concurrent calls safe. */
     fsh_rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     if (fsh_rt.thread_level < SHMEM_THREAD_SINGLE) {
@@ -644,6 +696,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
      * crash can leave one behind. */
     fsh_fabric_unlink_shared();
     fsh_fabric_names_gone();
+    phase("sync");
+    if (fsh_rt.pe == 0 && cfg->SHMEM_INFO) {
+        print_phases();
+    }
     FSH_DEBUG("initialized: PE %d of %d, local %d of %d", fsh_rt.pe, fsh_rt.npes,
               fsh_rt.local_rank, fsh_rt.local_size);
 }
