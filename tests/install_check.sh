@@ -31,3 +31,32 @@ cc -o "$work/ring_pc" "$work/ring.c" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" p
 test -f "$prefix/lib/libfabshmem.a"
 "$prefix/bin/fabshmem-info" --local-size 2 | grep -q '^map for 2 local rank'
 echo "install_check: PASS"
+
+# oshcc as the C compiler of a build (CC=oshcc in the environment, make CC=oshcc, ./configure
+# CC=oshcc): it must not call itself forever, and SHMEM_CC / a CC with options are honoured.
+osh=$prefix/bin/oshcc
+CC=$osh timeout 60 "$osh" -o "$work/ring_envcc" "$work/ring.c"
+"$work/ring_envcc" | grep -q 'PE 0 ok'
+test "$(SHMEM_CC=cc CC=false "$osh" --showme | cut -d' ' -f1)" = cc
+CC="cc -std=gnu11" timeout 60 "$osh" -o "$work/ring_ccopt" "$work/ring.c"
+mkdir "$work/mk"
+cp "$work/ring.c" "$work/mk/"
+printf 'ring: ring.c\n\t$(CC) -o $@ ring.c\n' > "$work/mk/Makefile"
+timeout 60 make -s -C "$work/mk" CC="$osh" >/dev/null
+"$work/mk/ring" | grep -q 'PE 0 ok'
+echo "install_check/oshcc_make: PASS"
+if command -v autoconf >/dev/null; then
+    mkdir "$work/ac"
+    cp "$work/ring.c" "$work/ac/"
+    cat > "$work/ac/configure.ac" <<'AC'
+AC_INIT([ring], [1])
+AC_PROG_CC
+AC_CHECK_FUNC([shmem_init], [], [AC_MSG_ERROR([oshcc cannot link shmem_init])])
+AC_CONFIG_FILES([Makefile])
+AC_OUTPUT
+AC
+    printf 'ring: ring.c\n\t@CC@ -o ring ring.c\n' > "$work/ac/Makefile.in"
+    (cd "$work/ac" && autoconf && timeout 120 ./configure -q CC="$osh" && timeout 60 make -s) >/dev/null
+    "$work/ac/ring" | grep -q 'PE 0 ok'
+    echo "install_check/oshcc_configure: PASS"
+fi
