@@ -213,6 +213,9 @@ FSH_API void shmem_quiet(void);
 FSH_API void shmem_fence(void);
 FSH_API void shmem_ctx_quiet(shmem_ctx_t ctx);
 FSH_API void shmem_ctx_fence(shmem_ctx_t ctx);
+/* OpenSHMEM 1.6: completion of the operations to target_pes[0..npes) only. */
+FSH_API void shmem_pe_quiet(const int *target_pes, size_t npes);
+FSH_API void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 
 /* ------------------------------------------------------------------ contexts */
 FSH_API int shmem_ctx_create(long options, shmem_ctx_t *ctx);
@@ -222,6 +225,12 @@ FSH_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
 /* ------------------------------------------------------------------ signals */
 FSH_API uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 FSH_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
+/* OpenSHMEM 1.6: a signal update alone (like a put-with-signal of no data): atomic with
+ * respect to every other signal update of the word; complete at quiet. */
+FSH_API void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+FSH_API void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+FSH_API void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+FSH_API void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
 
 /* ------------------------------------------------------------------ distributed locks */
 FSH_API void shmem_set_lock(long *lock);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -301,6 +302,28 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
     return signal_value(__func__, sig_addr, seg, off);
 }
 
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    fsh_api_put_signal(__func__, SHMEM_CTX_DEFAULT, NULL, NULL, 0, sig_addr, signal,
+                       SHMEM_SIGNAL_ADD, pe, 0);
+}
+
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    fsh_api_put_signal(__func__, SHMEM_CTX_DEFAULT, NULL, NULL, 0, sig_addr, signal,
+                       SHMEM_SIGNAL_SET, pe, 0);
+}
+
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    fsh_api_put_signal(__func__, ctx, NULL, NULL, 0, sig_addr, signal, SHMEM_SIGNAL_ADD, pe, 0);
+}
+
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    fsh_api_put_signal(__func__, ctx, NULL, NULL, 0, sig_addr, signal, SHMEM_SIGNAL_SET, pe, 0);
+}
+
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
     running(__func__);
@@ -520,6 +543,39 @@ void shmem_ctx_quiet(shmem_ctx_t ctx)
     running(__func__);
     if (ctx != SHMEM_CTX_INVALID) {
         done(__func__, fsh_rma_quiet(check_ctx(__func__, ctx)));
+    }
+}
+
+/* The PEs of a pe_quiet, checked (a bad PE ends the job like any RMA's). */
+static void pe_quiet(const char *fn, struct fsh_ctx *c, const int *pes, size_t n)
+{
+    if (n > 0 && !pes) {
+        fsh_init_fatal(fn, "pass an array of npes PE numbers", "target_pes is NULL with npes %zu",
+                       n);
+    }
+    int *world = n ? malloc(n * sizeof(int)) : NULL;
+    if (n && !world) {
+        fsh_init_fatal(fn, "", "out of memory for %zu PE numbers", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        world[i] = ctx_pe(fn, c, pes[i]);
+    }
+    int rc = fsh_rma_pe_quiet(c, world, n);
+    free(world);
+    done(fn, rc);
+}
+
+void shmem_pe_quiet(const int *target_pes, size_t npes)
+{
+    running(__func__);
+    pe_quiet(__func__, &fsh_ctx_default, target_pes, npes);
+}
+
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+    running(__func__);
+    if (ctx != SHMEM_CTX_INVALID) {
+        pe_quiet(__func__, check_ctx(__func__, ctx), target_pes, npes);
     }
 }
 

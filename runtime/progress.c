@@ -501,6 +501,18 @@ int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *wha
     return wait_impl(done, arg, what, peer, pg.timeout, true);
 }
 
+bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes)
+{
+    bool idle = true;
+    fsh_progress_lock();
+    for (size_t i = 0; i < pg.depth && idle; i++) {
+        const struct fsh_op *op = &pg.pool[i];
+        idle = !(op->kind && op->track == t && pes[op->pe]);
+    }
+    fsh_progress_unlock();
+    return idle;
+}
+
 bool fsh_progress_track_done(const struct fsh_op_track *t)
 {
     return __atomic_load_n(&t->completed, __ATOMIC_ACQUIRE) ==

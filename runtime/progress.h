@@ -128,6 +128,8 @@ bool fsh_progress_serves(void);
 /* Poll until every operation of the track completed. */
 int fsh_progress_wait_track(const struct fsh_op_track *t, const char *what);
 bool fsh_progress_track_done(const struct fsh_op_track *t);
+/* Has t no operation in flight to a PE marked in pes[] (indexed by world PE)? */
+bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes);
 
 /* Called by busy loops that are not waits (EAGAIN retries): yields when oversubscribed, probes
  * peer like a wait, and returns -ETIMEDOUT (recorded) once FABSHMEM_TIMEOUT has passed since

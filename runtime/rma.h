@@ -88,6 +88,9 @@ int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, siz
 
 /* Wait until every operation of the context has completed (data visible at the target). */
 int fsh_rma_quiet(struct fsh_ctx *ctx);
+/* Quiet for the operations of ctx to the world PEs pes[0..n) only (OpenSHMEM 1.6 pe_quiet);
+ * put-with-signal's updates are waited for at every target, as quiet does. */
+int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const int *pes, size_t n);
 /* Quiet every live context (barrier_all, finalize). */
 int fsh_rma_quiet_all(void);
 /* Work a higher layer must finish before quiet returns (signal.c: its signals applied at
