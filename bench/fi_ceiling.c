@@ -280,33 +280,26 @@ static double time_pingpong(size_t size, double *best)
     return rank == 0 ? bench_stats(samples, opts.iters, best) : 0;
 }
 
-static double time_window(size_t size, double *best)
+/* Rounds of WINDOW writes (fi_writemsg with completions, or with inject fi_inject_write
+ * counted by the write counter), each round timed to its last completion. */
+static double time_window(size_t size, double *best, bool inject_them)
 {
     int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
     int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
     for (int r = -warm; r < rounds; r++) {
         double t0 = bench_now_us();
         for (int w = 0; w < opts.window; w++) {
-            post(0, 0, size, 0, w);
+            if (inject_them) {
+                inject(size);
+            } else {
+                post(0, 0, size, 0, w);
+            }
         }
-        wait_pending();
-        if (r >= 0) {
-            samples[r] = bench_now_us() - t0;
+        if (inject_them) {
+            wait_writes();
+        } else {
+            wait_pending();
         }
-    }
-    return bench_stats(samples, rounds, best);
-}
-
-static double time_injects(size_t size, double *best)
-{
-    int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
-    int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
-    for (int r = -warm; r < rounds; r++) {
-        double t0 = bench_now_us();
-        for (int w = 0; w < opts.window; w++) {
-            inject(size);
-        }
-        wait_writes();
         if (r >= 0) {
             samples[r] = bench_now_us() - t0;
         }
@@ -332,7 +325,7 @@ static void inject_test(void)
          size = bench_next_size(&opts, size)) {
         double med = 1, best = 1, per = opts.window;
         if (rank == 0) {
-            med = time_injects(size, &best);
+            med = time_window(size, &best, true);
         }
         phase_end(3);
         bench_row(size, per / med, per / best, check_write(size, 9));
@@ -416,7 +409,7 @@ static void window_test(const char *name, int rate, const char *what)
     for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
         double med = 1, best = 1, per = rate ? opts.window : (double)size * opts.window;
         if (rank == 0) {
-            med = time_window(size, &best);
+            med = time_window(size, &best, false);
         }
         phase_end(2);
         bench_row(size, per / med, per / best, check_write(size, 4 + (uint64_t)rate));
