@@ -86,6 +86,8 @@ static bool satisfied(const struct query *q, size_t i)
     return fsh_wait_compare(q->ivars + i * q->esize, q->cmp, v, q->esize, q->is_signed);
 }
 
+static __thread size_t any_next; /* where this thread's next ANY scan starts */
+
 /* Evaluate once; true when the wait is over, with the mode's result in q->result. */
 static bool evaluate(const void *arg)
 {
@@ -95,7 +97,12 @@ static bool evaluate(const void *arg)
         q->result = 0;
         return true;
     }
-    for (size_t i = 0; i < q->nelems; i++) {
+    /* An ANY scan starts after the index this thread's last ANY returned, so a series of
+     * calls returns every satisfied index in turn (the spec's fairness; scanning from 0
+     * returned the lowest one forever). */
+    size_t start = q->mode == FSH_SYNC_ANY && q->nelems ? any_next % q->nelems : 0;
+    for (size_t k = 0; k < q->nelems; k++) {
+        size_t i = start + k < q->nelems ? start + k : start + k - q->nelems;
         if (q->status && q->status[i]) {
             continue;
         }
@@ -109,6 +116,7 @@ static bool evaluate(const void *arg)
         }
         if (q->mode == FSH_SYNC_ANY) {
             q->result = i;
+            any_next = i + 1;
             return true;
         }
         if (q->mode == FSH_SYNC_SOME) {

@@ -389,6 +389,49 @@ static void deprecated_and_generic(void)
     shmem_free(lv);
 }
 
+/* Every element satisfies (but a masked one): a series of test_any / wait_until_any calls, and
+ * their _vector forms, must return every unmasked index in time (1.5: a series of calls returns
+ * each satisfied index eventually), never the masked one; scanning from 0 always gave 0. */
+static void any_fairness(void)
+{
+    enum { N = 8, MASKED = 3 };
+    static long av[N];
+    long want[N];
+    int status[N] = {0};
+    int seen[4][N] = {{0}};
+    status[MASKED] = 1;
+    for (int i = 0; i < N; i++) {
+        av[i] = 5;
+        want[i] = 5;
+    }
+    for (int r = 0; r < 8 * N; r++) {
+        size_t got[4] = {
+            shmem_long_test_any(av, N, status, SHMEM_CMP_EQ, 5),
+            shmem_long_wait_until_any(av, N, status, SHMEM_CMP_EQ, 5),
+            shmem_long_test_any_vector(av, N, status, SHMEM_CMP_EQ, want),
+            shmem_long_wait_until_any_vector(av, N, status, SHMEM_CMP_EQ, want),
+        };
+        for (int f = 0; f < 4; f++) {
+            t_check(got[f] < N, "any form %d returned %zu with every element satisfied", f, got[f]);
+            if (got[f] < N) {
+                seen[f][got[f]]++;
+            }
+        }
+    }
+    static const char *const names[4] = {"test_any", "wait_until_any", "test_any_vector",
+                                         "wait_until_any_vector"};
+    for (int f = 0; f < 4; f++) {
+        for (int i = 0; i < N; i++) {
+            if (i == MASKED) {
+                t_check(seen[f][i] == 0, "%s returned the masked index %d", names[f], i);
+            } else {
+                t_check(seen[f][i] > 0, "%s never returned satisfied index %d in %d calls",
+                        names[f], i, 8 * N);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     shmem_init();
@@ -413,6 +456,7 @@ int main(void)
     wait_tests_size();
     wait_tests_ptrdiff();
     deprecated_and_generic();
+    any_fairness();
 
     shmem_finalize();
     return t_finish(NAME);
