@@ -42,7 +42,10 @@ static void stats(const struct heap *h, struct fsh_heap_stats *st);
 
 /* The heap base is aligned to 2 MiB (huge-page friendly), so shmem_align up to 2 MiB yields
  * truly aligned addresses on every PE. */
-#define HEAP_BASE_ALIGN ((size_t)2 << 20)
+/* The heap base is aligned to 1 GiB (address space only: the excess is unmapped at once), so an
+ * alignment up to that, taken relative to the base as every PE's offsets must be equal, is an
+ * absolute alignment too (with 2 MiB, shmem_align(4M) was misaligned on most PEs). */
+#define HEAP_BASE_ALIGN ((size_t)1 << 30)
 
 void *fsh_heap_map(size_t size, int fd)
 {
@@ -174,6 +177,12 @@ static void *alloc(struct heap *h, size_t size, size_t align)
     }
     if (align < FSH_HEAP_MIN_ALIGN) {
         align = FSH_HEAP_MIN_ALIGN;
+    }
+    if (align > HEAP_BASE_ALIGN && h == &heaps[FSH_HEAP_HOST]) {
+        fsh_err(-EINVAL, "use an alignment of at most 1 GiB",
+                "alignment %zu is beyond the symmetric heap base's alignment of %zu: no offset "
+                "would be aligned on every PE", align, HEAP_BASE_ALIGN);
+        return NULL;
     }
     if (size > h->size) {
         goto exhausted;

@@ -2,7 +2,8 @@
  * heap_alloc: the symmetric heap routines return usable, correctly aligned, symmetric blocks.
  *
  * Checks: shmem_malloc blocks are aligned for any type and do not overlap; shmem_calloc zeroes
- * (even memory a freed block had dirtied); shmem_align honours 8..4096; shmem_realloc keeps the
+ * (even memory a freed block had dirtied); shmem_align honours 8..4096 and 4..16 MiB (an RMA
+ * target each), and returns NULL beyond 1 GiB; shmem_realloc keeps the
  * content when growing (possibly moving) and shrinking, and realloc(NULL) allocates;
  * shmem_malloc_with_hints works with each hint; malloc(0) and calloc(0, n) return NULL and
  * shmem_free(NULL) does nothing. Every block's offset from a first block is the same on all PEs
@@ -228,6 +229,19 @@ int main(void)
         printf("  %s: note: heap holds more than %d MiB, coalescing check not run\n", NAME,
                PROBE_MAX);
     }
+
+    /* ---- large alignments: 4, 8 and 16 MiB (beyond the 2 MiB of a page-aligned base), each an
+     * RMA target; beyond 1 GiB, NULL on every PE (no offset is aligned everywhere). */
+    for (size_t a = 4 * MIB; a <= 16 * MIB; a *= 2) {
+        uint8_t *p = shmem_align(a, 4096);
+        if (t_check(p != NULL, "shmem_align(%zu, 4096) returned NULL", a)) {
+            t_check((uintptr_t)p % a == 0, "shmem_align(%zu) = %p misaligned", a, (void *)p);
+            rma_check(p, 4096, 400 + a / MIB, "large alignment", me, right, left);
+        }
+        shmem_free(p);
+    }
+    void *huge = shmem_align((size_t)2 << 30, 64);
+    t_check(huge == NULL, "shmem_align(2 GiB, 64) = %p, want NULL", huge);
 
     shmem_finalize();
     return t_finish(NAME);
