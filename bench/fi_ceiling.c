@@ -62,8 +62,7 @@ struct card {
 static const struct bench_desc desc = {
     .name = "fi_ceiling",
     .tests = "fi_write_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,"
-             "fi_inject_write_rate,memcpy_bw,"
-             "cuda_h2d_bw",
+             "fi_inject_write_rate,memcpy_bw,cuda_h2d_bw",
     .targets = "",
     .defaults = "",
 };
@@ -307,7 +306,7 @@ static double time_window(size_t size, double *best, bool inject_them)
     return bench_stats(samples, rounds, best);
 }
 
-static long check_write(size_t size, uint64_t tag);
+static long check_write(size_t size, uint64_t tag, bool by_inject);
 
 static void inject_test(void)
 {
@@ -328,7 +327,7 @@ static void inject_test(void)
             med = time_window(size, &best, true);
         }
         phase_end(3);
-        bench_row(size, per / med, per / best, check_write(size, 9));
+        bench_row(size, per / med, per / best, check_write(size, 9, true));
     }
 }
 
@@ -348,13 +347,14 @@ static double time_memcpy(size_t size, double *best)
     return bench_stats(samples, rounds, best);
 }
 
-/* Rank 0 writes the pattern; rank 1 checks its remote area. Returns rank 1's count to rank 0
+/* Rank 0 writes the pattern (by fi_writemsg, or by fi_inject_write and the write counter);
+ * rank 1 checks its remote area. Returns rank 1's count to rank 0
  * through the immediate data of the DONE message's reply (a second phase). */
-static long check_write(size_t size, uint64_t tag)
+static long check_write(size_t size, uint64_t tag, bool by_inject)
 {
     if (rank == 0) {
         bench_fill(F.buf, size, size * 8 + tag);
-        if (tag == 9) { /* the inject rate's check: the pattern goes by fi_inject_write */
+        if (by_inject) {
             inject(size);
             wait_writes();
         } else {
@@ -396,7 +396,7 @@ static void lat_test(const char *name, int kind, const char *what)
             }
             phase_end(1);
         }
-        bench_row(size, med, best, check_write(size, (uint64_t)kind + 1));
+        bench_row(size, med, best, check_write(size, (uint64_t)kind + 1, false));
     }
 }
 
@@ -412,7 +412,7 @@ static void window_test(const char *name, int rate, const char *what)
             med = time_window(size, &best, false);
         }
         phase_end(2);
-        bench_row(size, per / med, per / best, check_write(size, 4 + (uint64_t)rate));
+        bench_row(size, per / med, per / best, check_write(size, 4 + (uint64_t)rate, false));
     }
 }
 

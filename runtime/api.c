@@ -546,22 +546,29 @@ void shmem_ctx_quiet(shmem_ctx_t ctx)
     }
 }
 
-/* The PEs of a pe_quiet, checked (a bad PE ends the job like any RMA's). */
+/* The PEs of a pe_quiet, checked (a bad PE ends the job like any RMA's), as a mask over world
+ * PEs. */
 static void pe_quiet(const char *fn, struct fsh_ctx *c, const int *pes, size_t n)
 {
     if (n > 0 && !pes) {
         fsh_init_fatal(fn, "pass an array of npes PE numbers", "target_pes is NULL with npes %zu",
                        n);
     }
-    int *world = n ? malloc(n * sizeof(int)) : NULL;
-    if (n && !world) {
-        fsh_init_fatal(fn, "", "out of memory for %zu PE numbers", n);
+    if (n == 0) {
+        done(fn, fsh_rma_pe_quiet(c, NULL, -1));
+        return;
     }
+    bool *mask = calloc((size_t)fsh_rt.npes, sizeof(bool));
+    if (!mask) {
+        fsh_init_fatal(fn, "", "out of memory for a mask of %d PEs", fsh_rt.npes);
+    }
+    int one = -1;
     for (size_t i = 0; i < n; i++) {
-        world[i] = ctx_pe(fn, c, pes[i]);
+        one = ctx_pe(fn, c, pes[i]);
+        mask[one] = true;
     }
-    int rc = fsh_rma_pe_quiet(c, world, n);
-    free(world);
+    int rc = fsh_rma_pe_quiet(c, mask, n == 1 ? one : -1);
+    free(mask);
     done(fn, rc);
 }
 

@@ -555,11 +555,12 @@ static const char *unavailable(int p, const struct fsh_dev_prov *f, bool exporta
         /* libfabric (2.6 and its main branch, prov/util/src/util_mr_map.c) records a dmabuf
          * region's base from mr_iov, which aliases the dmabuf struct: with offset addressing
          * every remote access lands off the region (seen on an H100 with shm). */
-        if (!nic_provider(f->name) && !f->virt_addr) {
+        bool nic = nic_provider(f->name);
+        if (!nic && !f->virt_addr) {
             return "libfabric's shared MR map misplaces a dmabuf region when remote addresses "
                    "are offsets (no FI_MR_VIRT_ADDR): the data would land in the wrong place";
         }
-        if (!nic_provider(f->name) && pick) {
+        if (!nic && pick) {
             return "the provider copies GPU memory itself, so a dmabuf gains nothing over cuda "
                    "(it is for NICs: efa, verbs)";
         }

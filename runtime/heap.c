@@ -40,8 +40,6 @@ static struct heap heaps[FSH_HEAP_NKINDS];
 
 static void stats(const struct heap *h, struct fsh_heap_stats *st);
 
-/* The heap base is aligned to 2 MiB (huge-page friendly), so shmem_align up to 2 MiB yields
- * truly aligned addresses on every PE. */
 /* The heap base is aligned to 1 GiB (address space only: the excess is unmapped at once), so an
  * alignment up to that, taken relative to the base as every PE's offsets must be equal, is an
  * absolute alignment too (with 2 MiB, shmem_align(4M) was misaligned on most PEs). */

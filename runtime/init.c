@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
@@ -190,17 +189,10 @@ static struct {
     } ph[12];
 } it;
 
-static double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* The phase that just ended (the first call starts the clock). */
 static void phase(const char *name)
 {
-    double t = mono_ms();
+    double t = fsh_progress_now() * 1e3; /* ms */
     if (name && it.n < (int)(sizeof(it.ph) / sizeof(it.ph[0]))) {
         it.ph[it.n].name = name;
         it.ph[it.n++].ms = t - it.last;

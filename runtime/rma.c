@@ -31,7 +31,6 @@
 #include "fabric.h"
 #include "local.h"
 #include "log.h"
-#include "rt.h"
 #include "xport.h"
 
 struct fsh_ctx fsh_ctx_default = {.handle = FSH_CTX_DEFAULT_HANDLE};
@@ -259,23 +258,15 @@ static bool pes_idle(const void *arg)
     return fsh_progress_track_idle_to(w->track, w->pes);
 }
 
-int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const int *pes, size_t n)
+int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* local puts before what follows (local.c) */
-    if (n == 0) {
+    if (!pes) {
         return 0;
     }
-    bool *mask = calloc((size_t)fsh_rt.npes, sizeof(bool));
-    if (!mask) {
-        return fsh_err(-ENOMEM, "", "out of memory for a pe_quiet over %d PEs", fsh_rt.npes);
-    }
-    for (size_t i = 0; i < n; i++) {
-        mask[pes[i]] = true;
-    }
-    struct pe_wait w = {&ctx->track, mask};
+    struct pe_wait w = {&ctx->track, pes};
     int rc = fsh_progress_wait(pes_idle, &w, "pe_quiet: waiting for the operations to the chosen PEs",
-                               n == 1 ? pes[0] : -1);
-    free(mask);
+                               one);
     /* Signals are applied per target PE, not per context: the hook waits for them all. */
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();

@@ -88,9 +88,11 @@ int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, siz
 
 /* Wait until every operation of the context has completed (data visible at the target). */
 int fsh_rma_quiet(struct fsh_ctx *ctx);
-/* Quiet for the operations of ctx to the world PEs pes[0..n) only (OpenSHMEM 1.6 pe_quiet);
- * put-with-signal's updates are waited for at every target, as quiet does. */
-int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const int *pes, size_t n);
+/* Quiet for the operations of ctx to the world PEs marked in pes[] only (OpenSHMEM 1.6
+ * pe_quiet; NULL: none, just the memory fence); one names the PE when there is only one (for
+ * liveness reports), else -1. put-with-signal's updates are waited for at every target, as
+ * quiet does. */
+int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one);
 /* Quiet every live context (barrier_all, finalize). */
 int fsh_rma_quiet_all(void);
 /* Work a higher layer must finish before quiet returns (signal.c: its signals applied at
