@@ -79,9 +79,11 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     op->track = &ctx->track;
     op->sync = sync;
     op->tmp_mr = tmp;
-    uint64_t flags = FI_COMPLETION;
+    /* Reads carry the endpoint's completion level too, as fi_read would: shm takes a read
+     * without it by process_vm_readv from the initiator, a system call that costs 2 us for
+     * 8 bytes where the target's progress engine answers in 0.8 us. */
+    uint64_t flags = FI_COMPLETION | (fa->delivery_complete ? FI_DELIVERY_COMPLETE : 0);
     if (write) {
-        flags |= fa->delivery_complete ? FI_DELIVERY_COMPLETE : 0;
         flags |= inject ? FI_INJECT : 0;
         flags |= has_imm ? FI_REMOTE_CQ_DATA : 0;
     }
