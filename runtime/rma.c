@@ -50,6 +50,11 @@ void fsh_rma_set_quiet_hook(int (*hook)(void))
     quiet_hook = hook;
 }
 
+bool fsh_rma_injects(const void *src, size_t len)
+{
+    return len <= fsh_fabric_attr()->inject_size && !fsh_mr_is_device(src, len);
+}
+
 /* Post one piece: a write (optionally with immediate data) or a read. */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
                 int pe, uint64_t raddr, uint64_t key, bool has_imm, uint32_t imm)
@@ -57,7 +62,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
     bool dev = fsh_mr_is_device(local, len);
-    bool inject = write && len <= fa->inject_size && !dev;
+    bool inject = write && len <= fa->inject_size && !dev; /* fsh_rma_injects, one lookup */
     void *desc = NULL;
     struct fid_mr *tmp = NULL;
     int rc = 0;
@@ -136,7 +141,7 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     }
     /* An injected put leaves the source free at once; anything larger must complete before a
      * blocking put returns, because the provider reads the source until then. */
-    if (nbi || len <= fsh_fabric_attr()->inject_size) {
+    if (nbi || fsh_rma_injects(src, len)) {
         return post_split(ctx, NULL, FSH_OP_PUT, (void *)src, seg, off, len, pe);
     }
     struct fsh_op_track sync = {0, 0};

@@ -79,6 +79,8 @@ int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
                   int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm);
 
+/* Is a write of len bytes from src injected (the source reusable when the post returns)? */
+bool fsh_rma_injects(const void *src, size_t len);
 /* The largest len fsh_rma_write and fsh_rma_read take (the provider's message size). */
 size_t fsh_rma_max_write(void);
 /* One read of len bytes (at most the provider's message size) from (seg, off) of pe into dest.

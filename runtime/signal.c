@@ -374,7 +374,9 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         uint32_t imm = ((uint32_t)FSH_IMM_SIG_DATA << FSH_IMM_KIND_SHIFT) | who;
         for (size_t done = 0; done < len && rc == 0; done += max) {
             size_t n = len - done < max ? len - done : max;
-            rc = fsh_rma_write(ctx, nbi ? NULL : &sync, (const char *)src + done, n, pe, dseg,
+            const char *piece = (const char *)src + done;
+            bool wait = !nbi && !fsh_rma_injects(piece, n);
+            rc = fsh_rma_write(ctx, wait ? &sync : NULL, piece, n, pe, dseg,
                                doff + done, true, imm);
         }
         if (rc != 0) {
