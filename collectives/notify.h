@@ -38,7 +38,7 @@ unsigned fsh_notify_final_slot(void);
 
 static inline void fsh_notify_batch_init(struct fsh_notify_batch *b, unsigned slot)
 {
-    b->sync.posted = b->sync.completed = 0;
+    b->sync = (struct fsh_op_track){0, 0, 0};
     b->slot = slot;
 }
 

@@ -218,7 +218,7 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
                        fsh_fabric_attr()->prov, op_name(op), size);
     }
     const struct mapping *m = &map[op];
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     bool wait = m->type != FSH_X_ATOMIC && !nbi;
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);

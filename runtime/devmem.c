@@ -191,7 +191,7 @@ static bool acked(const void *arg)
     if (mapped) {
         v = __atomic_load_n(mapped, __ATOMIC_ACQUIRE);
     } else {
-        struct fsh_op_track sync = {0, 0};
+        struct fsh_op_track sync = {0, 0, 0};
         w->err = fsh_rma_read(&fsh_ctx_default, &sync, dv.probe, sizeof(uint64_t), w->pe,
                               FSH_SEG_HEAP, off);
         if (w->err == 0) {
@@ -256,7 +256,7 @@ static int post_request(int pe, uint64_t seq, uint32_t op, uint64_t off, size_t 
     r->off = off;
     r->len = len;
     r->op = op;
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     uint64_t slot = dv.inbox_off + slot_index(fsh_rt.pe, k) * dv.slot;
     uint32_t imm = ((uint32_t)FSH_IMM_DEV << FSH_IMM_KIND_SHIFT) |
                    ((uint32_t)fsh_rt.pe * DEPTH + k);
@@ -361,7 +361,7 @@ static bool direct_ok(enum fsh_seg seg, uint64_t off, const void *local, int pe)
 static int fabric_rma(bool put, struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off,
                       uint8_t *local, size_t len, int pe)
 {
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     size_t max = fsh_rma_max_write();
     int rc = 0;
     for (size_t done = 0; done < len && rc == 0;) {

@@ -44,6 +44,8 @@ static struct {
     struct fid_domain *domain;
     struct fid_av *av;
     struct fid_cq *cq;
+    struct fid_cntr *wcntr; /* completed writes, when the provider counts them */
+    bool counting;          /* wcntr bound and the CQ bound for selective completion */
     struct fid_ep *ep;
     fi_addr_t *peers;
     int npes;
@@ -357,6 +359,34 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
     a->mr_key_size = fi->domain_attr->mr_key_size;
 }
 
+/* The CQ, and where the provider has them a write counter with the CQ bound for selective
+ * completion: an injected put then needs no completion entry and no operation record, the
+ * counter says when all are done (progress.c). Without a counter every operation asks for its
+ * entry, as before. */
+static int bind_completions(const struct fsh_config *cfg)
+{
+    struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+    if (cfg->FABSHMEM_PUT_COUNTER && fi_cntr_open(fab.domain, &ca, &fab.wcntr, NULL) == 0) {
+        int rc = fi_ep_bind(fab.ep, &fab.wcntr->fid, FI_WRITE);
+        if (rc == 0) {
+            rc = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
+            if (rc == 0) {
+                fab.counting = true;
+                return 0;
+            }
+            /* The counter stays bound (counting, unread) until close. */
+            FSH_DEBUG("provider %s: no selective completion with a write counter (%s); every "
+                      "put asks for a completion entry", fab.attr.prov, fi_strerror(-rc));
+            return fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+        }
+        FSH_DEBUG("provider %s: no write counter (%s); every put asks for a completion entry",
+                  fab.attr.prov, fi_strerror(-rc));
+        fi_close(&fab.wcntr->fid);
+        fab.wcntr = NULL;
+    }
+    return fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+}
+
 int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
                     const struct fsh_fabric_nic *nic)
 {
@@ -438,7 +468,7 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     }
     rc = fi_ep_bind(fab.ep, &fab.av->fid, 0);
     if (rc == 0) {
-        rc = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+        rc = bind_completions(cfg);
     }
     if (rc != 0) {
         return fi_fail(rc, "fi_ep_bind");
@@ -606,13 +636,14 @@ void fsh_fabric_describe(char *buf, size_t len)
     snprintf(buf, len,
              "provider %s, domain %s, address %zu bytes, mr_mode %s%s%s, inject %zu, "
              "max message %zu, immediate data %zu bytes, tx depth %zu, atomics %s, "
-             "delivery-complete %s, %s progress",
+             "delivery-complete %s, %s progress, injected puts %s",
              fab.attr.prov, fab.attr.domain, fab.attr.addrlen, mm,
              fab.attr.mr_local && !(fab.attr.mr_mode & FI_MR_LOCAL) ? " (+local forced)" : "",
              fab.attr.mr_virt_addr ? "" : " (offset addressing)", fab.attr.inject_size,
              fab.attr.max_msg_size, fab.attr.cq_data_size, fab.attr.tx_depth,
              fab.attr.has_atomics ? "yes" : "no", fab.attr.delivery_complete ? "yes" : "no",
-             fab.attr.manual_progress ? "manual" : "auto");
+             fab.attr.manual_progress ? "manual" : "auto",
+             fab.counting ? "counted (write counter)" : "tracked (a completion entry each)");
 }
 
 void fsh_fabric_unlink_shared(void)
@@ -656,6 +687,7 @@ void fsh_fabric_close(void)
     close_fid(fab.ep ? &fab.ep->fid : NULL, "endpoint");
     close_fid(fab.av ? &fab.av->fid : NULL, "address vector");
     close_fid(fab.cq ? &fab.cq->fid : NULL, "completion queue");
+    close_fid(fab.wcntr ? &fab.wcntr->fid : NULL, "write counter");
     close_fid(fab.domain ? &fab.domain->fid : NULL, "domain");
     close_fid(fab.fabric ? &fab.fabric->fid : NULL, "fabric");
     if (fab.list) {
@@ -684,6 +716,11 @@ struct fid_ep *fsh_fabric_ep(void)
 struct fid_cq *fsh_fabric_cq(void)
 {
     return fab.cq;
+}
+
+struct fid_cntr *fsh_fabric_write_counter(void)
+{
+    return fab.counting ? fab.wcntr : NULL;
 }
 
 fi_addr_t fsh_fabric_peer(int pe)

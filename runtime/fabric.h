@@ -1,7 +1,8 @@
 /*
  * fabric.h: the libfabric endpoint every other transport module posts to.
  *
- * One RDM endpoint per PE with one address vector (indexed by PE) and one completion queue.
+ * One RDM endpoint per PE with one address vector (indexed by PE), one completion queue and,
+ * where the provider has one, a counter of completed writes.
  * fabric.c chooses the provider and keeps its limits; rma.c, mr.c and progress.c use the
  * handles below. Nothing above the transport layer includes <rdma/...>.
  */
@@ -89,6 +90,9 @@ int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, 
 struct fid_domain *fsh_fabric_domain(void);
 struct fid_ep *fsh_fabric_ep(void);
 struct fid_cq *fsh_fabric_cq(void);
+/* Completed writes (all of them, with or without a completion entry), or NULL: the provider
+ * has no counter, or FABSHMEM_PUT_COUNTER is off. Then every operation asks for its entry. */
+struct fid_cntr *fsh_fabric_write_counter(void);
 fi_addr_t fsh_fabric_peer(int pe);
 
 #endif

@@ -469,7 +469,7 @@ static int connect_named_peers(void)
     if (!sink) {
         return fsh_err(-ENOMEM, "", "out of memory connecting to %d peers", fsh_rt.npes);
     }
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
     for (int pe = 0; pe < fsh_rt.npes && rc == 0; pe++) {
         if (pe != fsh_rt.pe) {
@@ -646,6 +646,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         /* SERIALIZED: calls from different threads, never at once, but the progress thread
          * may still run beside them; MULTIPLE: calls at once. */
         fsh_progress_enable_locking();
+    }
+    if (fsh_rt.thread_level == SHMEM_THREAD_MULTIPLE) {
+        fsh_progress_stop_counting_writes();
     }
     if (rc == 0 && want_progress_thread(fn, cfg)) {
         rc = fsh_progress_thread_start(cfg->FABSHMEM_PROGRESS_INTERVAL);

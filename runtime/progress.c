@@ -53,6 +53,12 @@ static struct {
     double probe_interval;
     uint64_t *heartbeat;
     uint64_t events; /* CQ entries read so far: live.c's evidence that the fabric still moves */
+    /* the write counter: writes posted (all, while a counter exists), those never issued, the
+     * posted count at the last moment every write had completed, the failures seen */
+    struct fid_cntr *wcntr;
+    bool count_writes;
+    uint64_t wposted, wdead, werr;
+    uint64_t wdrained;
     /* engine lock */
     bool locking;
     pthread_mutex_t lock;
@@ -108,6 +114,8 @@ int fsh_progress_init(const struct fsh_progress_config *cfg)
     pg.user_timeout = cfg->user_timeout;
     pg.failed = 0;
     pg.chaos_delay = cfg->chaos_delay;
+    pg.wcntr = fsh_fabric_write_counter();
+    pg.count_writes = pg.wcntr != NULL;
     pg.rng = cfg->seed * 0x9e3779b97f4a7c15ULL + 1;
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -205,18 +213,73 @@ static void complete(struct fsh_op *op)
     fsh_progress_op_put(op);
 }
 
-void fsh_progress_op_posted(struct fsh_op *op)
+void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, bool write)
 {
+    if (write && pg.wcntr) {
+        pg.wposted++;
+    }
+    if (!op) {
+        __atomic_store_n(&counted->wmark, pg.wposted, __ATOMIC_RELEASE);
+        return;
+    }
     bump(&op->track->posted);
     if (op->sync) {
         bump(&op->sync->posted);
     }
 }
 
-void fsh_progress_op_abandon(struct fsh_op *op)
+static void abandon(struct fsh_op *op)
 {
     op->copy_dst = NULL;
     complete(op);
+}
+
+void fsh_progress_op_unissued(struct fsh_op *op, bool write)
+{
+    if (write && pg.wcntr) {
+        pg.wdead++;
+    }
+    if (op) {
+        abandon(op);
+    }
+}
+
+bool fsh_progress_counts_writes(void)
+{
+    return pg.count_writes;
+}
+
+void fsh_progress_stop_counting_writes(void)
+{
+    pg.count_writes = false;
+}
+
+/* Has every write up to mark completed? Read under the engine lock, where nothing is posted:
+ * completed + failed + never issued == posted means all writes posted so far are done (they
+ * complete in any order, so fewer than that says nothing about any one of them). A failure
+ * is recorded: the waits then end with it. */
+static bool writes_done(uint64_t mark)
+{
+    if (mark <= __atomic_load_n(&pg.wdrained, __ATOMIC_ACQUIRE)) {
+        return true;
+    }
+    fsh_progress_lock();
+    uint64_t posted = pg.wposted;
+    uint64_t done = fi_cntr_read(pg.wcntr);
+    uint64_t failed = fi_cntr_readerr(pg.wcntr);
+    if (failed > pg.werr) {
+        pg.failed = 1;
+        fsh_err(-EIO, "the peer PE may have died or become unreachable; see its messages and the launcher's",
+                "%llu put(s) counted without a completion entry failed on provider %s (the "
+                "target PE is not known: set FABSHMEM_PUT_COUNTER=0 to have every put reported "
+                "with its PE)", (unsigned long long)(failed - pg.werr), fsh_fabric_attr()->prov);
+        pg.werr = failed;
+    }
+    if (done + failed + pg.wdead >= posted) {
+        __atomic_store_n(&pg.wdrained, posted, __ATOMIC_RELEASE);
+    }
+    fsh_progress_unlock();
+    return mark <= __atomic_load_n(&pg.wdrained, __ATOMIC_ACQUIRE);
 }
 
 static int report_error(void)
@@ -236,7 +299,7 @@ static int report_error(void)
         int err = fsh_err(-(int)e.err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
                           "%s of %zu bytes to PE %d failed: %s (%s)", kind_name(op->kind),
                           op->len, op->pe, fi_strerror((int)e.err), prov ? prov : "");
-        fsh_progress_op_abandon(op);
+        abandon(op);
         return err;
     }
     return fsh_err(-(int)e.err, "a peer PE may have died; see its messages and the launcher's",
@@ -510,13 +573,15 @@ bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes)
         idle = !(op->kind && op->track == t && pes[op->pe]);
     }
     fsh_progress_unlock();
-    return idle;
+    /* Counted puts carry no PE: all of the track's must be done. */
+    return idle && writes_done(__atomic_load_n(&t->wmark, __ATOMIC_ACQUIRE));
 }
 
 bool fsh_progress_track_done(const struct fsh_op_track *t)
 {
     return __atomic_load_n(&t->completed, __ATOMIC_ACQUIRE) ==
-           __atomic_load_n(&t->posted, __ATOMIC_ACQUIRE);
+               __atomic_load_n(&t->posted, __ATOMIC_ACQUIRE) &&
+           writes_done(__atomic_load_n(&t->wmark, __ATOMIC_ACQUIRE));
 }
 
 static bool track_done(const void *arg)

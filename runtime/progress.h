@@ -22,10 +22,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Counts of operations posted and completed; quiet waits for equality. */
+/* Counts of operations posted and completed; quiet waits for equality. Puts counted by the
+ * write counter (no record) leave a mark instead: the engine's count of writes posted after
+ * the last of them; the track is done once every write up to the mark has completed. */
 struct fsh_op_track {
     uint64_t posted;
     uint64_t completed;
+    uint64_t wmark;
 };
 
 enum fsh_op_kind { FSH_OP_PUT = 1, FSH_OP_GET, FSH_OP_PUT_IMM, FSH_OP_ATOMIC };
@@ -85,11 +88,20 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len);
 /* Give back a record whose operation was never counted as posted (closes its temporary
  * registration, if any). */
 void fsh_progress_op_put(struct fsh_op *op);
-/* The operation was accepted: count it as posted on its tracks. Caller holds the engine lock. */
-void fsh_progress_op_posted(struct fsh_op *op);
+/* The operation was accepted: count it as posted on its tracks (op), or for a counted write
+ * (op NULL) mark the track counted. write: it is a write (the write counter will count it).
+ * Caller holds the engine lock. */
+void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, bool write);
 /* An operation counted as posted that will never complete (posting it failed later): count it
- * completed without a result and give the record back, so waits end with the recorded error. */
-void fsh_progress_op_abandon(struct fsh_op *op);
+ * completed without a result and give the record back (op may be NULL: a counted write), so
+ * waits end with the recorded error. */
+void fsh_progress_op_unissued(struct fsh_op *op, bool write);
+/* Injected writes may go without a completion entry and a record, counted by the fabric's
+ * write counter (fsh_fabric_write_counter). Off: every operation has its record. */
+bool fsh_progress_counts_writes(void);
+/* Stop offering it (SHMEM_THREAD_MULTIPLE: a counter drains only when no thread posts, so a
+ * quiet beside a thread that keeps posting could wait long). */
+void fsh_progress_stop_counting_writes(void);
 /* The engine's random stream (FABSHMEM_CHAOS choices). Caller holds the engine lock. */
 uint64_t fsh_progress_random(void);
 /* The record's index in the pool (0 .. depth-1), for per-operation side buffers. */

@@ -7,7 +7,9 @@
  *    for the completion of every operation of the context, and those are requested with
  *    FI_DELIVERY_COMPLETE where the provider has it: complete means visible at the target.
  *  - A put small enough is injected (FI_INJECT): the source may be reused at once, and the
- *    operation still completes later, which quiet counts.
+ *    operation still completes later, which quiet counts. Where the fabric has a write counter
+ *    such a put has no operation record and no completion entry: the counter counts it, and
+ *    the context's track keeps a mark that quiet waits for (progress.c).
  *  - A transfer larger than the provider's message size is split into pieces.
  *  - Operations are handed to xport.c, which retries -FI_EAGAIN with progress.
  *  - Local buffers get a descriptor when the provider needs one (FI_MR_LOCAL): the segment's, or
@@ -73,21 +75,27 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
             goto unlock;
         }
     }
-    struct fsh_op *op = fsh_progress_op_get(kind, pe, len);
-    if (!op) {
-        if (tmp) {
-            fi_close(&tmp->fid);
+    /* An injected write nobody waits for by itself is counted, not tracked: no record, no
+     * completion entry; the context's quiet waits for the write counter. */
+    bool counted = inject && !sync && fsh_progress_counts_writes();
+    struct fsh_op *op = NULL;
+    if (!counted) {
+        op = fsh_progress_op_get(kind, pe, len);
+        if (!op) {
+            if (tmp) {
+                fi_close(&tmp->fid);
+            }
+            rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
+            goto unlock;
         }
-        rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
-        goto unlock;
+        op->track = &ctx->track;
+        op->sync = sync;
+        op->tmp_mr = tmp;
     }
-    op->track = &ctx->track;
-    op->sync = sync;
-    op->tmp_mr = tmp;
     /* Reads carry the endpoint's completion level too, as fi_read would: shm takes a read
      * without it by process_vm_readv from the initiator, a system call that costs 2 us for
      * 8 bytes where the target's progress engine answers in 0.8 us. */
-    uint64_t flags = FI_COMPLETION | (fa->delivery_complete ? FI_DELIVERY_COMPLETE : 0);
+    uint64_t flags = (counted ? 0 : FI_COMPLETION) | (fa->delivery_complete ? FI_DELIVERY_COMPLETE : 0);
     if (write) {
         flags |= inject ? FI_INJECT : 0;
         flags |= has_imm ? FI_REMOTE_CQ_DATA : 0;
@@ -95,6 +103,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     struct fsh_xreq r = {
         .type = write ? FSH_X_WRITE : FSH_X_READ,
         .op = op,
+        .counted = &ctx->track,
         .pe = pe,
         .local = local,
         .len = len,
@@ -144,7 +153,7 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     if (nbi || fsh_rma_injects(src, len)) {
         return post_split(ctx, NULL, FSH_OP_PUT, (void *)src, seg, off, len, pe);
     }
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     int rc = post_split(ctx, &sync, FSH_OP_PUT, (void *)src, seg, off, len, pe);
     int wrc = fsh_progress_wait_track(&sync, "put: waiting for the transfer to complete");
     return rc ? rc : wrc;
@@ -164,7 +173,7 @@ int fsh_rma_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     if (nbi) {
         return post_split(ctx, NULL, FSH_OP_GET, dest, seg, off, len, pe);
     }
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     int rc = post_split(ctx, &sync, FSH_OP_GET, dest, seg, off, len, pe);
     int wrc = fsh_progress_wait_track(&sync, "get: waiting for the data");
     return rc ? rc : wrc;
@@ -187,7 +196,7 @@ static int strided(struct fsh_ctx *ctx, int kind, char *local, enum fsh_seg seg,
         }
         return 0;
     }
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
     if (rstride == 1 && lstride == 1) {
         rc = post_split(ctx, &sync, kind, local, seg, off, nelems * esize, pe);

@@ -271,7 +271,7 @@ static bool slot_free(const void *arg)
     if (w->seq - sg.known[w->pe] < sg.slots) {
         return true;
     }
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     if (probe_post(&sync, w->pe) == 0 &&
         fsh_progress_wait_track(&sync, "put-with-signal: reading the target's applied count") == 0) {
         probe_take(w->pe);
@@ -283,7 +283,7 @@ static bool slot_free(const void *arg)
 static bool all_applied(const void *arg)
 {
     int *err = (int *)arg;
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     for (size_t i = 0; i < sg.npending && *err == 0; i++) {
         *err = probe_post(&sync, sg.pending[i]);
     }
@@ -338,7 +338,7 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         return 0;
     }
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
-    struct fsh_op_track sync = {0, 0};
+    struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
     fsh_progress_lock();
     struct slot_wait w = {pe, sg.sent[pe]};

@@ -2,7 +2,8 @@
  * xport.c: posting operations to the endpoint.
  *
  * Owns the calls fi_writemsg, fi_readmsg, fi_atomicmsg, fi_fetch_atomicmsg and
- * fi_compare_atomicmsg, their -FI_EAGAIN handling, and the chaos "reorder" queue. An operation
+ * fi_compare_atomicmsg, their -FI_EAGAIN handling, and the chaos "reorder" queue. A write
+ * without a record (op NULL) is counted by the write counter and marks its track. An operation
  * counts as posted (its tracks' posted counters grow) when xport accepts it, held or not, so
  * quiet waits for held operations too: the poll hook releases them, in random order, while
  * anybody waits. An injected operation's payload is copied when it is held, since the caller
@@ -122,7 +123,7 @@ static int release_one(void)
     free(h.big);
     if (rc != 0) {
         /* Counted as posted but never issued: quiet must report the error, not wait. */
-        fsh_progress_op_abandon(h.r.op);
+        fsh_progress_op_unissued(h.r.op, h.r.type == FSH_X_WRITE);
     }
     return rc;
 }
@@ -192,6 +193,13 @@ static int hold(struct fsh_xreq *r)
     return 0;
 }
 
+static void give_back(struct fsh_xreq *r)
+{
+    if (r->op) {
+        fsh_progress_op_put(r->op);
+    }
+}
+
 int fsh_xport_post(struct fsh_xreq *r)
 {
     /* Reorder about one operation in three: enough to mix every pattern up, while most
@@ -200,17 +208,17 @@ int fsh_xport_post(struct fsh_xreq *r)
     if (xp.reorder && !xp.releasing && fsh_progress_random() % 3 == 0) {
         int rc = hold(r);
         if (rc != 0) {
-            fsh_progress_op_put(r->op);
+            give_back(r);
             return rc;
         }
-        fsh_progress_op_posted(r->op);
+        fsh_progress_op_posted(r->op, r->counted, r->type == FSH_X_WRITE);
         return 0;
     }
     int rc = issue_retry(r);
     if (rc != 0) {
-        fsh_progress_op_put(r->op);
+        give_back(r);
         return rc;
     }
-    fsh_progress_op_posted(r->op);
+    fsh_progress_op_posted(r->op, r->counted, r->type == FSH_X_WRITE);
     return 0;
 }

@@ -19,7 +19,10 @@ enum fsh_xreq_type { FSH_X_WRITE = 1, FSH_X_READ, FSH_X_ATOMIC, FSH_X_FETCH, FSH
 
 struct fsh_xreq {
     int type;
-    struct fsh_op *op;    /* context of the operation; its track and sync get the counts */
+    struct fsh_op *op;    /* context of the operation; its track and sync get the counts;
+                           * NULL: an injected write without completion entry (the write
+                           * counter counts it), which marks the track `counted` */
+    struct fsh_op_track *counted;
     int pe;
     void *local;          /* write source / read destination / atomic operand */
     size_t len;           /* bytes (write/read) or element count 1 (atomics: size in len) */
