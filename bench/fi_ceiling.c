@@ -183,6 +183,9 @@ static void post(int kind, size_t off, size_t len, uint64_t data, int slot)
                                    .context = &F.ctx[slot], .data = data};
             uint64_t flags = F.write_flags | (len <= F.inject_size ? FI_INJECT : 0) |
                              (kind == 2 ? FI_REMOTE_CQ_DATA : 0);
+            /* writedata as fabshmem posts it: transmit-complete, the target's event is what
+             * says it landed */
+            flags &= kind == 2 ? ~(uint64_t)FI_DELIVERY_COMPLETE : ~(uint64_t)0;
             rc = fi_writemsg(F.ep, &m, flags);
         }
         if (rc == 0) {

@@ -6,6 +6,8 @@
  *  - No ordering between operations is assumed (EFA's SRD delivers out of order). Quiet waits
  *    for the completion of every operation of the context, and those are requested with
  *    FI_DELIVERY_COMPLETE where the provider has it: complete means visible at the target.
+ *    Writes with immediate data are the exception: their landing is known from the target's
+ *    event, never from their completion (see post()).
  *  - A put small enough is injected (FI_INJECT): the source may be reused at once, and the
  *    operation still completes later, which quiet counts. Where the fabric has a write counter
  *    such a put has no operation record and no completion entry: the counter counts it, and
@@ -92,10 +94,16 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         op->sync = sync;
         op->tmp_mr = tmp;
     }
-    /* Reads carry the endpoint's completion level too, as fi_read would: shm takes a read
-     * without it by process_vm_readv from the initiator, a system call that costs 2 us for
-     * 8 bytes where the target's progress engine answers in 0.8 us. */
-    uint64_t flags = (counted ? 0 : FI_COMPLETION) | (fa->delivery_complete ? FI_DELIVERY_COMPLETE : 0);
+    /* Delivery-complete where the provider has it, so a completion means visible at the
+     * target; but not for a write with immediate data: the target's event says when it
+     * landed, and whoever waits for its effect learns it from there (signals: the applied
+     * counts quiet reads; collectives and device requests: the target's reply), so the
+     * initiator's completion only frees the source, and shm then needs no response per write
+     * (put-with-signal ping-pong 2.3 -> 1.25 us at 64 B). Reads carry the endpoint's level
+     * too, as fi_read would: shm takes a read without it by process_vm_readv from the
+     * initiator, 2 us for 8 bytes where the target's progress engine answers in 0.8 us. */
+    bool dc = fa->delivery_complete && !has_imm;
+    uint64_t flags = (counted ? 0 : FI_COMPLETION) | (dc ? FI_DELIVERY_COMPLETE : 0);
     if (write) {
         flags |= inject ? FI_INJECT : 0;
         flags |= has_imm ? FI_REMOTE_CQ_DATA : 0;

@@ -74,8 +74,9 @@ int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off
                  ptrdiff_t sst, size_t nelems, size_t esize, int pe);
 /* One write of len bytes (at most the provider's message size) to (seg, off) of pe. With
  * has_imm it raises a remote event carrying imm (32 bits) at the target once its data is in
- * place. Non-blocking; src must stay valid until the operation completes unless len fits the
- * inject size. sync (may be NULL) counts it too. */
+ * place, and its completion then only says that src may be reused (transmit-complete): the
+ * caller learns of its landing from the target. Non-blocking; src must stay valid until the
+ * operation completes unless len fits the inject size. sync (may be NULL) counts it too. */
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
                   int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm);
 
