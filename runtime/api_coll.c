@@ -448,7 +448,8 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
     done(__func__, fsh_coll_sync(&t, __func__));
 }
 
-void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+/* Parenthesized: in C11, shmem_sync is also the macro that picks the team form. */
+void (shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
     struct fsh_team t;
