@@ -593,6 +593,15 @@ FSH_TYPE_TABLE(FSH_DECL_COLL_ROW)
     FSH_IF(RAR, FSH_DECL_REDUCE(CTYPE, NAME, sum) FSH_DECL_REDUCE(CTYPE, NAME, prod))
 FSH_TYPE_TABLE(FSH_DECL_REDUCE_ROW)
 
+/* OpenSHMEM 1.6 scans, for the RARITH rows: on team PE p, dest[i] = the sum of source[i] over
+ * team PEs 0..p (inscan) or 0..p-1 (exscan; 0 on team PE 0), i < nelems; dest may be source. */
+#define FSH_DECL_SCAN(CTYPE, NAME, KIND)                                                         \
+    FSH_API int shmem_##NAME##_sum_##KIND(shmem_team_t team, CTYPE *dest, const CTYPE *source,   \
+                                          size_t nelems);
+#define FSH_DECL_SCAN_ROW(CTYPE, NAME, R, A, E, B, S, RBIT, RMM, RAR, GEN)                       \
+    FSH_IF(RAR, FSH_DECL_SCAN(CTYPE, NAME, inscan) FSH_DECL_SCAN(CTYPE, NAME, exscan))
+FSH_TYPE_TABLE(FSH_DECL_SCAN_ROW)
+
 /* The deprecated active-set reductions exist for the types OpenSHMEM 1.4 had. pWrk holds at
  * least max(nreduce/2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE) elements (unused by fabshmem). */
 #define FSH_DECL_TO_ALL(CTYPE, NAME, OP)                                                         \
@@ -884,6 +893,8 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define FSH_GA_min_reduce(...) FSH_GA_RMM(__VA_ARGS__, min_reduce)
 #define FSH_GA_sum_reduce(...) FSH_GA_RAR(__VA_ARGS__, sum_reduce)
 #define FSH_GA_prod_reduce(...) FSH_GA_RAR(__VA_ARGS__, prod_reduce)
+#define FSH_GA_sum_inscan(...) FSH_GA_RAR(__VA_ARGS__, sum_inscan)
+#define FSH_GA_sum_exscan(...) FSH_GA_RAR(__VA_ARGS__, sum_exscan)
 #define FSH_GTEAM(OP, ...) FSH_G2(, FSH_GA_##OP, __VA_ARGS__)
 
 #define shmem_alltoall(...) FSH_GTEAM(alltoall, __VA_ARGS__)
@@ -898,6 +909,9 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define shmem_min_reduce(...) FSH_GTEAM(min_reduce, __VA_ARGS__)
 #define shmem_sum_reduce(...) FSH_GTEAM(sum_reduce, __VA_ARGS__)
 #define shmem_prod_reduce(...) FSH_GTEAM(prod_reduce, __VA_ARGS__)
+/* OpenSHMEM 1.6 */
+#define shmem_sum_inscan(...) FSH_GTEAM(sum_inscan, __VA_ARGS__)
+#define shmem_sum_exscan(...) FSH_GTEAM(sum_exscan, __VA_ARGS__)
 
 /* ---------------------------------------------------------- C11 generic deprecated AMOs, sync */
 /* The 1.3 generic AMOs (deprecated), over the types 1.3 had (the deprecated type lists above:

@@ -45,12 +45,14 @@ for ok in 'shmem_atomic_and(ui, 1u, 0)' 'shmem_atomic_and(i32, 1, 0)' \
 done
 # Each: a bitwise AMO on float and on short, a swap on a struct, fetch_inc on double, an
 # and-reduction on long double and float, max on a complex, put of structs, wait_until on
-# char, the deprecated finc on unsigned int, shmem_sync with neither 1 nor 4 arguments.
+# char, the deprecated finc on unsigned int, shmem_sync with neither 1 nor 4 arguments, an
+# exscan of structs.
 for bad in 'shmem_atomic_and(f, 1.0f, 0)' 'shmem_atomic_fetch_or(SHMEM_CTX_DEFAULT, sh, 1, 0)' \
     'shmem_atomic_swap(st, st[0], 0)' 'shmem_atomic_fetch_inc(d, 0)' \
     'shmem_and_reduce(SHMEM_TEAM_WORLD, ld, ld, 4)' 'shmem_xor_reduce(SHMEM_TEAM_WORLD, f, f, 4)' \
     'shmem_max_reduce(SHMEM_TEAM_WORLD, z, z, 4)' 'shmem_put(st, st, 4, 0)' \
-    'shmem_wait_until(ch, SHMEM_CMP_EQ, 0)' 'shmem_finc(ui, 0)' 'shmem_sync(0, 0)'; do
+    'shmem_wait_until(ch, SHMEM_CMP_EQ, 0)' 'shmem_finc(ui, 0)' 'shmem_sync(0, 0)' \
+    'shmem_sum_exscan(SHMEM_TEAM_WORLD, st, st, 4)'; do
     if compile "$bad"; then
         echo "  $name: FAIL (compiles, but the type is not in the routine's table: $bad)"
         fails=$((fails + 1))
