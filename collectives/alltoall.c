@@ -110,6 +110,9 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
     if (dst == 1 && sst == 1) {
         return fsh_coll_alltoall(t, dest, src, nelems * esize);
     }
+    if (nelems == 0) {
+        return 0; /* the same on every PE; dest may be NULL then */
+    }
     enum fsh_seg dseg;
     uint64_t doff;
     if (fsh_notify_dest(dest, esize, &dseg, &doff) == 0 && fsh_dev_involved(dseg, src)) {
@@ -117,9 +120,6 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
                        "strided all-to-all does not take GPU memory");
     }
     int n = t->size, me = t->my_pe;
-    if (nelems == 0) {
-        return 0;
-    }
     enum fsh_seg seg;
     uint64_t off;
     int rc = fsh_notify_dest(dest, esize, &seg, &off);

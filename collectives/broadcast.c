@@ -77,7 +77,7 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         if (rc == 0) {
             rc = fsh_notify_wait(t->slot, parent, "broadcast: waiting for the data");
         }
-    } else if (to_root && dest != src) {
+    } else if (to_root && dest != src && bytes > 0) {
         memmove(dest, src, bytes);
     }
     const void *from = r == 0 ? src : dest;

@@ -73,9 +73,12 @@ enum fsh_red_type { FSH_TYPE_TABLE(FSH_RTYPE_ENUM) FSH_RTYPE_COUNT };
 #undef FSH_RTYPE_ENUM
 enum fsh_red_op {
     FSH_RED_AND, FSH_RED_OR, FSH_RED_XOR, FSH_RED_MAX, FSH_RED_MIN, FSH_RED_SUM, FSH_RED_PROD,
-    FSH_RED_NOPS
+    FSH_RED_NOPS,
+    /* The prefix sums (OpenSHMEM 1.6 sum_inscan/sum_exscan), not reductions of the tables. */
+    FSH_RED_INSCAN = FSH_RED_NOPS, FSH_RED_EXSCAN
 };
-/* dest[i] = OP over the team of src[i], i < nreduce; dest may equal src. */
+/* dest[i] = OP over the team of src[i], i < nreduce; dest may equal src. For the scans, on
+ * team PE p: the sum of src[i] over team PEs 0..p (INSCAN) or 0..p-1 (EXSCAN, 0 on PE 0). */
 int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nreduce,
                     enum fsh_red_type type, enum fsh_red_op op);
 

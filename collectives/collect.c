@@ -9,8 +9,10 @@
  */
 #include "coll.h"
 
+#include <errno.h>
 #include <string.h>
 
+#include "error.h"
 #include "notify.h"
 
 /* My block to dest + at on every other member; sizes[k] (NULL: all `bytes`) from each. */
@@ -77,6 +79,11 @@ int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t byt
             at = total;
         }
         total += __atomic_load_n(&in[k], __ATOMIC_ACQUIRE);
+    }
+    if (dest == NULL && total > 0) {
+        /* A zero nelems lets this PE pass NULL only when the others collect nothing either. */
+        return fsh_err(-EINVAL, "pass a symmetric dest with room for the sum of every PE's nelems (NULL only when every PE passes 0)",
+                       "dest is NULL, but the team collects %zu bytes into it", total);
     }
     return gather(t, dest, total, src, bytes, at, in, "collect");
 }

@@ -17,10 +17,21 @@
  * by the step parity; each chunk is one step. dest accumulates (a copy of source first, so
  * dest == source works), and a PE completes its write of a round before it reduces into the
  * buffer it sent from.
+ *
+ * Scans (OpenSHMEM 1.6 sum_inscan/sum_exscan) use the same landing buffers and steps. The
+ * first 2*rem PEs (rem = N - P) pair up, the lower of each pair handing its chunk to the upper
+ * one, so P "virtual" PEs remain in team order (pair j, then PEs 2*rem.., one each). They run
+ * the hypercube prefix sum: in round k virtual PE v swaps its block total with v XOR 2^k and,
+ * when that partner is below it, adds the partner's total to its exclusive prefix too. Last,
+ * each upper PE of a pair hands the pair's exclusive prefix to the lower one. Every PE thus
+ * waits for every other's entry, so a scan is a full step as the double buffering needs, and
+ * dest is only ever written by its own PE (nothing remote lands there). Exclusive prefixes
+ * start at all-zero bytes, the zero of every type: team PE 0's exclusive result (spec).
  */
 #include "coll.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -159,16 +170,147 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
     return rc;
 }
 
+/* ------------------------------------------------------------------ scans */
+
+struct scan {
+    struct fsh_team *t;
+    kernel_fn add;
+    const char *src; /* this chunk of source */
+    char *dst;       /* this chunk of dest (may be src) */
+    char *tot, *exc; /* private: my (virtual) block total, my exclusive prefix */
+    size_t count, bytes;
+    unsigned par;
+    bool inclusive;
+};
+
+/* dest = exc (+ source when inclusive); exc may be scratch of this step. */
+static void scan_result(struct scan *c, char *exc)
+{
+    if (c->inclusive) {
+        c->add(exc, c->src, c->count);
+    }
+    memmove(c->dst, exc, c->bytes);
+}
+
+/* Send len bytes from src to round `round`'s landing buffer of team PE `to`, wait for the
+ * block `from` sends to mine, complete my write. */
+static int scan_swap(struct scan *c, int to, int from, unsigned round, const void *src,
+                     const char *what)
+{
+    struct fsh_team *t = c->t;
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t->slot);
+    int rc = 0;
+    if (to >= 0) {
+        uint64_t off = fsh_notify_scratch_off(fsh_notify_red(t->slot, c->par, round));
+        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), FSH_SEG_HEAP, off, src, c->bytes);
+    }
+    if (from >= 0) {
+        int world = fsh_team_world_pe(t, from);
+        fsh_notify_expect(t->slot, world, fsh_notify_pieces(c->bytes));
+        if (rc == 0) {
+            rc = fsh_notify_wait(t->slot, world, what);
+        }
+    }
+    int crc = fsh_notify_complete(&b, what);
+    return rc ? rc : crc;
+}
+
+static int scan_chunk(struct scan *c)
+{
+    struct fsh_team *t = c->t;
+    int n = t->size, me = t->my_pe, p2 = 1;
+    while (p2 * 2 <= n) {
+        p2 *= 2;
+    }
+    int rem = n - p2, rc;
+    char *land0 = fsh_notify_red(t->slot, c->par, 0);
+    if (me < 2 * rem && me % 2 == 0) {
+        /* The lower PE of a pair: my chunk up, the sum of everything below the pair back. */
+        rc = scan_swap(c, me + 1, me + 1, 0, c->src, "scan: waiting for the sum below");
+        if (rc == 0) {
+            scan_result(c, land0);
+        }
+        return rc;
+    }
+    memcpy(c->tot, c->src, c->bytes);
+    memset(c->exc, 0, c->bytes);
+    int v = me < 2 * rem ? me / 2 : me - rem;
+    if (me < 2 * rem) {
+        rc = scan_swap(c, -1, me - 1, 0, NULL, "scan: waiting for my pair's chunk");
+        if (rc != 0) {
+            return rc;
+        }
+        c->add(c->tot, land0, c->count);
+    }
+    for (unsigned k = 0; (1 << k) < p2; k++) {
+        int w = v ^ (1 << k), peer = w < rem ? 2 * w + 1 : w + rem;
+        rc = scan_swap(c, peer, peer, k + 1, c->tot, "scan: waiting for a partner");
+        if (rc != 0) {
+            return rc;
+        }
+        char *in = fsh_notify_red(t->slot, c->par, k + 1);
+        if (w < v) {
+            c->add(c->exc, in, c->count);
+        }
+        c->add(c->tot, in, c->count);
+    }
+    if (me < 2 * rem) {
+        rc = scan_swap(c, me - 1, -1, 0, c->exc, "scan: answering my pair");
+        if (rc != 0) {
+            return rc;
+        }
+        c->add(c->exc, land0, c->count); /* my pair's chunk is below me */
+    }
+    scan_result(c, c->exc);
+    return 0;
+}
+
+static int scan(struct fsh_team *t, void *dest, const void *src, size_t nelems, size_t esize,
+                kernel_fn add, bool inclusive)
+{
+    size_t per = fsh_notify_red_chunk() / esize;
+    char *work = malloc(2 * per * esize);
+    if (!work) {
+        return fsh_err(-ENOMEM, "free some memory", "no room for the scan's %zu-byte buffers",
+                       2 * per * esize);
+    }
+    int rc = 0;
+    for (size_t base = 0; base < nelems && rc == 0; base += per) {
+        struct scan c = {
+            .t = t,
+            .add = add,
+            .src = (const char *)src + base * esize,
+            .dst = (char *)dest + base * esize,
+            .tot = work,
+            .exc = work + per * esize,
+            .count = nelems - base < per ? nelems - base : per,
+            .par = fsh_team_step(t),
+            .inclusive = inclusive,
+        };
+        c.bytes = c.count * esize;
+        rc = scan_chunk(&c);
+    }
+    free(work);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ reductions */
+
 int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nreduce,
                     enum fsh_red_type type, enum fsh_red_op op)
 {
-    kernel_fn fn = kernel_of(type, op);
+    bool is_scan = op == FSH_RED_INSCAN || op == FSH_RED_EXSCAN;
+    kernel_fn fn = kernel_of(type, is_scan ? FSH_RED_SUM : op);
     if (!fn) {
         return fsh_err(-EINVAL, "", "no reduction kernel for type %d, operation %d", type, op);
     }
     size_t esize = kinds[type].size;
     if (nreduce == 0) {
         return 0;
+    }
+    if (is_scan) {
+        return scan(t, dest, src, nreduce, esize, fn, op == FSH_RED_INSCAN);
     }
     if (dest != src) {
         memmove(dest, src, nreduce * esize);

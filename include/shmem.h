@@ -119,50 +119,77 @@ typedef struct {
  *   RBIT     Reduction types of and/or/xor
  *   RMINMAX  Reduction types of max/min
  *   RARITH   Reduction types of sum/prod
- *   GENERIC  the type takes part in C11 _Generic selection (the fixed-width aliases do not:
- *            they would repeat a type already listed)
+ *   GENERIC  how the type takes part in C11 _Generic selection, where a type may be listed only
+ *            once: 1 for the distinct standard types; W for the exact-width typedefs
+ *            (int8_t..uint64_t), which usually name one of those and so are listed in a second
+ *            selection, reached only when the first has no match (a table may hold int32_t but
+ *            not int: the bitwise AMOs); 0 for size_t and ptrdiff_t, always one of the standard
+ *            types, each of which is in every table that holds them.
+ * FSH_TYPE_TABLE(X) calls X(CTYPE, NAME, RMA, ..., RARITH, GEN) for each row with GEN as 0 or 1
+ * (W counting as 0); FSH_TYPE_TABLE_W(X) does the same with GEN 1 for the W rows only.
  */
-/*  X(CTYPE,              NAME,       RMA AMO EXT BIT SYNC RBIT RMM RAR GEN) */
-#define FSH_TYPE_TABLE(X)                                                 \
-    X(float,              float,      1,  0,  1,  0,  0,   0,   1,  1,  1) \
-    X(double,             double,     1,  0,  1,  0,  0,   0,   1,  1,  1) \
-    X(long double,        longdouble, 1,  0,  0,  0,  0,   0,   1,  1,  1) \
-    X(char,               char,       1,  0,  0,  0,  0,   0,   1,  1,  1) \
-    X(signed char,        schar,      1,  0,  0,  0,  0,   0,   1,  1,  1) \
-    X(short,              short,      1,  0,  0,  0,  1,   0,   1,  1,  1) \
-    X(int,                int,        1,  1,  1,  0,  1,   0,   1,  1,  1) \
-    X(long,               long,       1,  1,  1,  0,  1,   0,   1,  1,  1) \
-    X(long long,          longlong,   1,  1,  1,  0,  1,   0,   1,  1,  1) \
-    X(unsigned char,      uchar,      1,  0,  0,  0,  0,   1,   1,  1,  1) \
-    X(unsigned short,     ushort,     1,  0,  0,  0,  1,   1,   1,  1,  1) \
-    X(unsigned int,       uint,       1,  1,  1,  1,  1,   1,   1,  1,  1) \
-    X(unsigned long,      ulong,      1,  1,  1,  1,  1,   1,   1,  1,  1) \
-    X(unsigned long long, ulonglong,  1,  1,  1,  1,  1,   1,   1,  1,  1) \
-    X(int8_t,             int8,       1,  0,  0,  0,  0,   1,   1,  1,  0) \
-    X(int16_t,            int16,      1,  0,  0,  0,  0,   1,   1,  1,  0) \
-    X(int32_t,            int32,      1,  1,  1,  1,  1,   1,   1,  1,  0) \
-    X(int64_t,            int64,      1,  1,  1,  1,  1,   1,   1,  1,  0) \
-    X(uint8_t,            uint8,      1,  0,  0,  0,  0,   1,   1,  1,  0) \
-    X(uint16_t,           uint16,     1,  0,  0,  0,  0,   1,   1,  1,  0) \
-    X(uint32_t,           uint32,     1,  1,  1,  1,  1,   1,   1,  1,  0) \
-    X(uint64_t,           uint64,     1,  1,  1,  1,  1,   1,   1,  1,  0) \
-    X(size_t,             size,       1,  1,  1,  0,  1,   1,   1,  1,  0) \
-    X(ptrdiff_t,          ptrdiff,    1,  1,  1,  0,  1,   0,   1,  1,  0) \
-    FSH_TYPE_TABLE_COMPLEX(X)
+/*  M(E, CTYPE,              NAME,       RMA AMO EXT BIT SYNC RBIT RMM RAR GEN) */
+#define FSH_TYPE_ROWS(M, E)                                                  \
+    M(E, float,              float,      1,  0,  1,  0,  0,   0,   1,  1,  1) \
+    M(E, double,             double,     1,  0,  1,  0,  0,   0,   1,  1,  1) \
+    M(E, long double,        longdouble, 1,  0,  0,  0,  0,   0,   1,  1,  1) \
+    M(E, char,               char,       1,  0,  0,  0,  0,   0,   1,  1,  1) \
+    M(E, signed char,        schar,      1,  0,  0,  0,  0,   0,   1,  1,  1) \
+    M(E, short,              short,      1,  0,  0,  0,  1,   0,   1,  1,  1) \
+    M(E, int,                int,        1,  1,  1,  0,  1,   0,   1,  1,  1) \
+    M(E, long,               long,       1,  1,  1,  0,  1,   0,   1,  1,  1) \
+    M(E, long long,          longlong,   1,  1,  1,  0,  1,   0,   1,  1,  1) \
+    M(E, unsigned char,      uchar,      1,  0,  0,  0,  0,   1,   1,  1,  1) \
+    M(E, unsigned short,     ushort,     1,  0,  0,  0,  1,   1,   1,  1,  1) \
+    M(E, unsigned int,       uint,       1,  1,  1,  1,  1,   1,   1,  1,  1) \
+    M(E, unsigned long,      ulong,      1,  1,  1,  1,  1,   1,   1,  1,  1) \
+    M(E, unsigned long long, ulonglong,  1,  1,  1,  1,  1,   1,   1,  1,  1) \
+    M(E, int8_t,             int8,       1,  0,  0,  0,  0,   1,   1,  1,  W) \
+    M(E, int16_t,            int16,      1,  0,  0,  0,  0,   1,   1,  1,  W) \
+    M(E, int32_t,            int32,      1,  1,  1,  1,  1,   1,   1,  1,  W) \
+    M(E, int64_t,            int64,      1,  1,  1,  1,  1,   1,   1,  1,  W) \
+    M(E, uint8_t,            uint8,      1,  0,  0,  0,  0,   1,   1,  1,  W) \
+    M(E, uint16_t,           uint16,     1,  0,  0,  0,  0,   1,   1,  1,  W) \
+    M(E, uint32_t,           uint32,     1,  1,  1,  1,  1,   1,   1,  1,  W) \
+    M(E, uint64_t,           uint64,     1,  1,  1,  1,  1,   1,   1,  1,  W) \
+    M(E, size_t,             size,       1,  1,  1,  0,  1,   1,   1,  1,  0) \
+    M(E, ptrdiff_t,          ptrdiff,    1,  1,  1,  0,  1,   0,   1,  1,  0) \
+    FSH_TYPE_ROWS_COMPLEX(M, E)
 
 /* Complex types exist only for sum/prod reductions, and only in C. */
 #if !defined(__cplusplus)
-#define FSH_TYPE_TABLE_COMPLEX(X)                                         \
-    X(double _Complex,    complexd,   0,  0,  0,  0,  0,   0,   0,  1,  0) \
-    X(float _Complex,     complexf,   0,  0,  0,  0,  0,   0,   0,  1,  0)
+#define FSH_TYPE_ROWS_COMPLEX(M, E)                                          \
+    M(E, double _Complex,    complexd,   0,  0,  0,  0,  0,   0,   0,  1,  1) \
+    M(E, float _Complex,     complexf,   0,  0,  0,  0,  0,   0,   0,  1,  1)
 #else
-#define FSH_TYPE_TABLE_COMPLEX(X)
+#define FSH_TYPE_ROWS_COMPLEX(M, E)
 #endif
+
+/* The two views of the GENERIC column, and the row handed on with it. */
+#define FSH_GEN_FIRST_0 0
+#define FSH_GEN_FIRST_1 1
+#define FSH_GEN_FIRST_W 0
+#define FSH_GEN_SECOND_0 0
+#define FSH_GEN_SECOND_1 0
+#define FSH_GEN_SECOND_W 1
+#define FSH_ROW_CALL(X, ...) X(__VA_ARGS__)
+#define FSH_ROW_FIRST(X, T, N, R, A, E, B, S, RB, RM, RA, G)                                     \
+    FSH_ROW_CALL(X, T, N, R, A, E, B, S, RB, RM, RA, FSH_GEN_FIRST_##G)
+#define FSH_ROW_SECOND(X, T, N, R, A, E, B, S, RB, RM, RA, G)                                    \
+    FSH_ROW_CALL(X, T, N, R, A, E, B, S, RB, RM, RA, FSH_GEN_SECOND_##G)
+#define FSH_TYPE_TABLE(X) FSH_TYPE_ROWS(FSH_ROW_FIRST, X)
+#define FSH_TYPE_TABLE_W(X) FSH_TYPE_ROWS(FSH_ROW_SECOND, X)
 
 /* Expand ARGS only when a table column is 1. */
 #define FSH_IF_0(...)
 #define FSH_IF_1(...) __VA_ARGS__
 #define FSH_IF(flag, ...) FSH_IF_##flag(__VA_ARGS__)
+/* ... only when both are 1. */
+#define FSH_IF_00(...)
+#define FSH_IF_01(...)
+#define FSH_IF_10(...)
+#define FSH_IF_11(...) __VA_ARGS__
+#define FSH_IF2(a, b, ...) FSH_IF_##a##b(__VA_ARGS__)
 
 /* The sized RMA routines (putN/getN/iputN/igetN) exist for these bit widths; 128 moves
  * 16-byte elements. */
@@ -566,6 +593,15 @@ FSH_TYPE_TABLE(FSH_DECL_COLL_ROW)
     FSH_IF(RAR, FSH_DECL_REDUCE(CTYPE, NAME, sum) FSH_DECL_REDUCE(CTYPE, NAME, prod))
 FSH_TYPE_TABLE(FSH_DECL_REDUCE_ROW)
 
+/* OpenSHMEM 1.6 scans, for the RARITH rows: on team PE p, dest[i] = the sum of source[i] over
+ * team PEs 0..p (inscan) or 0..p-1 (exscan; 0 on team PE 0), i < nelems; dest may be source. */
+#define FSH_DECL_SCAN(CTYPE, NAME, KIND)                                                         \
+    FSH_API int shmem_##NAME##_sum_##KIND(shmem_team_t team, CTYPE *dest, const CTYPE *source,   \
+                                          size_t nelems);
+#define FSH_DECL_SCAN_ROW(CTYPE, NAME, R, A, E, B, S, RBIT, RMM, RAR, GEN)                       \
+    FSH_IF(RAR, FSH_DECL_SCAN(CTYPE, NAME, inscan) FSH_DECL_SCAN(CTYPE, NAME, exscan))
+FSH_TYPE_TABLE(FSH_DECL_SCAN_ROW)
+
 /* The deprecated active-set reductions exist for the types OpenSHMEM 1.4 had. pWrk holds at
  * least max(nreduce/2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE) elements (unused by fabshmem). */
 #define FSH_DECL_TO_ALL(CTYPE, NAME, OP)                                                         \
@@ -598,10 +634,11 @@ FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
 
 /* ------------------------------------------------------------------ C11 generic RMA */
 /* shmem_put(dest, source, nelems, pe) and shmem_put(ctx, dest, source, nelems, pe) etc. select
- * the typed routine from the type of dest (of source for shmem_g). Only rows with GENERIC=1
- * take part: the fixed-width aliases name types already listed, and _Generic rejects a type
- * listed twice. There is deliberately no default association, so an unsupported type is a
- * compile error rather than a silent byte copy. The ctx form is told apart by argument count. */
+ * the typed routine from the type of dest (of source for shmem_g), over every type of the
+ * routine's spec table: the standard types first, then the exact-width typedefs that list
+ * lacks (FSH_GSELECT below; _Generic rejects a type listed twice, and int32_t is usually int).
+ * A type of no row is a compile error rather than a silent byte copy. The ctx form is told
+ * apart by argument count. */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
 #define FSH_NARG(...) FSH_NARG_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
@@ -609,57 +646,71 @@ FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
 #define FSH_CAT(a, b) FSH_CAT_(a, b)
 #define FSH_CAT_(a, b) a##b
 
-/* One association per GENERIC row, each led by its comma so the list follows the controlling
- * expression directly: _Generic((dest) FSH_GLIST(put)). shmem_g also accepts a source pointer
+/* One association per row of a selection, each led by its comma so the list follows the
+ * controlling expression directly: FSH_GLIST(dest, put). shmem_g also accepts a source pointer
  * that is not const-qualified, since _Generic matches qualified pointees exactly. */
-#define FSH_GA(GEN, CTYPE, FN) FSH_IF(GEN, , CTYPE *: FN)
-#define FSH_GA_put(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(GEN, T, shmem_##N##_put)
+#define FSH_GA(RMA, GEN, CTYPE, FN) FSH_IF2(RMA, GEN, , CTYPE *: FN)
+#define FSH_GA_put(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(c1, GEN, T, shmem_##N##_put)
 #define FSH_GA_put_nbi(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                               \
-    FSH_GA(GEN, T, shmem_##N##_put_nbi)
-#define FSH_GA_get(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(GEN, T, shmem_##N##_get)
+    FSH_GA(c1, GEN, T, shmem_##N##_put_nbi)
+#define FSH_GA_get(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(c1, GEN, T, shmem_##N##_get)
 #define FSH_GA_get_nbi(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                               \
-    FSH_GA(GEN, T, shmem_##N##_get_nbi)
-#define FSH_GA_p(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(GEN, T, shmem_##N##_p)
+    FSH_GA(c1, GEN, T, shmem_##N##_get_nbi)
+#define FSH_GA_p(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(c1, GEN, T, shmem_##N##_p)
 #define FSH_GA_g(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                                     \
-    FSH_IF(GEN, , T *: shmem_##N##_g, const T *: shmem_##N##_g)
-#define FSH_GA_iput(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(GEN, T, shmem_##N##_iput)
-#define FSH_GA_iget(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(GEN, T, shmem_##N##_iget)
+    FSH_IF2(c1, GEN, , T *: shmem_##N##_g, const T *: shmem_##N##_g)
+#define FSH_GA_iput(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(c1, GEN, T, shmem_##N##_iput)
+#define FSH_GA_iget(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(c1, GEN, T, shmem_##N##_iget)
 #define FSH_GA_ctx_put(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                               \
-    FSH_GA(GEN, T, shmem_ctx_##N##_put)
+    FSH_GA(c1, GEN, T, shmem_ctx_##N##_put)
 #define FSH_GA_ctx_put_nbi(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                           \
-    FSH_GA(GEN, T, shmem_ctx_##N##_put_nbi)
+    FSH_GA(c1, GEN, T, shmem_ctx_##N##_put_nbi)
 #define FSH_GA_ctx_get(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                               \
-    FSH_GA(GEN, T, shmem_ctx_##N##_get)
+    FSH_GA(c1, GEN, T, shmem_ctx_##N##_get)
 #define FSH_GA_ctx_get_nbi(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                           \
-    FSH_GA(GEN, T, shmem_ctx_##N##_get_nbi)
-#define FSH_GA_ctx_p(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(GEN, T, shmem_ctx_##N##_p)
+    FSH_GA(c1, GEN, T, shmem_ctx_##N##_get_nbi)
+#define FSH_GA_ctx_p(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                                 \
+    FSH_GA(c1, GEN, T, shmem_ctx_##N##_p)
 #define FSH_GA_ctx_g(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                                 \
-    FSH_IF(GEN, , T *: shmem_ctx_##N##_g, const T *: shmem_ctx_##N##_g)
+    FSH_IF2(c1, GEN, , T *: shmem_ctx_##N##_g, const T *: shmem_ctx_##N##_g)
 #define FSH_GA_ctx_iput(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                              \
-    FSH_GA(GEN, T, shmem_ctx_##N##_iput)
+    FSH_GA(c1, GEN, T, shmem_ctx_##N##_iput)
 #define FSH_GA_ctx_iget(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                              \
-    FSH_GA(GEN, T, shmem_ctx_##N##_iget)
-#define FSH_GLIST(OP) FSH_TYPE_TABLE(FSH_GA_##OP)
+    FSH_GA(c1, GEN, T, shmem_ctx_##N##_iget)
+#define FSH_GLIST(x, OP) FSH_GSELECT(x, FSH_GA_##OP)
+
+/* FSH_GSELECT(x, L): the routine for the type of x among the associations the row macro L
+ * gives: first over the distinct standard types (GEN 1), else over the exact-width typedefs
+ * (GEN W) of the routine's table that the first list lacks: int32_t is int here, which the
+ * bitwise AMOs' table does not hold. A type listed in neither selects
+ * fsh_generic_type_not_in_spec_table, which is no function, so the call does not compile:
+ * the type is not in the spec's table of that routine. */
+struct fsh_generic_type_not_in_spec_table;
+extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_spec_table;
+#define FSH_GSELECT(x, L)                                                                        \
+    _Generic((x) FSH_TYPE_TABLE(L),                                                              \
+        default: _Generic((x) FSH_TYPE_TABLE_W(L),                                               \
+                     default: fsh_generic_type_not_in_spec_table))
 
 /* FSH_G_<op>_<argument count>: the plain form, then the form with a leading ctx. */
-#define FSH_G_put_4(d, s, n, pe) _Generic((d) FSH_GLIST(put))(d, s, n, pe)
-#define FSH_G_put_5(c, d, s, n, pe) _Generic((d) FSH_GLIST(ctx_put))(c, d, s, n, pe)
-#define FSH_G_put_nbi_4(d, s, n, pe) _Generic((d) FSH_GLIST(put_nbi))(d, s, n, pe)
-#define FSH_G_put_nbi_5(c, d, s, n, pe) _Generic((d) FSH_GLIST(ctx_put_nbi))(c, d, s, n, pe)
-#define FSH_G_get_4(d, s, n, pe) _Generic((d) FSH_GLIST(get))(d, s, n, pe)
-#define FSH_G_get_5(c, d, s, n, pe) _Generic((d) FSH_GLIST(ctx_get))(c, d, s, n, pe)
-#define FSH_G_get_nbi_4(d, s, n, pe) _Generic((d) FSH_GLIST(get_nbi))(d, s, n, pe)
-#define FSH_G_get_nbi_5(c, d, s, n, pe) _Generic((d) FSH_GLIST(ctx_get_nbi))(c, d, s, n, pe)
-#define FSH_G_p_3(d, v, pe) _Generic((d) FSH_GLIST(p))(d, v, pe)
-#define FSH_G_p_4(c, d, v, pe) _Generic((d) FSH_GLIST(ctx_p))(c, d, v, pe)
-#define FSH_G_g_2(s, pe) _Generic((s) FSH_GLIST(g))(s, pe)
-#define FSH_G_g_3(c, s, pe) _Generic((s) FSH_GLIST(ctx_g))(c, s, pe)
-#define FSH_G_iput_6(d, s, dst, sst, n, pe) _Generic((d) FSH_GLIST(iput))(d, s, dst, sst, n, pe)
+#define FSH_G_put_4(d, s, n, pe) FSH_GLIST(d, put)(d, s, n, pe)
+#define FSH_G_put_5(c, d, s, n, pe) FSH_GLIST(d, ctx_put)(c, d, s, n, pe)
+#define FSH_G_put_nbi_4(d, s, n, pe) FSH_GLIST(d, put_nbi)(d, s, n, pe)
+#define FSH_G_put_nbi_5(c, d, s, n, pe) FSH_GLIST(d, ctx_put_nbi)(c, d, s, n, pe)
+#define FSH_G_get_4(d, s, n, pe) FSH_GLIST(d, get)(d, s, n, pe)
+#define FSH_G_get_5(c, d, s, n, pe) FSH_GLIST(d, ctx_get)(c, d, s, n, pe)
+#define FSH_G_get_nbi_4(d, s, n, pe) FSH_GLIST(d, get_nbi)(d, s, n, pe)
+#define FSH_G_get_nbi_5(c, d, s, n, pe) FSH_GLIST(d, ctx_get_nbi)(c, d, s, n, pe)
+#define FSH_G_p_3(d, v, pe) FSH_GLIST(d, p)(d, v, pe)
+#define FSH_G_p_4(c, d, v, pe) FSH_GLIST(d, ctx_p)(c, d, v, pe)
+#define FSH_G_g_2(s, pe) FSH_GLIST(s, g)(s, pe)
+#define FSH_G_g_3(c, s, pe) FSH_GLIST(s, ctx_g)(c, s, pe)
+#define FSH_G_iput_6(d, s, dst, sst, n, pe) FSH_GLIST(d, iput)(d, s, dst, sst, n, pe)
 #define FSH_G_iput_7(c, d, s, dst, sst, n, pe)                                                  \
-    _Generic((d) FSH_GLIST(ctx_iput))(c, d, s, dst, sst, n, pe)
-#define FSH_G_iget_6(d, s, dst, sst, n, pe) _Generic((d) FSH_GLIST(iget))(d, s, dst, sst, n, pe)
+    FSH_GLIST(d, ctx_iput)(c, d, s, dst, sst, n, pe)
+#define FSH_G_iget_6(d, s, dst, sst, n, pe) FSH_GLIST(d, iget)(d, s, dst, sst, n, pe)
 #define FSH_G_iget_7(c, d, s, dst, sst, n, pe)                                                  \
-    _Generic((d) FSH_GLIST(ctx_iget))(c, d, s, dst, sst, n, pe)
+    FSH_GLIST(d, ctx_iget)(c, d, s, dst, sst, n, pe)
 
 #define shmem_put(...) FSH_CAT(FSH_G_put_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
 #define shmem_put_nbi(...) FSH_CAT(FSH_G_put_nbi_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
@@ -679,11 +730,6 @@ FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
  * row whose COL and GEN columns are both 1, and nothing for any other row. Operation names
  * are only ever pasted, never expanded, so a user macro named like one (test, atomic_add)
  * cannot break these. */
-#define FSH_IF_00(...)
-#define FSH_IF_01(...)
-#define FSH_IF_10(...)
-#define FSH_IF_11(...) __VA_ARGS__
-#define FSH_IF2(a, b, ...) FSH_IF_##a##b(__VA_ARGS__)
 #define FSH_GA_RMA(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                   \
     FSH_IF2(R, GEN, , T *: shmem_##PFX##N##_##OP)
 #define FSH_GA_AMO(T, N, R, A, E, B, S, x, y, z, GEN, PFX, OP)                                   \
@@ -767,8 +813,8 @@ FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
  * first (the pointer the operation is typed by: dest, source, fetch or ivars), else the ctx
  * form, selected on the second. Any other count names an undefined FSH_GSEL_* and fails.
  * FSH_G1/FSH_G2 take the row macros of both forms and use the one they need. */
-#define FSH_G1(L1, L2, a, ...) _Generic((a) FSH_TYPE_TABLE(L1))(a, __VA_ARGS__)
-#define FSH_G2(L1, L2, c, a, ...) _Generic((a) FSH_TYPE_TABLE(L2))(c, a, __VA_ARGS__)
+#define FSH_G1(L1, L2, a, ...) FSH_GSELECT(a, L1)(a, __VA_ARGS__)
+#define FSH_G2(L1, L2, c, a, ...) FSH_GSELECT(a, L2)(c, a, __VA_ARGS__)
 #define FSH_GSEL_2_2 FSH_G1
 #define FSH_GSEL_2_3 FSH_G2
 #define FSH_GSEL_3_3 FSH_G1
@@ -847,6 +893,8 @@ FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
 #define FSH_GA_min_reduce(...) FSH_GA_RMM(__VA_ARGS__, min_reduce)
 #define FSH_GA_sum_reduce(...) FSH_GA_RAR(__VA_ARGS__, sum_reduce)
 #define FSH_GA_prod_reduce(...) FSH_GA_RAR(__VA_ARGS__, prod_reduce)
+#define FSH_GA_sum_inscan(...) FSH_GA_RAR(__VA_ARGS__, sum_inscan)
+#define FSH_GA_sum_exscan(...) FSH_GA_RAR(__VA_ARGS__, sum_exscan)
 #define FSH_GTEAM(OP, ...) FSH_G2(, FSH_GA_##OP, __VA_ARGS__)
 
 #define shmem_alltoall(...) FSH_GTEAM(alltoall, __VA_ARGS__)
@@ -861,6 +909,42 @@ FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
 #define shmem_min_reduce(...) FSH_GTEAM(min_reduce, __VA_ARGS__)
 #define shmem_sum_reduce(...) FSH_GTEAM(sum_reduce, __VA_ARGS__)
 #define shmem_prod_reduce(...) FSH_GTEAM(prod_reduce, __VA_ARGS__)
+/* OpenSHMEM 1.6 */
+#define shmem_sum_inscan(...) FSH_GTEAM(sum_inscan, __VA_ARGS__)
+#define shmem_sum_exscan(...) FSH_GTEAM(sum_exscan, __VA_ARGS__)
+
+/* ---------------------------------------------------------- C11 generic deprecated AMOs, sync */
+/* The 1.3 generic AMOs (deprecated), over the types 1.3 had (the deprecated type lists above:
+ * distinct standard types, so one selection suffices). shmem_swap on a long * is also the
+ * untyped long routine of that name, which it selects. */
+#define FSH_GD(CTYPE, NAME, OP) , CTYPE *: shmem_##NAME##_##OP
+#define FSH_GD_cswap(T, N) FSH_GD(T, N, cswap)
+#define FSH_GD_finc(T, N) FSH_GD(T, N, finc)
+#define FSH_GD_inc(T, N) FSH_GD(T, N, inc)
+#define FSH_GD_fadd(T, N) FSH_GD(T, N, fadd)
+#define FSH_GD_add(T, N) FSH_GD(T, N, add)
+#define FSH_GD_fetch(T, N) FSH_GD(T, N, fetch), const T *: shmem_##N##_fetch
+#define FSH_GD_set(T, N) FSH_GD(T, N, set)
+#define FSH_GD_swap(T, N) FSH_GD(T, N, swap)
+#define FSH_GDEP(TYPES, OP, d, ...) _Generic((d) TYPES(FSH_GD_##OP))(d, __VA_ARGS__)
+
+#define shmem_cswap(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, cswap, __VA_ARGS__)
+#define shmem_finc(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, finc, __VA_ARGS__)
+#define shmem_inc(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, inc, __VA_ARGS__)
+#define shmem_fadd(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, fadd, __VA_ARGS__)
+#define shmem_add(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, add, __VA_ARGS__)
+#define shmem_fetch(...) FSH_GDEP(FSH_DEPRECATED_EXTAMO_TYPES, fetch, __VA_ARGS__)
+#define shmem_set(...) FSH_GDEP(FSH_DEPRECATED_EXTAMO_TYPES, set, __VA_ARGS__)
+#define shmem_swap(...) FSH_GDEP(FSH_DEPRECATED_EXTAMO_TYPES, swap, __VA_ARGS__)
+
+/* shmem_sync(team) is shmem_team_sync (the C11 form of OpenSHMEM 1.5); the deprecated
+ * active-set shmem_sync(PE_start, logPE_stride, PE_size, pSync) keeps its meaning, told apart
+ * by argument count. Any count but 4 goes to shmem_team_sync, whose prototype then refuses
+ * what is not one team. */
+#define FSH_SYNC_T(...) shmem_team_sync(__VA_ARGS__)
+#define FSH_SYNC_4(...) (shmem_sync)(__VA_ARGS__)
+#define shmem_sync(...)                                                                          \
+    FSH_CAT(FSH_SYNC_, FSH_NARG_(__VA_ARGS__, T, T, T, T, T, 4, T, T, T, T))(__VA_ARGS__)
 
 #endif /* C11 generic selection */
 

@@ -88,7 +88,7 @@ FSH_TYPE_TABLE(FSH_DECL_ALLTOALLV_ROW)
 #define FSH_GA_X_alltoallv(T, N, R, A, E, B, S, x, y, z, GEN)                                    \
     FSH_IF2(R, GEN, , T *: shmemx_##N##_alltoallv)
 #define shmemx_alltoallv(team, dest, ...)                                                        \
-    _Generic((dest) FSH_TYPE_TABLE(FSH_GA_X_alltoallv))(team, dest, __VA_ARGS__)
+    FSH_GSELECT(dest, FSH_GA_X_alltoallv)(team, dest, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -61,12 +61,17 @@ static void check_out(const char *fn, const void *out, const char *what)
     }
 }
 
-/* dest of alltoall and alltoallv may be in the device heap; of the others, not (yet). */
+/* dest of alltoall and alltoallv may be in the device heap; of the others, not (yet).
+ * A dest that receives nothing (len 0) is not looked at: OpenSHMEM 1.5 (annex "Undefined
+ * Behavior") supports a null pointer with a zero count, and the collectives never address a
+ * dest they write nothing into, so every PE still takes part in the call as usual. */
 static enum fsh_seg check_dest_any(const char *fn, const void *dest, size_t len)
 {
-    enum fsh_seg seg;
+    enum fsh_seg seg = FSH_SEG_HEAP;
     uint64_t off;
-    check_sym(fn, "dest", dest, len ? len : 1, &seg, &off);
+    if (len > 0) {
+        check_sym(fn, "dest", dest, len, &seg, &off);
+    }
     return seg;
 }
 
@@ -363,7 +368,10 @@ int fsh_api_alltoallv(const char *fn, shmem_team_t team, void *dest, size_t dest
         fsh_init_fatal(fn, "pass four arrays of shmem_team_n_pes(team) entries",
                        "a count or displacement array is NULL");
     }
-    check_dest_any(fn, dest, extent(fn, dest_nelems, esize));
+    /* Senders address their blocks through their own dest, so alltoallv needs one even where
+     * nothing moves (a NULL dest with zero counts is not supported here yet). */
+    size_t room = extent(fn, dest_nelems, esize);
+    check_dest_any(fn, dest, room ? room : 1);
     for (int k = 0; k < t->size; k++) {
         check_size(fn, extent(fn, send_displs[k], esize));
         check_size(fn, extent(fn, send_counts[k], esize));
@@ -440,7 +448,8 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
     done(__func__, fsh_coll_sync(&t, __func__));
 }
 
-void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+/* Parenthesized: in C11, shmem_sync is also the macro that picks the team form. */
+void (shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
     struct fsh_team t;

@@ -157,7 +157,8 @@ FSH_TYPE_TABLE(DEF_AMO_ROW)
 
 FSH_DEPRECATED_AMO_TYPES(DEF_DEPRECATED_AMO)
 FSH_DEPRECATED_EXTAMO_TYPES(DEF_DEPRECATED_EXTAMO)
-DEF_FETCH_VALUE(long, shmem_swap, , FSH_AMO_SWAP)
+/* The untyped 1.x swap, parenthesized because in C11 it is also the generic macro. */
+DEF_FETCH_VALUE(long, (shmem_swap), , FSH_AMO_SWAP)
 
 /* ------------------------------------------------------------------ point-to-point sync */
 /* SYNC(T, MODE, BLOCK, IVARS, NELEMS, STATUS, VALUES, VECTOR, INDICES) is the one call of each

@@ -49,21 +49,24 @@
 #define FSH_DEF_COLL_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, FSH_DEF_COLL(CTYPE, NAME))
 FSH_TYPE_TABLE(FSH_DEF_COLL_ROW)
 
-#define FSH_DEF_REDUCE(CTYPE, NAME, OP, ENUM)                                                    \
-    int shmem_##NAME##_##OP##_reduce(shmem_team_t team, CTYPE *dest, const CTYPE *source,        \
-                                     size_t nreduce)                                             \
+/* shmem_<NAME>_<FN>: the reductions (FN op_reduce) and the 1.6 scans (sum_inscan/exscan). */
+#define FSH_DEF_REDUCE(CTYPE, NAME, FN, ENUM)                                                    \
+    int shmem_##NAME##_##FN(shmem_team_t team, CTYPE *dest, const CTYPE *source,                 \
+                            size_t nreduce)                                                      \
     {                                                                                            \
         return fsh_api_reduce(__func__, team, dest, source, nreduce, sizeof(CTYPE),              \
                               FSH_RTYPE_##NAME, ENUM);                                           \
     }
 #define FSH_DEF_REDUCE_ROW(CTYPE, NAME, R, A, E, B, S, RBIT, RMM, RAR, GEN)                      \
-    FSH_IF(RBIT, FSH_DEF_REDUCE(CTYPE, NAME, and, FSH_RED_AND)                                   \
-                     FSH_DEF_REDUCE(CTYPE, NAME, or, FSH_RED_OR)                                 \
-                         FSH_DEF_REDUCE(CTYPE, NAME, xor, FSH_RED_XOR))                          \
-    FSH_IF(RMM, FSH_DEF_REDUCE(CTYPE, NAME, max, FSH_RED_MAX)                                    \
-                    FSH_DEF_REDUCE(CTYPE, NAME, min, FSH_RED_MIN))                               \
-    FSH_IF(RAR, FSH_DEF_REDUCE(CTYPE, NAME, sum, FSH_RED_SUM)                                    \
-                    FSH_DEF_REDUCE(CTYPE, NAME, prod, FSH_RED_PROD))
+    FSH_IF(RBIT, FSH_DEF_REDUCE(CTYPE, NAME, and_reduce, FSH_RED_AND)                            \
+                     FSH_DEF_REDUCE(CTYPE, NAME, or_reduce, FSH_RED_OR)                          \
+                         FSH_DEF_REDUCE(CTYPE, NAME, xor_reduce, FSH_RED_XOR))                   \
+    FSH_IF(RMM, FSH_DEF_REDUCE(CTYPE, NAME, max_reduce, FSH_RED_MAX)                             \
+                    FSH_DEF_REDUCE(CTYPE, NAME, min_reduce, FSH_RED_MIN))                        \
+    FSH_IF(RAR, FSH_DEF_REDUCE(CTYPE, NAME, sum_reduce, FSH_RED_SUM)                             \
+                    FSH_DEF_REDUCE(CTYPE, NAME, prod_reduce, FSH_RED_PROD)                       \
+                        FSH_DEF_REDUCE(CTYPE, NAME, sum_inscan, FSH_RED_INSCAN)                  \
+                            FSH_DEF_REDUCE(CTYPE, NAME, sum_exscan, FSH_RED_EXSCAN))
 FSH_TYPE_TABLE(FSH_DEF_REDUCE_ROW)
 
 #define FSH_DEF_TO_ALL(CTYPE, NAME, OP, ENUM)                                                    \

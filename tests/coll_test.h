@@ -186,6 +186,20 @@ ct_verify_fill(const void *buf, size_t n, uint8_t byte, const char *what, ...)
     return bad;
 }
 
+/* The one detail line of a typed check that found `bad` of n elements wrong, the first at
+ * index `first` (got, want): SHOW(buf, value) prints a value; what/... name the call. */
+#define CT_REPORT(SHOW, bad, n, first, got, want, what, ...)                                       \
+    do {                                                                                           \
+        if ((bad) != 0) {                                                                          \
+            char g_[96], w_[96], label_[160];                                                      \
+            SHOW(g_, got);                                                                         \
+            SHOW(w_, want);                                                                        \
+            snprintf(label_, sizeof(label_), what, __VA_ARGS__);                                   \
+            t_check(0, "%s: %zu of %zu elements wrong, first at index %zu: got %s, want %s",       \
+                    label_, (size_t)(bad), (size_t)(n), (size_t)(first), g_, w_);                  \
+        }                                                                                          \
+    } while (0)
+
 /* Allocate n symmetric bytes (collective) and fill them with the sentinel; exit on failure. */
 static inline T_UNUSED void *ct_alloc(size_t n)
 {

@@ -111,14 +111,7 @@ static uint64_t vhash(int pe, const char *op, uint64_t salt, size_t i)
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        if (bad_ != 0) {                                                                           \
-            char g_[96], w2_[96], label_[160];                                                     \
-            SHOW_##K(g_, got_);                                                                    \
-            SHOW_##K(w2_, want1_);                                                                 \
-            snprintf(label_, sizeof(label_), what, __VA_ARGS__);                                   \
-            t_check(0, "%s: %zu of %zu elements wrong, first at index %zu: got %s, want %s",       \
-                    label_, bad_, (size_t)(n), first_, g_, w2_);                                   \
-        }                                                                                          \
+        CT_REPORT(SHOW_##K, bad_, n, first_, got_, want1_, what, __VA_ARGS__);                     \
         ct_verify_fill((d) + (n), MARGIN, CT_SENTINEL, what, __VA_ARGS__);                         \
     } while (0)
 
