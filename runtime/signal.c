@@ -14,11 +14,16 @@
  *     bits 27..6   source PE s (22 bits: 4M PEs)
  *     bits  5..0   slot k
  *
- *   - P data writes (P = 0 when the data is at most 16 bytes, else ceil(len / max message
- *     size)), straight from the source buffer to the destination, immediate kind 3;
- *   - one 64-byte descriptor write into t's inbox[s][k], immediate kind 2:
- *     {q, signal address (segment << 56 | offset), signal value, SHMEM_SIGNAL_SET or _ADD,
- *      P, and for small puts the data itself (<= 16 bytes) with its destination}.
+ *   - P data writes (P = 0 when the data travels inline, else ceil(len / max message size)),
+ *     straight from the source buffer to the destination, immediate kind 3;
+ *   - one descriptor write into t's inbox[s][k], immediate kind 2: {q, signal address
+ *     (segment << 56 | offset), signal value, SHMEM_SIGNAL_SET or _ADD, P, and for small puts
+ *     the data itself with its destination}: 64 bytes (a slot) with up to 16 bytes of data,
+ *     or for data up to a quarter of the inbox (S * 64 / 4 bytes, less the 48-byte header) m
+ *     consecutive slots, the data running on through them. Such a descriptor takes sequence
+ *     numbers q .. q+m-1, and never wraps: when it would pass the inbox's end, the slots up
+ *     to the end are skipped (their numbers given up as padding, which the descriptor names
+ *     and the target counts applied with it) and it starts at slot 0.
  *
  * A signal of any 64-bit value and either operation thus travels in the descriptor, not in
  * the 4-byte immediate, which only names the slot. The target counts, per (s, k), the data
@@ -42,8 +47,9 @@
  * that has outstanding signals from this PE reports them applied: one 8-byte read per such
  * target, all in flight at once, and nothing at all when no signal is outstanding.
  *
- * Fabric operations per put-with-signal: 1 for up to 16 bytes, 2 for anything up to the
- * provider's message size, 1 + ceil(len / max message) beyond.
+ * Fabric operations per put-with-signal: 1 up to the inline limit (464 bytes with the default
+ * 32 slots), 2 for anything up to the provider's message size, 1 + ceil(len / max message)
+ * beyond.
  *
  * A target whose memory is mapped here (local.c) takes none of this: the data is copied, then
  * the signal is updated with the same release atomic the target's engine would use, so a
@@ -66,7 +72,7 @@
 #include "rt.h"
 #include "shmem.h"
 
-#define INLINE_MAX 16
+#define SLOT_DATA 16 /* data bytes in a descriptor's first slot */
 #define SLOT_BITS 6
 #define PE_BITS 22
 #define SEG_SHIFT 56
@@ -78,11 +84,12 @@ struct desc {
     uint64_t dest;  /* inline data destination: segment << 56 | offset */
     uint32_t op;    /* SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD */
     uint32_t pieces;
-    uint32_t inline_len;
-    uint32_t reserved;
-    uint8_t data[INLINE_MAX];
+    uint32_t inline_len; /* data bytes inline: data[] and, past 16, the slots that follow */
+    uint32_t skip;       /* slots given up as padding before this one (never wrapping) */
+    uint8_t data[SLOT_DATA];
 };
-_Static_assert(sizeof(struct desc) == 64, "descriptor is 64 bytes on the wire");
+_Static_assert(sizeof(struct desc) == 64, "a descriptor slot is 64 bytes on the wire");
+#define HEADER (sizeof(struct desc) - SLOT_DATA)
 
 struct slot_state {
     uint32_t arrived;
@@ -91,6 +98,7 @@ struct slot_state {
 
 static struct {
     unsigned slots;
+    size_t inline_max; /* largest data sent inside the descriptor */
     int npes;
     /* symmetric (heap) */
     struct desc *inbox;   /* [src * slots + k]: where peers' descriptors land */
@@ -132,19 +140,30 @@ static void update(uint64_t *sig, uint64_t value, uint32_t op)
     }
 }
 
+/* Slots a descriptor with len bytes of inline data takes. */
+static unsigned desc_slots(size_t len)
+{
+    return len <= SLOT_DATA ? 1 : 1 + (unsigned)((len - SLOT_DATA + sizeof(struct desc) - 1) /
+                                                  sizeof(struct desc));
+}
+
 static void apply(int src, unsigned k, struct slot_state *st)
 {
     const struct desc *d = &sg.inbox[(size_t)src * sg.slots + k];
     if (d->inline_len) {
-        memcpy(unpack_addr(d->dest), d->data, d->inline_len);
+        memcpy(unpack_addr(d->dest), (const char *)d + HEADER, d->inline_len);
     }
     update(unpack_addr(d->sig), d->value, d->op);
-    /* Advance the applied prefix; slots applied out of order wait in the mask. */
+    /* Advance the applied prefix over its padding, its slots and any applied out of order
+     * before (they wait in the mask). */
     uint64_t q = d->seq;
+    uint64_t first = q - d->skip, end = q + desc_slots(d->inline_len);
     st->arrived = 0;
     st->have_desc = 0;
     uint64_t prefix = sg.applied[src];
-    sg.done_mask[src] |= 1ULL << (q % sg.slots);
+    for (uint64_t j = first; j < end; j++) {
+        sg.done_mask[src] |= 1ULL << (j % sg.slots);
+    }
     while (sg.done_mask[src] & (1ULL << (prefix % sg.slots))) {
         sg.done_mask[src] &= ~(1ULL << (prefix % sg.slots));
         prefix++;
@@ -192,6 +211,10 @@ int fsh_signal_init(long slots)
                        "put-with-signal addresses at most %d PEs", 1 << PE_BITS);
     }
     sg.slots = (unsigned)slots;
+    /* Up to a quarter of a peer's inbox inline: a stream of such puts still keeps four in
+     * flight; at least one slot's worth. */
+    size_t quarter = sg.slots * sizeof(struct desc) / 4;
+    sg.inline_max = (quarter > sizeof(struct desc) ? quarter : sizeof(struct desc)) - HEADER;
     sg.npes = fsh_rt.npes;
     size_t n = (size_t)sg.npes;
     size_t boxes = n * sg.slots * sizeof(struct desc);
@@ -246,7 +269,8 @@ void fsh_signal_fini(void)
 
 struct slot_wait {
     int pe;
-    uint64_t seq;
+    uint64_t seq;  /* the first sequence number to take */
+    unsigned need; /* slots to take, padding included */
 };
 
 /* Start reading pe's applied prefix for us into probe[pe]. */
@@ -268,7 +292,7 @@ static void probe_take(int pe)
 static bool slot_free(const void *arg)
 {
     const struct slot_wait *w = arg;
-    if (w->seq - sg.known[w->pe] < sg.slots) {
+    if (w->seq + w->need - sg.known[w->pe] <= sg.slots) {
         return true;
     }
     struct fsh_op_track sync = {0, 0, 0};
@@ -276,7 +300,7 @@ static bool slot_free(const void *arg)
         fsh_progress_wait_track(&sync, "put-with-signal: reading the target's applied count") == 0) {
         probe_take(w->pe);
     }
-    return w->seq - sg.known[w->pe] < sg.slots;
+    return w->seq + w->need - sg.known[w->pe] <= sg.slots;
 }
 
 /* Read the applied prefix of every pending target; keep those still behind. */
@@ -341,32 +365,40 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
     fsh_progress_lock();
-    struct slot_wait w = {pe, sg.sent[pe]};
+    /* Inline data takes m slots from k on; slots up to the inbox's end that cannot hold them
+     * are skipped. */
+    bool in = len <= sg.inline_max;
+    unsigned m = in ? desc_slots(len) : 1;
+    unsigned k0 = (unsigned)(sg.sent[pe] % sg.slots);
+    unsigned skip = k0 + m > sg.slots ? sg.slots - k0 : 0;
+    struct slot_wait w = {pe, sg.sent[pe], skip + m};
     if (!slot_free(&w)) {
         rc = fsh_progress_wait(slot_free, &w, "put-with-signal: the target has not applied the earlier signals", pe);
         if (rc != 0) {
             goto unlock;
         }
     }
-    sg.sent[pe]++;
+    uint64_t q = w.seq + skip;
+    sg.sent[pe] = q + m;
     if (!sg.is_pending[pe]) {
         sg.is_pending[pe] = true;
         sg.pending[sg.npending] = pe;
         __atomic_store_n(&sg.npending, sg.npending + 1, __ATOMIC_RELAXED);
     }
-    unsigned k = (unsigned)(w.seq % sg.slots);
+    unsigned k = (unsigned)(q % sg.slots);
     uint32_t who = ((uint32_t)fsh_rt.pe << SLOT_BITS) | k;
     struct desc *d = &sg.outbox[(size_t)pe * sg.slots + k];
     memset(d, 0, sizeof(*d));
-    d->seq = w.seq;
+    d->seq = q;
+    d->skip = skip;
     d->sig = pack_addr(sseg, soff);
     d->value = value;
     d->op = (uint32_t)op;
-    if (len <= INLINE_MAX) {
+    if (in) {
         d->inline_len = (uint32_t)len;
         d->dest = pack_addr(dseg, doff);
         if (len) {
-            memcpy(d->data, src, len);
+            memcpy((char *)d + HEADER, src, len); /* on through the slots that follow */
         }
     } else {
         size_t max = fa->max_msg_size;
@@ -383,8 +415,11 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
             goto unlock;
         }
     }
+    /* The descriptor (with inline data: HEADER + len bytes) stays in the outbox until the
+     * target applied it, so it needs no wait here, injected or not. */
     uint64_t inbox = sg.inbox_off + ((uint64_t)fsh_rt.pe * sg.slots + k) * sizeof(struct desc);
-    rc = fsh_rma_write(ctx, NULL, d, sizeof(*d), pe, sg.seg, inbox, true,
+    size_t dlen = in && len > SLOT_DATA ? HEADER + len : sizeof(*d);
+    rc = fsh_rma_write(ctx, NULL, d, dlen, pe, sg.seg, inbox, true,
                        ((uint32_t)FSH_IMM_SIG_DESC << FSH_IMM_KIND_SHIFT) | who);
 unlock:
     fsh_progress_unlock();
