@@ -3,7 +3,7 @@
 # libfabric on the same provider, and memcpy), all in one run, on this node.
 #
 #   bash bench/compare.sh [-r ROUNDS] [-e MAX] [-n ITERS] [-p PROVIDER] [-N "2 4"] [-o DIR]
-#                         [-x VAR=VALUE]... [-q]
+#                         [-c OSHCC] [-x VAR=VALUE]... [-q]
 #
 #   -r ROUNDS   rounds (default 3); each round runs every program once, fabshmem and the peer
 #               in alternating order, so slow phases of a shared machine hit both; a figure is
@@ -17,6 +17,10 @@
 #               bandwidth.png, coll.png, raw/ (every run's CSV)
 #   -x VAR=VAL  passed to fabshmem's PEs (mpirun -x), e.g. -x FABSHMEM_INTRANODE=fabric;
 #               repeatable
+#   -c OSHCC    the peer's compiler wrapper (default /usr/bin/oshcc, Open MPI's OSHMEM). Another
+#               OpenSHMEM's oshcc (e.g. Sandia OpenSHMEM's, built with PMIx and
+#               --enable-manual-progress) is run under the same mpirun with FI_PROVIDER and
+#               SHMEM_OFI_PROVIDER set to PROV, so it uses the same libfabric provider
 #   -q          quick: 2 rounds, 30 iterations, sizes to 64K (a check that it all works)
 #   -s          no runs: the table and plots again from DIR/raw of an earlier run
 #
@@ -35,9 +39,10 @@ set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
 
-rounds=3 max=1M iters=100 prov=shm nps="2 4" out=bench/plots quick=0 skip=0
+rounds=3 max=1M iters=100 prov=shm nps="2 4" out=bench/plots quick=0 skip=0 peer_cc=/usr/bin/oshcc
+peer_short=OSHMEM peer_name="Open MPI OSHMEM"
 xargs_fsh=()
-while getopts "r:e:n:p:N:o:x:qsh" opt; do
+while getopts "r:e:n:p:N:o:c:x:qsh" opt; do
     case $opt in
     r) rounds=$OPTARG ;;
     e) max=$OPTARG ;;
@@ -45,6 +50,7 @@ while getopts "r:e:n:p:N:o:x:qsh" opt; do
     p) prov=$OPTARG ;;
     N) nps=$OPTARG ;;
     o) out=$OPTARG ;;
+    c) peer_cc=$OPTARG ;;
     x) xargs_fsh+=(-x "$OPTARG") ;;
     q) quick=1 ;;
     s) skip=1 ;;
@@ -78,13 +84,13 @@ peerdir=bench/peer
 [ "$skip" = 1 ] || peer_ok=0 peer_why=""
 if [ "$skip" = 1 ]; then
     :
-elif [ ! -x /usr/bin/oshcc ]; then
-    peer_why="no /usr/bin/oshcc (apt-get install libopenmpi-dev)"
+elif [ ! -x "$peer_cc" ]; then
+    peer_why="no $peer_cc (apt-get install libopenmpi-dev)"
 else
     mkdir -p "$peerdir"
     peer_ok=1
     for b in rma amo coll; do
-        if ! /usr/bin/oshcc -O2 -Ibench -o "$peerdir/$b" "bench/$b.c" bench/bench.c \
+        if ! "$peer_cc" -O2 -Ibench -o "$peerdir/$b" "bench/$b.c" bench/bench.c \
             >"$peerdir/$b.build.log" 2>&1; then
             peer_ok=0 peer_why="oshcc failed on bench/$b.c (see $peerdir/$b.build.log)"
         fi
@@ -103,8 +109,10 @@ run() {
     local label=$1 np=$2 lib=$3
     shift 3
     local f="$out/raw/${label}.csv" cmd
-    if [ "$lib" = peer ]; then
+    if [ "$lib" = peer ] && [ "$peer_cc" = /usr/bin/oshcc ]; then
         cmd=("${mpirun[@]}" --mca osc ^rdma -x SHMEM_SYMMETRIC_SIZE=256M -n "$np" "$@")
+    elif [ "$lib" = peer ]; then
+        cmd=("${mpirun[@]}" "${fsh_env[@]}" -x SHMEM_OFI_PROVIDER="$prov" -n "$np" "$@")
     else
         cmd=("${mpirun[@]}" "${fsh_env[@]}" "${xargs_fsh[@]}" -n "$np" "$@")
     fi
@@ -121,8 +129,17 @@ if [ "$skip" = 1 ]; then
 else
     rounds_run=$rounds
     run_stamp="$(date -u '+%Y-%m-%d %H:%M UTC'), fabshmem $(git describe --always --dirty 2>/dev/null)"
-    printf 'rounds=%q iters=%q prov=%q nps=%q peer_ok=%q peer_why=%q run_stamp=%q\n' "$rounds" \
-        "$iters" "$prov" "$nps" "$peer_ok" "$peer_why" "$run_stamp" >"$out/raw/settings"
+    if [ "$peer_cc" = /usr/bin/oshcc ]; then
+        peer_short=OSHMEM
+        peer_name="Open MPI OSHMEM ($(ompi_info --version 2>/dev/null | head -n1 | sed 's/.*v//'))"
+    else
+        peer_short=peer
+        peer_name="$peer_cc ($(cd "$peerdir" 2>/dev/null && strings rma 2>/dev/null |
+            grep -m1 -i -E 'openshmem [0-9]|sandia' || echo "version unknown"))"
+    fi
+    printf 'rounds=%q iters=%q prov=%q nps=%q peer_ok=%q peer_why=%q run_stamp=%q peer_cc=%q peer_short=%q peer_name=%q\n' "$rounds" \
+        "$iters" "$prov" "$nps" "$peer_ok" "$peer_why" "$run_stamp" "$peer_cc" "$peer_short" \
+        "$peer_name" >"$out/raw/settings"
     printf 'xargs_fsh=(%s)\n' "${xargs_fsh[*]:-}" >>"$out/raw/settings"
 fi
 for ((r = 1; r <= rounds_run; r++)); do
@@ -157,7 +174,7 @@ cat "$out"/raw/*.csv | awk -F, '
 
 # ---- the table
 {
-    echo "# fabshmem vs $( [ "$peer_ok" = 1 ] && echo "Open MPI OSHMEM ($(ompi_info --version 2>/dev/null | head -n1 | sed 's/.*v//'))" || echo "peer: n/a ($peer_why)")"
+    echo "# fabshmem vs $( [ "$peer_ok" = 1 ] && echo "$peer_name" || echo "peer: n/a ($peer_why)")"
     echo "# run ${run_stamp:-(unknown time)} on $(hostname), $(nproc) cores; provider $prov ${xargs_fsh[*]}"
     echo "# median over $rounds rounds of each run's median ($iters iterations); ratio > 1: fabshmem faster"
     awk -F, '
@@ -244,7 +261,7 @@ line() { # FILE TITLE -> a plot clause, or nothing for an empty series
 both() { # TEST WHAT: fabshmem's and the peer's series of TEST, heap and static targets
     for t in heap static; do
         line "$(series fabshmem "$1" $t 2)" "fabshmem $2 ($t)"
-        line "$(series peer "$1" $t 2)" "OSHMEM $2 ($t)"
+        line "$(series peer "$1" $t 2)" "$peer_short $2 ($t)"
     done
 }
 lat=$(both put_lat "put+quiet")
@@ -257,7 +274,7 @@ coll=""
 for np in $nps; do
     coll+=$(line "$(series fabshmem alltoall heap "$np")" "fabshmem alltoallmem, $np PEs")
     coll+=$(line "$(series fabshmem alltoall64 heap "$np")" "fabshmem alltoall64, $np PEs")
-    coll+=$(line "$(series peer alltoall64 heap "$np")" "OSHMEM alltoall64, $np PEs")
+    coll+=$(line "$(series peer alltoall64 heap "$np")" "$peer_short alltoall64, $np PEs")
 done
 stamp="$(date -u '+%Y-%m-%d') $(hostname), 2 PEs, $prov ${xargs_fsh[*]}"
 gnuplot <<EOF
