@@ -80,78 +80,96 @@ void fsh_api_get(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
     done(fn, fsh_rma_get(c, dest, seg, off, nbytes, pe, nbi != 0));
 }
 
-/* Bytes spanned by nelems elements at a stride: (nelems-1)*stride*esize + esize. */
-static size_t strided_extent(const char *fn, const char *what, ptrdiff_t stride, size_t nelems,
-                             size_t esize)
+/* Bytes spanned by nblocks blocks of bsize elements at a stride: ((nblocks-1)*stride + bsize)
+ * * esize. iput/iget (not blocked: bsize 1) take any stride that is not negative; the blocked
+ * ibput/ibget need a stride of at least bsize (the spec: bsize means contiguous blocks, less
+ * would overlap them), checked only where a stride is used, between blocks. */
+static size_t strided_extent(const char *fn, const char *what, ptrdiff_t stride, size_t bsize,
+                             size_t nblocks, size_t esize, bool blocked)
 {
-    if (stride < 0) {
+    if (stride < 0 && !blocked) {
         fsh_init_fatal(fn, "strides are counted in elements and must not be negative",
                        "%s stride %td is negative", what, stride);
     }
+    if (blocked && nblocks > 1 && (stride < 0 || (size_t)stride < bsize)) {
+        fsh_init_fatal(fn, "block strides are counted in elements and must be at least bsize (a stride of bsize means contiguous blocks)",
+                       "%s stride %td is less than bsize %zu", what, stride, bsize);
+    }
     size_t span;
-    if (__builtin_mul_overflow((size_t)stride, nelems - 1, &span) ||
-        __builtin_add_overflow(span, 1, &span) || __builtin_mul_overflow(span, esize, &span)) {
+    if (__builtin_mul_overflow(nblocks > 1 ? (size_t)stride : 0, nblocks - 1, &span) ||
+        __builtin_add_overflow(span, bsize, &span) || __builtin_mul_overflow(span, esize, &span)) {
         fsh_init_fatal(fn, "check nelems and the strides", "strided transfer overflows the address space");
     }
     return span;
 }
 
-/* Strided transfers with GPU memory on either side: element by element through devmem.c (each
+/* Strided transfers with GPU memory on either side: block by block through devmem.c (each
  * complete on return). Correct everywhere; for speed, keep strided data in host memory. */
 static int dev_strided(struct fsh_ctx *c, bool put, char *local, ptrdiff_t lst, enum fsh_seg seg,
-                       uint64_t off, ptrdiff_t rst, size_t nelems, size_t esize, int pe)
+                       uint64_t off, ptrdiff_t rst, size_t bsize, size_t nblocks, size_t esize,
+                       int pe)
 {
     int rc = 0;
-    for (size_t i = 0; i < nelems && rc == 0; i++) {
+    for (size_t i = 0; i < nblocks && rc == 0; i++) {
         char *l = local + i * (size_t)lst * esize;
         uint64_t o = off + i * (uint64_t)rst * esize;
-        rc = put ? fsh_dev_put(c, seg, o, l, esize, pe) : fsh_dev_get(c, l, seg, o, esize, pe);
+        rc = put ? fsh_dev_put(c, seg, o, l, bsize * esize, pe)
+                 : fsh_dev_get(c, l, seg, o, bsize * esize, pe);
     }
     return rc;
+}
+
+/* iput/iget (bsize 1, not blocked) and ibput/ibget: nblocks blocks of bsize elements, block i
+ * from source + i*sst to dest + i*dst (strides in elements). The remote side (dest of a put,
+ * source of a get) must be symmetric over its whole span. */
+static void strided(const char *fn, shmem_ctx_t ctx, bool put, void *dest, const void *src,
+                    ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize,
+                    int pe, bool blocked)
+{
+    running(fn);
+    struct fsh_ctx *c = check_ctx(fn, ctx);
+    pe = ctx_pe(fn, c, pe);
+    if (nblocks == 0 || bsize == 0) {
+        return;
+    }
+    size_t dspan = strided_extent(fn, "dest", dst, bsize, nblocks, esize, blocked);
+    size_t sspan = strided_extent(fn, "source", sst, bsize, nblocks, esize, blocked);
+    enum fsh_seg seg;
+    uint64_t off;
+    char *local = put ? (char *)src : dest;
+    check_sym(fn, put ? "dest" : "source", put ? dest : src, put ? dspan : sspan, &seg, &off);
+    check_local(fn, put ? "source" : "dest", local, put ? sspan : dspan);
+    if (__builtin_expect(fsh_dev_involved(seg, local), 0)) {
+        done(fn, dev_strided(c, put, local, put ? sst : dst, seg, off, put ? dst : sst, bsize,
+                             nblocks, esize, pe));
+        return;
+    }
+    done(fn, put ? fsh_rma_ibput(c, seg, off, src, dst, sst, bsize, nblocks, esize, pe)
+                 : fsh_rma_ibget(c, dest, seg, off, dst, sst, bsize, nblocks, esize, pe));
 }
 
 void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe)
 {
-    running(fn);
-    struct fsh_ctx *c = check_ctx(fn, ctx);
-    pe = ctx_pe(fn, c, pe);
-    if (nelems == 0) {
-        return;
-    }
-    size_t dspan = strided_extent(fn, "dest", dst, nelems, esize);
-    size_t sspan = strided_extent(fn, "source", sst, nelems, esize);
-    enum fsh_seg seg;
-    uint64_t off;
-    check_sym(fn, "dest", dest, dspan, &seg, &off);
-    check_local(fn, "source", src, sspan);
-    if (__builtin_expect(fsh_dev_involved(seg, src), 0)) {
-        done(fn, dev_strided(c, true, (void *)src, sst, seg, off, dst, nelems, esize, pe));
-        return;
-    }
-    done(fn, fsh_rma_iput(c, seg, off, src, dst, sst, nelems, esize, pe));
+    strided(fn, ctx, true, dest, src, dst, sst, 1, nelems, esize, pe, false);
 }
 
 void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe)
 {
-    running(fn);
-    struct fsh_ctx *c = check_ctx(fn, ctx);
-    pe = ctx_pe(fn, c, pe);
-    if (nelems == 0) {
-        return;
-    }
-    size_t dspan = strided_extent(fn, "dest", dst, nelems, esize);
-    size_t sspan = strided_extent(fn, "source", sst, nelems, esize);
-    enum fsh_seg seg;
-    uint64_t off;
-    check_sym(fn, "source", src, sspan, &seg, &off);
-    check_local(fn, "dest", dest, dspan);
-    if (__builtin_expect(fsh_dev_involved(seg, dest), 0)) {
-        done(fn, dev_strided(c, false, dest, dst, seg, off, sst, nelems, esize, pe));
-        return;
-    }
-    done(fn, fsh_rma_iget(c, dest, seg, off, dst, sst, nelems, esize, pe));
+    strided(fn, ctx, false, dest, src, dst, sst, 1, nelems, esize, pe, false);
+}
+
+void fsh_api_ibput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe)
+{
+    strided(fn, ctx, true, dest, src, dst, sst, bsize, nblocks, esize, pe, true);
+}
+
+void fsh_api_ibget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe)
+{
+    strided(fn, ctx, false, dest, src, dst, sst, bsize, nblocks, esize, pe, true);
 }
 
 /* ------------------------------------------------------------------ atomics */

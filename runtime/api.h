@@ -38,6 +38,12 @@ void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe);
 void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe);
+/* Blocked strided put/get (OpenSHMEM 1.6 ibput/ibget): nblocks blocks of bsize elements, block
+ * i from src + i*sst to dest + i*dst; strides in elements, at least bsize. */
+void fsh_api_ibput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
+void fsh_api_ibget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
 
 /* ------------------------------------------------------------------ atomics */
 /* enum fsh_amo_op (FSH_AMO_FETCH, ...) is in amo.h. */

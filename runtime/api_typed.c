@@ -57,6 +57,26 @@ void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 }
 
 /* ------------------------------------------------------------------ typed RMA */
+/* OpenSHMEM 1.6 blocked strided put and get, typed and sized alike: PUT and GET are the
+ * routines' names, T the pointers' target type (void for the sized ones), ESIZE the element
+ * size; PFX is empty (plain form) or ctx_, whose FSH_PARAM_ctx_ (shmem.h) opens the parameter
+ * list with the context. */
+#define CTX_OF_ SHMEM_CTX_DEFAULT
+#define CTX_OF_ctx_ ctx
+#define DEF_BLOCKED(PUT, GET, T, ESIZE, PFX)                                                     \
+    void PUT(FSH_PARAM_##PFX T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,             \
+             size_t bsize, size_t nblocks, int pe)                                               \
+    {                                                                                            \
+        fsh_api_ibput(__func__, CTX_OF_##PFX, dest, source, dst, sst, bsize, nblocks, ESIZE,     \
+                      pe);                                                                       \
+    }                                                                                            \
+    void GET(FSH_PARAM_##PFX T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,             \
+             size_t bsize, size_t nblocks, int pe)                                               \
+    {                                                                                            \
+        fsh_api_ibget(__func__, CTX_OF_##PFX, dest, source, dst, sst, bsize, nblocks, ESIZE,     \
+                      pe);                                                                       \
+    }
+
 /* The contiguous and strided routines of one type, in a plain and a ctx form. CTX is either
  * `SHMEM_CTX_DEFAULT` (the plain form) or `ctx` (the parameter of the ctx form); PFX and ARG
  * add that parameter to the ctx form's name and parameter list. */
@@ -88,7 +108,9 @@ void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
                                   ptrdiff_t sst, size_t nelems, int pe)                          \
     {                                                                                            \
         fsh_api_iget(__func__, CTX, dest, source, dst, sst, nelems, sizeof(CTYPE), pe);          \
-    }
+    }                                                                                            \
+    DEF_BLOCKED(shmem_##PFX##NAME##_ibput, shmem_##PFX##NAME##_ibget, CTYPE, sizeof(CTYPE),      \
+                PFX)
 
 /* Single-element p and g. g's result starts at 0 so that, should api.c ever return from an
  * error without writing it, the caller gets a defined value rather than stack garbage. */
@@ -115,7 +137,8 @@ void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 FSH_TYPE_TABLE(DEF_RMA_ROW)
 
 /* ------------------------------------------------------------------ sized RMA */
-/* putN/getN/iputN/igetN: elements of N/8 bytes, whatever their type (ETYPE gives the size). */
+/* putN/getN/iputN/igetN (and ibputN/ibgetN): elements of N/8 bytes, whatever their type
+ * (ETYPE gives the size). */
 #define DEF_SIZED(BITS, ETYPE, PFX, ARG, CTX)                                                    \
     void shmem_##PFX##put##BITS(ARG void *dest, const void *source, size_t nelems, int pe)       \
     {                                                                                            \
@@ -142,7 +165,8 @@ FSH_TYPE_TABLE(DEF_RMA_ROW)
                                  ptrdiff_t sst, size_t nelems, int pe)                           \
     {                                                                                            \
         fsh_api_iget(__func__, CTX, dest, source, dst, sst, nelems, sizeof(ETYPE), pe);          \
-    }
+    }                                                                                            \
+    DEF_BLOCKED(shmem_##PFX##ibput##BITS, shmem_##PFX##ibget##BITS, void, sizeof(ETYPE), PFX)
 #define DEF_SIZED_ROW(BITS, ETYPE)                                                               \
     DEF_SIZED(BITS, ETYPE, , , SHMEM_CTX_DEFAULT)                                                \
     DEF_SIZED(BITS, ETYPE, ctx_, CTX_ARG, ctx)
