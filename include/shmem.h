@@ -203,6 +203,9 @@ struct fsh_u128 {
 FSH_API void shmem_init(void);
 FSH_API int shmem_init_thread(int requested, int *provided);
 FSH_API void shmem_query_thread(int *provided);
+/* OpenSHMEM 1.6: *initialized is 1 between shmem_init (or shmem_init_thread) and
+ * shmem_finalize, 0 otherwise; callable at any time, before shmem_init too. */
+FSH_API void shmem_query_initialized(int *initialized);
 FSH_API void shmem_finalize(void);
 FSH_API void shmem_global_exit(int status);
 FSH_API int shmem_my_pe(void);

@@ -465,6 +465,18 @@ void shmem_query_thread(int *provided)
     *provided = fsh_rt.thread_level;
 }
 
+/* OpenSHMEM 1.6: callable at any time, before shmem_init and after shmem_finalize too, so it
+ * checks no state; 1 exactly from the end of initialization to the start of finalize's
+ * completion (a PE that is initializing is not yet initialized). */
+void shmem_query_initialized(int *initialized)
+{
+    if (!initialized) {
+        fsh_init_fatal(__func__, "pass the address of an int to receive the state",
+                       "initialized is NULL");
+    }
+    *initialized = __atomic_load_n(&fsh_rt.state, __ATOMIC_ACQUIRE) == FSH_STATE_RUNNING;
+}
+
 void shmem_finalize(void)
 {
     if (fsh_rt.state == FSH_STATE_FINALIZED) {
