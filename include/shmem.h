@@ -215,6 +215,9 @@ FSH_API int shmem_addr_accessible(const void *addr, int pe);
 FSH_API void *shmem_ptr(const void *dest, int pe);
 FSH_API void shmem_info_get_version(int *major, int *minor);
 FSH_API void shmem_info_get_name(char *name);
+/* The profiling interface (pshmem.h): a no-op here, for a profiling tool to define; level <= 0
+ * off, 1 on (the default), 2 flush, > 2 the tool's own meaning and arguments. */
+FSH_API void shmem_pcontrol(int level, ...);
 
 /* ------------------------------------------------------------------ symmetric memory */
 FSH_API void *shmem_malloc(size_t size);
