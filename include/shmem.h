@@ -203,6 +203,9 @@ struct fsh_u128 {
 FSH_API void shmem_init(void);
 FSH_API int shmem_init_thread(int requested, int *provided);
 FSH_API void shmem_query_thread(int *provided);
+/* OpenSHMEM 1.6: *initialized is 1 between shmem_init (or shmem_init_thread) and
+ * shmem_finalize, 0 otherwise; callable at any time, before shmem_init too. */
+FSH_API void shmem_query_initialized(int *initialized);
 FSH_API void shmem_finalize(void);
 FSH_API void shmem_global_exit(int status);
 FSH_API int shmem_my_pe(void);
@@ -212,6 +215,9 @@ FSH_API int shmem_addr_accessible(const void *addr, int pe);
 FSH_API void *shmem_ptr(const void *dest, int pe);
 FSH_API void shmem_info_get_version(int *major, int *minor);
 FSH_API void shmem_info_get_name(char *name);
+/* The profiling interface (pshmem.h): a no-op here, for a profiling tool to define; level <= 0
+ * off, 1 on (the default), 2 flush, > 2 the tool's own meaning and arguments. */
+FSH_API void shmem_pcontrol(int level, ...);
 
 /* ------------------------------------------------------------------ symmetric memory */
 FSH_API void *shmem_malloc(size_t size);
@@ -351,8 +357,11 @@ FSH_API FSH_DEPRECATED void shmem_udcflush_line(void *dest);
 
 /* ------------------------------------------------------------------ typed RMA (generated) */
 /* BEGIN GENERATED TYPED API: prototypes expanded from FSH_TYPE_TABLE / FSH_SIZE_TABLE */
-/* Every row with RMA=1 gets the spec's eight typed RMA routines and their eight ctx forms.
- * The rows are never written out by hand: adding a type to FSH_TYPE_TABLE declares all 16. */
+/* Every row with RMA=1 gets the spec's eight typed RMA routines and their eight ctx forms,
+ * and the OpenSHMEM 1.6 blocked strided ibput/ibget with theirs: nblocks blocks of bsize
+ * contiguous elements, block i from source + i*sst to dest + i*dst (strides in elements, at
+ * least bsize), complete on return like iput/iget. The rows are never written out by hand:
+ * adding a type to FSH_TYPE_TABLE declares all 20. */
 #define FSH_DECL_RMA(CTYPE, NAME)                                                                \
     FSH_API void shmem_##NAME##_put(CTYPE *dest, const CTYPE *source, size_t nelems, int pe);    \
     FSH_API void shmem_##NAME##_put_nbi(CTYPE *dest, const CTYPE *source, size_t nelems,         \
@@ -379,11 +388,22 @@ FSH_API FSH_DEPRECATED void shmem_udcflush_line(void *dest);
     FSH_API void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, CTYPE *dest, const CTYPE *source,      \
                                          ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);   \
     FSH_API void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, CTYPE *dest, const CTYPE *source,      \
-                                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+                                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);   \
+    FSH_API void shmem_##NAME##_ibput(CTYPE *dest, const CTYPE *source, ptrdiff_t dst,           \
+                                      ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);      \
+    FSH_API void shmem_##NAME##_ibget(CTYPE *dest, const CTYPE *source, ptrdiff_t dst,           \
+                                      ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);      \
+    FSH_API void shmem_ctx_##NAME##_ibput(shmem_ctx_t ctx, CTYPE *dest, const CTYPE *source,     \
+                                          ptrdiff_t dst, ptrdiff_t sst, size_t bsize,            \
+                                          size_t nblocks, int pe);                               \
+    FSH_API void shmem_ctx_##NAME##_ibget(shmem_ctx_t ctx, CTYPE *dest, const CTYPE *source,     \
+                                          ptrdiff_t dst, ptrdiff_t sst, size_t bsize,            \
+                                          size_t nblocks, int pe);
 #define FSH_DECL_RMA_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, FSH_DECL_RMA(CTYPE, NAME))
 FSH_TYPE_TABLE(FSH_DECL_RMA_ROW)
 
-/* The sized routines move raw BITS/8-byte elements; nelems and the strides count elements. */
+/* The sized routines move raw BITS/8-byte elements; nelems, bsize and the strides count
+ * elements. (OpenSHMEM 1.6 has no ibputmem/ibgetmem.) */
 #define FSH_DECL_SIZED(BITS, ETYPE)                                                              \
     FSH_API void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe);         \
     FSH_API void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe);   \
@@ -404,7 +424,17 @@ FSH_TYPE_TABLE(FSH_DECL_RMA_ROW)
     FSH_API void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest, const void *source,           \
                                       ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);      \
     FSH_API void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest, const void *source,           \
-                                      ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+                                      ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);      \
+    FSH_API void shmem_ibput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                                   size_t bsize, size_t nblocks, int pe);                        \
+    FSH_API void shmem_ibget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                                   size_t bsize, size_t nblocks, int pe);                        \
+    FSH_API void shmem_ctx_ibput##BITS(shmem_ctx_t ctx, void *dest, const void *source,          \
+                                       ptrdiff_t dst, ptrdiff_t sst, size_t bsize,               \
+                                       size_t nblocks, int pe);                                  \
+    FSH_API void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void *dest, const void *source,          \
+                                       ptrdiff_t dst, ptrdiff_t sst, size_t bsize,               \
+                                       size_t nblocks, int pe);
 FSH_SIZE_TABLE(FSH_DECL_SIZED)
 
 /* ------------------------------------------------------------------ typed AMOs (generated) */
@@ -677,6 +707,11 @@ FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
     FSH_GA(c1, GEN, T, shmem_ctx_##N##_iput)
 #define FSH_GA_ctx_iget(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                              \
     FSH_GA(c1, GEN, T, shmem_ctx_##N##_iget)
+/* (FSH_GA_RMA is defined with the AMO lists below; it is expanded only at a call.) */
+#define FSH_GA_ibput(...) FSH_GA_RMA(__VA_ARGS__, , ibput)
+#define FSH_GA_ibget(...) FSH_GA_RMA(__VA_ARGS__, , ibget)
+#define FSH_GA_ctx_ibput(...) FSH_GA_RMA(__VA_ARGS__, ctx_, ibput)
+#define FSH_GA_ctx_ibget(...) FSH_GA_RMA(__VA_ARGS__, ctx_, ibget)
 #define FSH_GLIST(x, OP) FSH_GSELECT(x, FSH_GA_##OP)
 
 /* FSH_GSELECT(x, L): the routine for the type of x among the associations the row macro L
@@ -711,6 +746,12 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define FSH_G_iget_6(d, s, dst, sst, n, pe) FSH_GLIST(d, iget)(d, s, dst, sst, n, pe)
 #define FSH_G_iget_7(c, d, s, dst, sst, n, pe)                                                  \
     FSH_GLIST(d, ctx_iget)(c, d, s, dst, sst, n, pe)
+#define FSH_G_ibput_7(d, s, dst, sst, b, n, pe) FSH_GLIST(d, ibput)(d, s, dst, sst, b, n, pe)
+#define FSH_G_ibput_8(c, d, s, dst, sst, b, n, pe)                                              \
+    FSH_GLIST(d, ctx_ibput)(c, d, s, dst, sst, b, n, pe)
+#define FSH_G_ibget_7(d, s, dst, sst, b, n, pe) FSH_GLIST(d, ibget)(d, s, dst, sst, b, n, pe)
+#define FSH_G_ibget_8(c, d, s, dst, sst, b, n, pe)                                              \
+    FSH_GLIST(d, ctx_ibget)(c, d, s, dst, sst, b, n, pe)
 
 #define shmem_put(...) FSH_CAT(FSH_G_put_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
 #define shmem_put_nbi(...) FSH_CAT(FSH_G_put_nbi_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
@@ -720,6 +761,9 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define shmem_g(...) FSH_CAT(FSH_G_g_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
 #define shmem_iput(...) FSH_CAT(FSH_G_iput_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
 #define shmem_iget(...) FSH_CAT(FSH_G_iget_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
+/* OpenSHMEM 1.6 */
+#define shmem_ibput(...) FSH_CAT(FSH_G_ibput_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
+#define shmem_ibget(...) FSH_CAT(FSH_G_ibget_, FSH_NARG(__VA_ARGS__))(__VA_ARGS__)
 
 
 /* ---------------------------------------------------------- C11 generic AMO, sync and signal */

@@ -80,78 +80,96 @@ void fsh_api_get(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
     done(fn, fsh_rma_get(c, dest, seg, off, nbytes, pe, nbi != 0));
 }
 
-/* Bytes spanned by nelems elements at a stride: (nelems-1)*stride*esize + esize. */
-static size_t strided_extent(const char *fn, const char *what, ptrdiff_t stride, size_t nelems,
-                             size_t esize)
+/* Bytes spanned by nblocks blocks of bsize elements at a stride: ((nblocks-1)*stride + bsize)
+ * * esize. iput/iget (not blocked: bsize 1) take any stride that is not negative; the blocked
+ * ibput/ibget need a stride of at least bsize (the spec: bsize means contiguous blocks, less
+ * would overlap them), checked only where a stride is used, between blocks. */
+static size_t strided_extent(const char *fn, const char *what, ptrdiff_t stride, size_t bsize,
+                             size_t nblocks, size_t esize, bool blocked)
 {
-    if (stride < 0) {
+    if (stride < 0 && !blocked) {
         fsh_init_fatal(fn, "strides are counted in elements and must not be negative",
                        "%s stride %td is negative", what, stride);
     }
+    if (blocked && nblocks > 1 && (stride < 0 || (size_t)stride < bsize)) {
+        fsh_init_fatal(fn, "block strides are counted in elements and must be at least bsize (a stride of bsize means contiguous blocks)",
+                       "%s stride %td is less than bsize %zu", what, stride, bsize);
+    }
     size_t span;
-    if (__builtin_mul_overflow((size_t)stride, nelems - 1, &span) ||
-        __builtin_add_overflow(span, 1, &span) || __builtin_mul_overflow(span, esize, &span)) {
+    if (__builtin_mul_overflow(nblocks > 1 ? (size_t)stride : 0, nblocks - 1, &span) ||
+        __builtin_add_overflow(span, bsize, &span) || __builtin_mul_overflow(span, esize, &span)) {
         fsh_init_fatal(fn, "check nelems and the strides", "strided transfer overflows the address space");
     }
     return span;
 }
 
-/* Strided transfers with GPU memory on either side: element by element through devmem.c (each
+/* Strided transfers with GPU memory on either side: block by block through devmem.c (each
  * complete on return). Correct everywhere; for speed, keep strided data in host memory. */
 static int dev_strided(struct fsh_ctx *c, bool put, char *local, ptrdiff_t lst, enum fsh_seg seg,
-                       uint64_t off, ptrdiff_t rst, size_t nelems, size_t esize, int pe)
+                       uint64_t off, ptrdiff_t rst, size_t bsize, size_t nblocks, size_t esize,
+                       int pe)
 {
     int rc = 0;
-    for (size_t i = 0; i < nelems && rc == 0; i++) {
+    for (size_t i = 0; i < nblocks && rc == 0; i++) {
         char *l = local + i * (size_t)lst * esize;
         uint64_t o = off + i * (uint64_t)rst * esize;
-        rc = put ? fsh_dev_put(c, seg, o, l, esize, pe) : fsh_dev_get(c, l, seg, o, esize, pe);
+        rc = put ? fsh_dev_put(c, seg, o, l, bsize * esize, pe)
+                 : fsh_dev_get(c, l, seg, o, bsize * esize, pe);
     }
     return rc;
+}
+
+/* iput/iget (bsize 1, not blocked) and ibput/ibget: nblocks blocks of bsize elements, block i
+ * from source + i*sst to dest + i*dst (strides in elements). The remote side (dest of a put,
+ * source of a get) must be symmetric over its whole span. */
+static void strided(const char *fn, shmem_ctx_t ctx, bool put, void *dest, const void *src,
+                    ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize,
+                    int pe, bool blocked)
+{
+    running(fn);
+    struct fsh_ctx *c = check_ctx(fn, ctx);
+    pe = ctx_pe(fn, c, pe);
+    if (nblocks == 0 || bsize == 0) {
+        return;
+    }
+    size_t dspan = strided_extent(fn, "dest", dst, bsize, nblocks, esize, blocked);
+    size_t sspan = strided_extent(fn, "source", sst, bsize, nblocks, esize, blocked);
+    enum fsh_seg seg;
+    uint64_t off;
+    char *local = put ? (char *)src : dest;
+    check_sym(fn, put ? "dest" : "source", put ? dest : src, put ? dspan : sspan, &seg, &off);
+    check_local(fn, put ? "source" : "dest", local, put ? sspan : dspan);
+    if (__builtin_expect(fsh_dev_involved(seg, local), 0)) {
+        done(fn, dev_strided(c, put, local, put ? sst : dst, seg, off, put ? dst : sst, bsize,
+                             nblocks, esize, pe));
+        return;
+    }
+    done(fn, put ? fsh_rma_ibput(c, seg, off, src, dst, sst, bsize, nblocks, esize, pe)
+                 : fsh_rma_ibget(c, dest, seg, off, dst, sst, bsize, nblocks, esize, pe));
 }
 
 void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe)
 {
-    running(fn);
-    struct fsh_ctx *c = check_ctx(fn, ctx);
-    pe = ctx_pe(fn, c, pe);
-    if (nelems == 0) {
-        return;
-    }
-    size_t dspan = strided_extent(fn, "dest", dst, nelems, esize);
-    size_t sspan = strided_extent(fn, "source", sst, nelems, esize);
-    enum fsh_seg seg;
-    uint64_t off;
-    check_sym(fn, "dest", dest, dspan, &seg, &off);
-    check_local(fn, "source", src, sspan);
-    if (__builtin_expect(fsh_dev_involved(seg, src), 0)) {
-        done(fn, dev_strided(c, true, (void *)src, sst, seg, off, dst, nelems, esize, pe));
-        return;
-    }
-    done(fn, fsh_rma_iput(c, seg, off, src, dst, sst, nelems, esize, pe));
+    strided(fn, ctx, true, dest, src, dst, sst, 1, nelems, esize, pe, false);
 }
 
 void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe)
 {
-    running(fn);
-    struct fsh_ctx *c = check_ctx(fn, ctx);
-    pe = ctx_pe(fn, c, pe);
-    if (nelems == 0) {
-        return;
-    }
-    size_t dspan = strided_extent(fn, "dest", dst, nelems, esize);
-    size_t sspan = strided_extent(fn, "source", sst, nelems, esize);
-    enum fsh_seg seg;
-    uint64_t off;
-    check_sym(fn, "source", src, sspan, &seg, &off);
-    check_local(fn, "dest", dest, dspan);
-    if (__builtin_expect(fsh_dev_involved(seg, dest), 0)) {
-        done(fn, dev_strided(c, false, dest, dst, seg, off, sst, nelems, esize, pe));
-        return;
-    }
-    done(fn, fsh_rma_iget(c, dest, seg, off, dst, sst, nelems, esize, pe));
+    strided(fn, ctx, false, dest, src, dst, sst, 1, nelems, esize, pe, false);
+}
+
+void fsh_api_ibput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe)
+{
+    strided(fn, ctx, true, dest, src, dst, sst, bsize, nblocks, esize, pe, true);
+}
+
+void fsh_api_ibget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe)
+{
+    strided(fn, ctx, false, dest, src, dst, sst, bsize, nblocks, esize, pe, true);
 }
 
 /* ------------------------------------------------------------------ atomics */
@@ -291,51 +309,57 @@ void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void 
     done(fn, fsh_signal_put(c, dseg, doff, src, nbytes, sseg, soff, signal, sig_op, pe, nbi != 0));
 }
 
-uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
+FSH_PROFILED(shmem_signal_fetch)
+uint64_t pshmem_signal_fetch(const uint64_t *sig_addr)
 {
-    running(__func__);
+    running(FSH_FN);
     enum fsh_seg seg;
     uint64_t off;
-    check_signal(__func__, sig_addr, &seg, &off);
+    check_signal(FSH_FN, sig_addr, &seg, &off);
     /* One pass of progress, so a loop of fetches also lets signals land. */
-    done(__func__, fsh_progress_poll() < 0 ? -EIO : 0);
-    return signal_value(__func__, sig_addr, seg, off);
+    done(FSH_FN, fsh_progress_poll() < 0 ? -EIO : 0);
+    return signal_value(FSH_FN, sig_addr, seg, off);
 }
 
-void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+FSH_PROFILED(shmem_signal_add)
+void pshmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    fsh_api_put_signal(__func__, SHMEM_CTX_DEFAULT, NULL, NULL, 0, sig_addr, signal,
+    fsh_api_put_signal(FSH_FN, SHMEM_CTX_DEFAULT, NULL, NULL, 0, sig_addr, signal,
                        SHMEM_SIGNAL_ADD, pe, 0);
 }
 
-void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+FSH_PROFILED(shmem_signal_set)
+void pshmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    fsh_api_put_signal(__func__, SHMEM_CTX_DEFAULT, NULL, NULL, 0, sig_addr, signal,
+    fsh_api_put_signal(FSH_FN, SHMEM_CTX_DEFAULT, NULL, NULL, 0, sig_addr, signal,
                        SHMEM_SIGNAL_SET, pe, 0);
 }
 
-void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+FSH_PROFILED(shmem_ctx_signal_add)
+void pshmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    fsh_api_put_signal(__func__, ctx, NULL, NULL, 0, sig_addr, signal, SHMEM_SIGNAL_ADD, pe, 0);
+    fsh_api_put_signal(FSH_FN, ctx, NULL, NULL, 0, sig_addr, signal, SHMEM_SIGNAL_ADD, pe, 0);
 }
 
-void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+FSH_PROFILED(shmem_ctx_signal_set)
+void pshmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    fsh_api_put_signal(__func__, ctx, NULL, NULL, 0, sig_addr, signal, SHMEM_SIGNAL_SET, pe, 0);
+    fsh_api_put_signal(FSH_FN, ctx, NULL, NULL, 0, sig_addr, signal, SHMEM_SIGNAL_SET, pe, 0);
 }
 
-uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
+FSH_PROFILED(shmem_signal_wait_until)
+uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
-    running(__func__);
-    check_cmp(__func__, cmp);
+    running(FSH_FN);
+    check_cmp(FSH_FN, cmp);
     enum fsh_seg seg;
     uint64_t off;
-    check_signal(__func__, sig_addr, &seg, &off);
+    check_signal(FSH_FN, sig_addr, &seg, &off);
     int err = 0;
     fsh_wait_sync(FSH_SYNC_ONE, true, sig_addr, 1, NULL, cmp, &cmp_value, false,
-                  sizeof(uint64_t), false, NULL, __func__, &err);
-    done(__func__, err);
-    return signal_value(__func__, sig_addr, seg, off);
+                  sizeof(uint64_t), false, NULL, FSH_FN, &err);
+    done(FSH_FN, err);
+    return signal_value(FSH_FN, sig_addr, seg, off);
 }
 
 /* ------------------------------------------------------------------ locks */
@@ -348,44 +372,48 @@ static void check_lock(const char *fn, long *lock, enum fsh_seg *seg, uint64_t *
     check_not_device(fn, "lock", *seg);
 }
 
-void shmem_set_lock(long *lock)
+FSH_PROFILED(shmem_set_lock)
+void pshmem_set_lock(long *lock)
 {
     enum fsh_seg seg;
     uint64_t off;
-    check_lock(__func__, lock, &seg, &off);
-    done(__func__, fsh_lock_set(seg, off, lock));
+    check_lock(FSH_FN, lock, &seg, &off);
+    done(FSH_FN, fsh_lock_set(seg, off, lock));
 }
 
-void shmem_clear_lock(long *lock)
+FSH_PROFILED(shmem_clear_lock)
+void pshmem_clear_lock(long *lock)
 {
     enum fsh_seg seg;
     uint64_t off;
-    check_lock(__func__, lock, &seg, &off);
-    done(__func__, fsh_lock_clear(seg, off, lock));
+    check_lock(FSH_FN, lock, &seg, &off);
+    done(FSH_FN, fsh_lock_clear(seg, off, lock));
 }
 
-int shmem_test_lock(long *lock)
+FSH_PROFILED(shmem_test_lock)
+int pshmem_test_lock(long *lock)
 {
     enum fsh_seg seg;
     uint64_t off;
-    check_lock(__func__, lock, &seg, &off);
+    check_lock(FSH_FN, lock, &seg, &off);
     int acquired = 0;
-    done(__func__, fsh_lock_test(seg, off, lock, &acquired));
+    done(FSH_FN, fsh_lock_test(seg, off, lock, &acquired));
     return acquired ? 0 : 1;
 }
 
 /* ------------------------------------------------------------------ contexts */
 
-int shmem_ctx_create(long options, shmem_ctx_t *ctx)
+FSH_PROFILED(shmem_ctx_create)
+int pshmem_ctx_create(long options, shmem_ctx_t *ctx)
 {
-    running(__func__);
+    running(FSH_FN);
     const long known = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
     if (options & ~known) {
-        fsh_init_fatal(__func__, "combine SHMEM_CTX_SERIALIZED, SHMEM_CTX_PRIVATE and SHMEM_CTX_NOSTORE",
+        fsh_init_fatal(FSH_FN, "combine SHMEM_CTX_SERIALIZED, SHMEM_CTX_PRIVATE and SHMEM_CTX_NOSTORE",
                        "unknown option bits 0x%lx", options & ~known);
     }
     if (!ctx) {
-        fsh_init_fatal(__func__, "pass the address of a shmem_ctx_t to receive the context",
+        fsh_init_fatal(FSH_FN, "pass the address of a shmem_ctx_t to receive the context",
                        "ctx is NULL");
     }
     struct fsh_ctx *c;
@@ -401,96 +429,121 @@ int shmem_ctx_create(long options, shmem_ctx_t *ctx)
     return 0;
 }
 
-void shmem_ctx_destroy(shmem_ctx_t ctx)
+FSH_PROFILED(shmem_ctx_destroy)
+void pshmem_ctx_destroy(shmem_ctx_t ctx)
 {
-    running(__func__);
+    running(FSH_FN);
     if (ctx == SHMEM_CTX_INVALID) {
         return; /* the spec: no effect */
     }
     if (ctx == SHMEM_CTX_DEFAULT) {
-        fsh_init_fatal(__func__, "destroy only contexts made by shmem_ctx_create",
+        fsh_init_fatal(FSH_FN, "destroy only contexts made by shmem_ctx_create",
                        "SHMEM_CTX_DEFAULT cannot be destroyed");
     }
-    done(__func__, fsh_rma_ctx_destroy(check_ctx(__func__, ctx)));
+    done(FSH_FN, fsh_rma_ctx_destroy(check_ctx(FSH_FN, ctx)));
 }
 
-int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
+FSH_PROFILED(shmem_ctx_get_team)
+int pshmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
 {
-    running(__func__);
+    running(FSH_FN);
     if (ctx == SHMEM_CTX_INVALID || !team) {
         if (team) {
             *team = SHMEM_TEAM_INVALID;
         }
         return -1;
     }
-    const struct fsh_ctx *c = check_ctx(__func__, ctx);
+    const struct fsh_ctx *c = check_ctx(FSH_FN, ctx);
     *team = c->team ? (shmem_team_t)((const struct fsh_team *)c->team)->handle : SHMEM_TEAM_WORLD;
     return 0;
 }
 
 /* ------------------------------------------------------------------ setup, exit, query */
 
-void shmem_init(void)
+FSH_PROFILED(shmem_init)
+void pshmem_init(void)
 {
-    fsh_init_run(__func__, SHMEM_THREAD_SINGLE, NULL);
+    fsh_init_run(FSH_FN, SHMEM_THREAD_SINGLE, NULL);
 }
 
-int shmem_init_thread(int requested, int *provided)
+FSH_PROFILED(shmem_init_thread)
+int pshmem_init_thread(int requested, int *provided)
 {
-    fsh_init_run(__func__, requested, provided);
+    fsh_init_run(FSH_FN, requested, provided);
     return 0;
 }
 
-void shmem_query_thread(int *provided)
+FSH_PROFILED(shmem_query_thread)
+void pshmem_query_thread(int *provided)
 {
-    running(__func__);
+    running(FSH_FN);
     *provided = fsh_rt.thread_level;
 }
 
-void shmem_finalize(void)
+/* OpenSHMEM 1.6: callable at any time, before shmem_init and after shmem_finalize too, so it
+ * checks no state; 1 exactly from the end of initialization to the start of finalize's
+ * completion (a PE that is initializing is not yet initialized). */
+FSH_PROFILED(shmem_query_initialized)
+void pshmem_query_initialized(int *initialized)
+{
+    if (!initialized) {
+        fsh_init_fatal(FSH_FN, "pass the address of an int to receive the state",
+                       "initialized is NULL");
+    }
+    *initialized = __atomic_load_n(&fsh_rt.state, __ATOMIC_ACQUIRE) == FSH_STATE_RUNNING;
+}
+
+FSH_PROFILED(shmem_finalize)
+void pshmem_finalize(void)
 {
     if (fsh_rt.state == FSH_STATE_FINALIZED) {
         return; /* a second finalize changes nothing */
     }
-    running(__func__);
-    fsh_init_finalize(__func__);
+    running(FSH_FN);
+    fsh_init_finalize(FSH_FN);
 }
 
-void shmem_global_exit(int status)
+FSH_PROFILED(shmem_global_exit)
+void pshmem_global_exit(int status)
 {
-    running(__func__);
+    running(FSH_FN);
     fsh_init_global_exit(status);
 }
 
-int shmem_my_pe(void)
+FSH_PROFILED(shmem_my_pe)
+int pshmem_my_pe(void)
 {
-    running(__func__);
+    running(FSH_FN);
     return fsh_rt.pe;
 }
 
-int shmem_n_pes(void)
+FSH_PROFILED(shmem_n_pes)
+int pshmem_n_pes(void)
 {
-    running(__func__);
+    running(FSH_FN);
     return fsh_rt.npes;
 }
 
-int shmem_pe_accessible(int pe)
+FSH_PROFILED(shmem_pe_accessible)
+int pshmem_pe_accessible(int pe)
 {
-    running(__func__);
+    running(FSH_FN);
     return pe >= 0 && pe < fsh_rt.npes;
 }
 
-int shmem_addr_accessible(const void *addr, int pe)
+FSH_PROFILED(shmem_addr_accessible)
+int pshmem_addr_accessible(const void *addr, int pe)
 {
-    running(__func__);
+    running(FSH_FN);
     enum fsh_seg seg;
     uint64_t off;
     return pe >= 0 && pe < fsh_rt.npes && fsh_mr_lookup(addr, 1, &seg, &off) == 0;
 }
 
-void *shmem_ptr(const void *dest, int pe)
+FSH_PROFILED(shmem_ptr)
+void *pshmem_ptr(const void *dest, int pe)
 {
-    running(__func__);
+    running(FSH_FN);
     enum fsh_seg seg;
     uint64_t off;
     /* The calling PE and the PEs of its node whose memory is mapped here (local.c); NULL for
@@ -504,13 +557,23 @@ void *shmem_ptr(const void *dest, int pe)
     return fsh_local_addr(pe, seg, off);
 }
 
-void shmem_info_get_version(int *major, int *minor)
+/* The profiling interface's control (pshmem.h): the library makes no use of it, as the spec
+ * says; a profiling tool defines shmem_pcontrol to take the program's calls. */
+FSH_PROFILED(shmem_pcontrol)
+void pshmem_pcontrol(int level, ...)
+{
+    (void)level;
+}
+
+FSH_PROFILED(shmem_info_get_version)
+void pshmem_info_get_version(int *major, int *minor)
 {
     *major = SHMEM_MAJOR_VERSION;
     *minor = SHMEM_MINOR_VERSION;
 }
 
-void shmem_info_get_name(char *name)
+FSH_PROFILED(shmem_info_get_name)
+void pshmem_info_get_name(char *name)
 {
     snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
 }
@@ -524,25 +587,28 @@ double shmemx_wtime(void)
 
 /* ------------------------------------------------------------------ ordering, barrier */
 
-void shmem_quiet(void)
+FSH_PROFILED(shmem_quiet)
+void pshmem_quiet(void)
 {
-    running(__func__);
-    done(__func__, fsh_rma_quiet(&fsh_ctx_default));
+    running(FSH_FN);
+    done(FSH_FN, fsh_rma_quiet(&fsh_ctx_default));
 }
 
 
-void shmem_fence(void)
+FSH_PROFILED(shmem_fence)
+void pshmem_fence(void)
 {
-    running(__func__);
-    done(__func__, fsh_rma_fence(&fsh_ctx_default));
+    running(FSH_FN);
+    done(FSH_FN, fsh_rma_fence(&fsh_ctx_default));
 }
 
 /* The spec (1.5): quiet and fence on SHMEM_CTX_INVALID perform no operation. */
-void shmem_ctx_quiet(shmem_ctx_t ctx)
+FSH_PROFILED(shmem_ctx_quiet)
+void pshmem_ctx_quiet(shmem_ctx_t ctx)
 {
-    running(__func__);
+    running(FSH_FN);
     if (ctx != SHMEM_CTX_INVALID) {
-        done(__func__, fsh_rma_quiet(check_ctx(__func__, ctx)));
+        done(FSH_FN, fsh_rma_quiet(check_ctx(FSH_FN, ctx)));
     }
 }
 
@@ -572,38 +638,43 @@ static void pe_quiet(const char *fn, struct fsh_ctx *c, const int *pes, size_t n
     done(fn, rc);
 }
 
-void shmem_pe_quiet(const int *target_pes, size_t npes)
+FSH_PROFILED(shmem_pe_quiet)
+void pshmem_pe_quiet(const int *target_pes, size_t npes)
 {
-    running(__func__);
-    pe_quiet(__func__, &fsh_ctx_default, target_pes, npes);
+    running(FSH_FN);
+    pe_quiet(FSH_FN, &fsh_ctx_default, target_pes, npes);
 }
 
-void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+FSH_PROFILED(shmem_ctx_pe_quiet)
+void pshmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
-    running(__func__);
+    running(FSH_FN);
     if (ctx != SHMEM_CTX_INVALID) {
-        pe_quiet(__func__, check_ctx(__func__, ctx), target_pes, npes);
+        pe_quiet(FSH_FN, check_ctx(FSH_FN, ctx), target_pes, npes);
     }
 }
 
-void shmem_ctx_fence(shmem_ctx_t ctx)
+FSH_PROFILED(shmem_ctx_fence)
+void pshmem_ctx_fence(shmem_ctx_t ctx)
 {
-    running(__func__);
+    running(FSH_FN);
     if (ctx != SHMEM_CTX_INVALID) {
-        done(__func__, fsh_rma_fence(check_ctx(__func__, ctx)));
+        done(FSH_FN, fsh_rma_fence(check_ctx(FSH_FN, ctx)));
     }
 }
 
-void shmem_barrier_all(void)
+FSH_PROFILED(shmem_barrier_all)
+void pshmem_barrier_all(void)
 {
-    running(__func__);
-    done(__func__, fsh_coll_barrier_all());
+    running(FSH_FN);
+    done(FSH_FN, fsh_coll_barrier_all());
 }
 
-void shmem_sync_all(void)
+FSH_PROFILED(shmem_sync_all)
+void pshmem_sync_all(void)
 {
-    running(__func__);
-    done(__func__, fsh_coll_sync_all());
+    running(FSH_FN);
+    done(FSH_FN, fsh_coll_sync_all());
 }
 
 /* ------------------------------------------------------------------ symmetric memory */
@@ -678,39 +749,43 @@ static void *aligned_alloc_sym(const char *fn, size_t align, size_t size)
     return alloc_done(fn, fsh_heap_alloc(size, align), size);
 }
 
-void *shmem_malloc(size_t size)
+FSH_PROFILED(shmem_malloc)
+void *pshmem_malloc(size_t size)
 {
-    return aligned_alloc_sym(__func__, 0, size);
+    return aligned_alloc_sym(FSH_FN, 0, size);
 }
 
-void *shmem_malloc_with_hints(size_t size, long hints)
+FSH_PROFILED(shmem_malloc_with_hints)
+void *pshmem_malloc_with_hints(size_t size, long hints)
 {
     /* Hints describe use, not placement; every block already supports every use. */
-    return aligned_alloc_sym(__func__, 0, size);
+    return aligned_alloc_sym(FSH_FN, 0, size);
 }
 
-void *shmem_align(size_t alignment, size_t size)
+FSH_PROFILED(shmem_align)
+void *pshmem_align(size_t alignment, size_t size)
 {
-    running(__func__);
+    running(FSH_FN);
     if (alignment == 0 || (alignment & (alignment - 1))) {
         FSH_WARN("shmem_align: alignment %zu is not a power of two; returning NULL", alignment);
-        done(__func__, fsh_coll_barrier_all());
+        done(FSH_FN, fsh_coll_barrier_all());
         return NULL;
     }
-    return aligned_alloc_sym(__func__, alignment, size);
+    return aligned_alloc_sym(FSH_FN, alignment, size);
 }
 
-void *shmem_calloc(size_t count, size_t size)
+FSH_PROFILED(shmem_calloc)
+void *pshmem_calloc(size_t count, size_t size)
 {
-    running(__func__);
+    running(FSH_FN);
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
         total = SIZE_MAX;
     }
-    check_same_size(__func__, total, 0);
+    check_same_size(FSH_FN, total, 0);
     if (total == SIZE_MAX) {
         FSH_WARN("shmem_calloc(%zu, %zu): size overflows; returning NULL", count, size);
-        done(__func__, fsh_coll_barrier_all());
+        done(FSH_FN, fsh_coll_barrier_all());
         return NULL;
     }
     if (total == 0) {
@@ -720,27 +795,28 @@ void *shmem_calloc(size_t count, size_t size)
     if (p) {
         memset(p, 0, total);
     }
-    return alloc_done(__func__, p, total);
+    return alloc_done(FSH_FN, p, total);
 }
 
-void *shmem_realloc(void *ptr, size_t size)
+FSH_PROFILED(shmem_realloc)
+void *pshmem_realloc(void *ptr, size_t size)
 {
-    running(__func__);
+    running(FSH_FN);
     if (!ptr) {
-        return shmem_malloc(size);
+        return pshmem_malloc(size);
     }
-    check_same_size(__func__, size, 0);
-    check_same_block(__func__, ptr);
+    check_same_size(FSH_FN, size, 0);
+    check_same_block(FSH_FN, ptr);
     if (size == 0) {
-        shmem_free(ptr);
+        pshmem_free(ptr);
         return NULL;
     }
-    done(__func__, fsh_coll_barrier_all());
+    done(FSH_FN, fsh_coll_barrier_all());
     void *p = fsh_heap_realloc(ptr, size);
     if (!p && fsh_err_last() && fsh_err_last()->code == -EINVAL) {
-        fsh_init_fatal_err(__func__, -EINVAL);
+        fsh_init_fatal_err(FSH_FN, -EINVAL);
     }
-    return alloc_done(__func__, p, size);
+    return alloc_done(FSH_FN, p, size);
 }
 
 /* Free is collective: the barrier first, so nobody frees a block a peer is still writing. */
@@ -755,9 +831,10 @@ static void free_sym(const char *fn, void *ptr, int (*release)(void *))
     done(fn, release(ptr));
 }
 
-void shmem_free(void *ptr)
+FSH_PROFILED(shmem_free)
+void pshmem_free(void *ptr)
 {
-    free_sym(__func__, ptr, fsh_heap_free);
+    free_sym(FSH_FN, ptr, fsh_heap_free);
 }
 
 /* ------------------------------------------------------------------ device heap (shmemx.h) */
@@ -813,64 +890,77 @@ const char *shmemx_device_info(void)
 
 /* ------------------------------------------------------------------ deprecated names */
 
-void start_pes(int npes)
+FSH_PROFILED(start_pes)
+void pstart_pes(int npes)
 {
     (void)npes; /* ignored, as the spec says: the launcher decides */
-    shmem_init();
+    pshmem_init();
 }
 
-int _my_pe(void)
+FSH_PROFILED(_my_pe)
+int p_my_pe(void)
 {
-    return shmem_my_pe();
+    return pshmem_my_pe();
 }
 
-int _num_pes(void)
+FSH_PROFILED(_num_pes)
+int p_num_pes(void)
 {
-    return shmem_n_pes();
+    return pshmem_n_pes();
 }
 
-void *shmalloc(size_t size)
+FSH_PROFILED(shmalloc)
+void *pshmalloc(size_t size)
 {
-    return shmem_malloc(size);
+    return pshmem_malloc(size);
 }
 
-void shfree(void *ptr)
+FSH_PROFILED(shfree)
+void pshfree(void *ptr)
 {
-    shmem_free(ptr);
+    pshmem_free(ptr);
 }
 
-void *shrealloc(void *ptr, size_t size)
+FSH_PROFILED(shrealloc)
+void *pshrealloc(void *ptr, size_t size)
 {
-    return shmem_realloc(ptr, size);
+    return pshmem_realloc(ptr, size);
 }
 
-void *shmemalign(size_t alignment, size_t size)
+FSH_PROFILED(shmemalign)
+void *pshmemalign(size_t alignment, size_t size)
 {
-    return shmem_align(alignment, size);
+    return pshmem_align(alignment, size);
 }
 
 /* Cache management: every host fabshmem runs on is cache coherent, so these do nothing, as
  * the spec allows. */
-void shmem_clear_cache_inv(void)
+FSH_PROFILED(shmem_clear_cache_inv)
+void pshmem_clear_cache_inv(void)
 {
 }
 
-void shmem_set_cache_inv(void)
+FSH_PROFILED(shmem_set_cache_inv)
+void pshmem_set_cache_inv(void)
 {
 }
 
-void shmem_clear_cache_line_inv(void *dest)
+FSH_PROFILED(shmem_clear_cache_line_inv)
+void pshmem_clear_cache_line_inv(void *dest)
 {
 }
 
-void shmem_set_cache_line_inv(void *dest)
+FSH_PROFILED(shmem_set_cache_line_inv)
+void pshmem_set_cache_line_inv(void *dest)
 {
 }
 
-void shmem_udcflush(void)
+FSH_PROFILED(shmem_udcflush)
+void pshmem_udcflush(void)
 {
 }
 
-void shmem_udcflush_line(void *dest)
+FSH_PROFILED(shmem_udcflush_line)
+void pshmem_udcflush_line(void *dest)
 {
 }

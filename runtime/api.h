@@ -11,10 +11,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pshmem.h>
 #include <shmem.h>
 
 #include "amo.h"
 #include "wait.h"
+
+/* The profiling interface (pshmem.h): every public routine is defined as pshmem_<name>, and
+ * FSH_PROFILED(shmem_<name>) before it exports shmem_<name> as a weak alias of it, so a tool
+ * that defines shmem_<name> (linked first, or LD_PRELOADed) takes the program's calls and
+ * forwards them to pshmem_<name>. The library itself never calls a shmem_ name: a tool sees
+ * only the program's calls. FSH_P(shmem_x) is pshmem_x, for a name passed as a macro argument;
+ * FSH_FN is the name the user called (shmem_x, __func__ without its p) for messages. */
+#define FSH_PROFILED(name) extern __typeof__(p##name) name __attribute__((weak, alias("p" #name)));
+#define FSH_P(name) p##name
+#define FSH_FN (__func__ + 1)
 
 /* nelems * esize, or SIZE_MAX when the product overflows: a wrapped count would look like a
  * small valid transfer, while SIZE_MAX is always rejected by api.c as exceeding the address
@@ -38,6 +49,12 @@ void fsh_api_iput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, 
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe);
 void fsh_api_iget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t esize, int pe);
+/* Blocked strided put/get (OpenSHMEM 1.6 ibput/ibget): nblocks blocks of bsize elements, block
+ * i from src + i*sst to dest + i*dst; strides in elements, at least bsize. */
+void fsh_api_ibput(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
+void fsh_api_ibget(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst,
+                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
 
 /* ------------------------------------------------------------------ atomics */
 /* enum fsh_amo_op (FSH_AMO_FETCH, ...) is in amo.h. */

@@ -151,21 +151,24 @@ static inline int result(const char *fn, int rc)
 
 /* ------------------------------------------------------------------ teams */
 
-int shmem_team_my_pe(shmem_team_t team)
+FSH_PROFILED(shmem_team_my_pe)
+int pshmem_team_my_pe(shmem_team_t team)
 {
-    struct fsh_team *t = team_or_invalid(__func__, team);
+    struct fsh_team *t = team_or_invalid(FSH_FN, team);
     return t ? t->my_pe : -1;
 }
 
-int shmem_team_n_pes(shmem_team_t team)
+FSH_PROFILED(shmem_team_n_pes)
+int pshmem_team_n_pes(shmem_team_t team)
 {
-    struct fsh_team *t = team_or_invalid(__func__, team);
+    struct fsh_team *t = team_or_invalid(FSH_FN, team);
     return t ? t->size : -1;
 }
 
-int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
+FSH_PROFILED(shmem_team_get_config)
+int pshmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
 {
-    struct fsh_team *t = team_or_invalid(__func__, team);
+    struct fsh_team *t = team_or_invalid(FSH_FN, team);
     if (!t || !config) {
         return -1;
     }
@@ -175,29 +178,31 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
     return 0;
 }
 
-int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+FSH_PROFILED(shmem_team_translate_pe)
+int pshmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
-    struct fsh_team *s = team_or_invalid(__func__, src_team);
-    struct fsh_team *d = team_or_invalid(__func__, dest_team);
+    struct fsh_team *s = team_or_invalid(FSH_FN, src_team);
+    struct fsh_team *d = team_or_invalid(FSH_FN, dest_team);
     if (!s || !d || src_pe < 0 || src_pe >= s->size) {
         return -1;
     }
     return fsh_team_index(d, fsh_team_world_pe(s, src_pe));
 }
 
-int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+FSH_PROFILED(shmem_team_split_strided)
+int pshmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
                              const shmem_team_config_t *config, long config_mask,
                              shmem_team_t *new_team)
 {
-    running(__func__);
-    check_out(__func__, new_team, "new_team");
+    running(FSH_FN);
+    check_out(FSH_FN, new_team, "new_team");
     *new_team = SHMEM_TEAM_INVALID;
-    struct fsh_team *p = team_or_invalid(__func__, parent_team);
+    struct fsh_team *p = team_or_invalid(FSH_FN, parent_team);
     if (!p) {
         return 1;
     }
     struct fsh_team *t;
-    int rc = result(__func__, fsh_team_split_strided(p, start, stride, size, config,
+    int rc = result(FSH_FN, fsh_team_split_strided(p, start, stride, size, config,
                                                      config_mask, &t));
     if (rc == 0 && t) {
         *new_team = (shmem_team_t)t->handle;
@@ -205,21 +210,22 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     return rc;
 }
 
-int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+FSH_PROFILED(shmem_team_split_2d)
+int pshmem_team_split_2d(shmem_team_t parent_team, int xrange,
                         const shmem_team_config_t *xaxis_config, long xaxis_mask,
                         shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
                         long yaxis_mask, shmem_team_t *yaxis_team)
 {
-    running(__func__);
-    check_out(__func__, xaxis_team, "xaxis_team");
-    check_out(__func__, yaxis_team, "yaxis_team");
+    running(FSH_FN);
+    check_out(FSH_FN, xaxis_team, "xaxis_team");
+    check_out(FSH_FN, yaxis_team, "yaxis_team");
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
-    struct fsh_team *p = team_or_invalid(__func__, parent_team);
+    struct fsh_team *p = team_or_invalid(FSH_FN, parent_team);
     if (!p) {
         return 1;
     }
     struct fsh_team *x, *y;
-    int rc = result(__func__, fsh_team_split_2d(p, xrange, xaxis_config, xaxis_mask,
+    int rc = result(FSH_FN, fsh_team_split_2d(p, xrange, xaxis_config, xaxis_mask,
                                                 &x, yaxis_config, yaxis_mask, &y));
     if (rc == 0) {
         *xaxis_team = x ? (shmem_team_t)x->handle : SHMEM_TEAM_INVALID;
@@ -228,14 +234,15 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
     return rc;
 }
 
-void shmem_team_destroy(shmem_team_t team)
+FSH_PROFILED(shmem_team_destroy)
+void pshmem_team_destroy(shmem_team_t team)
 {
-    struct fsh_team *t = team_or_invalid(__func__, team);
+    struct fsh_team *t = team_or_invalid(FSH_FN, team);
     if (!t) {
         return; /* the spec: no operation on SHMEM_TEAM_INVALID */
     }
     if (t->predefined) {
-        fsh_init_fatal(__func__, "destroy only teams made by shmem_team_split_strided or shmem_team_split_2d",
+        fsh_init_fatal(FSH_FN, "destroy only teams made by shmem_team_split_strided or shmem_team_split_2d",
                        "%s cannot be destroyed",
                        team == SHMEM_TEAM_WORLD ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
     }
@@ -243,42 +250,45 @@ void shmem_team_destroy(shmem_team_t team)
      * owning threads' to destroy first. */
     int priv = fsh_rma_ctx_count_on(t, SHMEM_CTX_PRIVATE);
     if (priv > 0) {
-        fsh_init_fatal(__func__, "destroy the contexts created on the team with SHMEM_CTX_PRIVATE (shmem_ctx_destroy) before the team",
+        fsh_init_fatal(FSH_FN, "destroy the contexts created on the team with SHMEM_CTX_PRIVATE (shmem_ctx_destroy) before the team",
                        "%d private context(s) created on this team still exist", priv);
     }
-    done(__func__, fsh_rma_ctx_destroy_on(t));
+    done(FSH_FN, fsh_rma_ctx_destroy_on(t));
     fsh_team_destroy(t);
 }
 
-int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+FSH_PROFILED(shmem_team_create_ctx)
+int pshmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
-    running(__func__);
-    check_out(__func__, ctx, "ctx");
-    struct fsh_team *t = team_or_invalid(__func__, team);
+    running(FSH_FN);
+    check_out(FSH_FN, ctx, "ctx");
+    struct fsh_team *t = team_or_invalid(FSH_FN, team);
     if (!t) {
         *ctx = SHMEM_CTX_INVALID;
         return 1;
     }
-    int rc = shmem_ctx_create(options, ctx);
+    int rc = pshmem_ctx_create(options, ctx);
     if (rc == 0 && t != &fsh_team_world) {
-        check_ctx(__func__, *ctx)->team = t;
+        check_ctx(FSH_FN, *ctx)->team = t;
     }
     return rc;
 }
 
-int shmem_team_sync(shmem_team_t team)
+FSH_PROFILED(shmem_team_sync)
+int pshmem_team_sync(shmem_team_t team)
 {
-    struct fsh_team *t = check_team(__func__, team);
-    return result(__func__, fsh_coll_sync(t, __func__));
+    struct fsh_team *t = check_team(FSH_FN, team);
+    return result(FSH_FN, fsh_coll_sync(t, FSH_FN));
 }
 
-void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
+FSH_PROFILED(shmem_team_ptr)
+void *pshmem_team_ptr(shmem_team_t team, const void *dest, int pe)
 {
-    struct fsh_team *t = check_team(__func__, team);
+    struct fsh_team *t = check_team(FSH_FN, team);
     if (pe < 0 || pe >= t->size) {
         return NULL;
     }
-    return shmem_ptr(dest, fsh_team_world_pe(t, pe));
+    return pshmem_ptr(dest, fsh_team_world_pe(t, pe));
 }
 
 /* ------------------------------------------------------------------ type-erased collectives */
@@ -401,31 +411,36 @@ void fsh_api_to_all(const char *fn, void *dest, const void *src, int nreduce, in
 
 /* ------------------------------------------------------------------ untyped collectives */
 
-int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+FSH_PROFILED(shmem_alltoallmem)
+int pshmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return fsh_api_alltoall(__func__, team, dest, source, nelems, 1);
+    return fsh_api_alltoall(FSH_FN, team, dest, source, nelems, 1);
 }
 
-int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
+FSH_PROFILED(shmem_alltoallsmem)
+int pshmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
                        ptrdiff_t sst, size_t nelems)
 {
-    return fsh_api_alltoalls(__func__, team, dest, source, dst, sst, nelems, 1);
+    return fsh_api_alltoalls(FSH_FN, team, dest, source, dst, sst, nelems, 1);
 }
 
-int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
+FSH_PROFILED(shmem_broadcastmem)
+int pshmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
                        int PE_root)
 {
-    return fsh_api_broadcast(__func__, team, dest, source, nelems, PE_root, 1);
+    return fsh_api_broadcast(FSH_FN, team, dest, source, nelems, PE_root, 1);
 }
 
-int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+FSH_PROFILED(shmem_collectmem)
+int pshmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return fsh_api_collect(__func__, team, dest, source, nelems, 1, 0);
+    return fsh_api_collect(FSH_FN, team, dest, source, nelems, 1, 0);
 }
 
-int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+FSH_PROFILED(shmem_fcollectmem)
+int pshmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return fsh_api_collect(__func__, team, dest, source, nelems, 1, 1);
+    return fsh_api_collect(FSH_FN, team, dest, source, nelems, 1, 1);
 }
 
 int shmemx_alltoallvmem(shmem_team_t team, void *dest, size_t dest_size, const void *source,
@@ -438,24 +453,27 @@ int shmemx_alltoallvmem(shmem_team_t team, void *dest, size_t dest_size, const v
 
 /* ------------------------------------------------------------------ deprecated active-set forms */
 
-void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+FSH_PROFILED(shmem_barrier)
+void pshmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
     struct fsh_team t;
-    running(__func__);
-    done(__func__, fsh_team_aset(&t, PE_start, logPE_stride, PE_size));
-    done(__func__, fsh_rma_quiet_all());
-    done(__func__, fsh_coll_sync(&t, __func__));
+    running(FSH_FN);
+    done(FSH_FN, fsh_team_aset(&t, PE_start, logPE_stride, PE_size));
+    done(FSH_FN, fsh_rma_quiet_all());
+    done(FSH_FN, fsh_coll_sync(&t, FSH_FN));
 }
 
-/* Parenthesized: in C11, shmem_sync is also the macro that picks the team form. */
-void (shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync)
+/* (shmem_sync is also the C11 macro that picks the team form; the alias is not expanded, being
+ * followed by no parenthesis.) */
+FSH_PROFILED(shmem_sync)
+void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync;
     struct fsh_team t;
-    running(__func__);
-    done(__func__, fsh_team_aset(&t, PE_start, logPE_stride, PE_size));
-    done(__func__, fsh_coll_sync(&t, __func__));
+    running(FSH_FN);
+    done(FSH_FN, fsh_team_aset(&t, PE_start, logPE_stride, PE_size));
+    done(FSH_FN, fsh_coll_sync(&t, FSH_FN));
 }
 
 static void aset_alltoalls(const char *fn, void *dest, const void *source, ptrdiff_t dst,
@@ -519,40 +537,45 @@ static void aset_collect(const char *fn, void *dest, const void *source, size_t 
 }
 
 #define FSH_DEF_ASET_COLL(BITS)                                                                  \
-    void shmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start,       \
+    FSH_PROFILED(shmem_alltoall##BITS)                                                           \
+    void pshmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start,      \
                               int logPE_stride, int PE_size, long *pSync)                        \
     {                                                                                            \
         (void)pSync;                                                                             \
-        aset_alltoalls(__func__, dest, source, 1, 1, nelems, BITS / 8, PE_start, logPE_stride,   \
+        aset_alltoalls(FSH_FN, dest, source, 1, 1, nelems, BITS / 8, PE_start, logPE_stride,     \
                        PE_size);                                                                 \
     }                                                                                            \
-    void shmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
+    FSH_PROFILED(shmem_alltoalls##BITS)                                                          \
+    void pshmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,    \
                                size_t nelems, int PE_start, int logPE_stride, int PE_size,       \
                                long *pSync)                                                      \
     {                                                                                            \
         (void)pSync;                                                                             \
-        aset_alltoalls(__func__, dest, source, dst, sst, nelems, BITS / 8, PE_start,             \
+        aset_alltoalls(FSH_FN, dest, source, dst, sst, nelems, BITS / 8, PE_start,               \
                        logPE_stride, PE_size);                                                   \
     }                                                                                            \
-    void shmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root,       \
+    FSH_PROFILED(shmem_broadcast##BITS)                                                          \
+    void pshmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root,      \
                                int PE_start, int logPE_stride, int PE_size, long *pSync)         \
     {                                                                                            \
         (void)pSync;                                                                             \
-        aset_broadcast(__func__, dest, source, nelems, PE_root, BITS / 8, PE_start,              \
+        aset_broadcast(FSH_FN, dest, source, nelems, PE_root, BITS / 8, PE_start,                \
                        logPE_stride, PE_size);                                                   \
     }                                                                                            \
-    void shmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start,        \
+    FSH_PROFILED(shmem_collect##BITS)                                                            \
+    void pshmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start,       \
                              int logPE_stride, int PE_size, long *pSync)                         \
     {                                                                                            \
         (void)pSync;                                                                             \
-        aset_collect(__func__, dest, source, nelems, BITS / 8, 0, PE_start, logPE_stride,        \
+        aset_collect(FSH_FN, dest, source, nelems, BITS / 8, 0, PE_start, logPE_stride,          \
                      PE_size);                                                                   \
     }                                                                                            \
-    void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start,       \
+    FSH_PROFILED(shmem_fcollect##BITS)                                                           \
+    void pshmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start,      \
                               int logPE_stride, int PE_size, long *pSync)                        \
     {                                                                                            \
         (void)pSync;                                                                             \
-        aset_collect(__func__, dest, source, nelems, BITS / 8, 1, PE_start, logPE_stride,        \
+        aset_collect(FSH_FN, dest, source, nelems, BITS / 8, 1, PE_start, logPE_stride,          \
                      PE_size);                                                                   \
     }
 FSH_DEF_ASET_COLL(32)

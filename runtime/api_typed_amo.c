@@ -10,7 +10,7 @@
  * with the element size, and for waits the signedness of the type (computed from the C type
  * by types.h); atomics need only the size, since amo.c works on the same-size unsigned integer; argument checks, error messages and
  * the operations themselves live there, in ordinary debuggable C. This file never checks
- * arguments, never touches the fabric and holds no state. The `fn` passed down is __func__, so
+ * arguments, never touches the fabric and holds no state. The `fn` passed down is FSH_FN, so
  * error messages name the routine the user called, deprecated names included.
  */
 #include <stddef.h>
@@ -35,47 +35,53 @@
 
 /* T FN(T *dest, T value, int pe): swap, fetch_add, fetch_and/or/xor */
 #define DEF_FETCH_VALUE(T, FN, PFX, OP)                                                          \
-    T FN(FSH_PARAM_##PFX T *dest, T value, int pe)                                               \
+    FSH_PROFILED(FN)                                                                             \
+    T FSH_P(FN)(FSH_PARAM_##PFX T *dest, T value, int pe)                                        \
     {                                                                                            \
         T old = 0;                                                                               \
-        fsh_api_amo(__func__, CTX_OF_##PFX, OP, dest, &value, NULL, &old, AMO_ARGS(T), pe, 0);   \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, OP, dest, &value, NULL, &old, AMO_ARGS(T), pe, 0);     \
         return old;                                                                              \
     }
 /* void FN(T *dest, T value, int pe): set, add, and/or/xor */
 #define DEF_UPDATE_VALUE(T, FN, PFX, OP)                                                         \
-    void FN(FSH_PARAM_##PFX T *dest, T value, int pe)                                            \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(FSH_PARAM_##PFX T *dest, T value, int pe)                                     \
     {                                                                                            \
-        fsh_api_amo(__func__, CTX_OF_##PFX, OP, dest, &value, NULL, NULL, AMO_ARGS(T), pe, 0);   \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, OP, dest, &value, NULL, NULL, AMO_ARGS(T), pe, 0);     \
     }
 /* T FN(T *dest, int pe): fetch_inc */
 #define DEF_FETCH_NOVALUE(T, FN, PFX, OP)                                                        \
-    T FN(FSH_PARAM_##PFX T *dest, int pe)                                                        \
+    FSH_PROFILED(FN)                                                                             \
+    T FSH_P(FN)(FSH_PARAM_##PFX T *dest, int pe)                                                 \
     {                                                                                            \
         T old = 0;                                                                               \
-        fsh_api_amo(__func__, CTX_OF_##PFX, OP, dest, NULL, NULL, &old, AMO_ARGS(T), pe, 0);     \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, OP, dest, NULL, NULL, &old, AMO_ARGS(T), pe, 0);       \
         return old;                                                                              \
     }
 /* void FN(T *dest, int pe): inc */
 #define DEF_UPDATE_NOVALUE(T, FN, PFX, OP)                                                       \
-    void FN(FSH_PARAM_##PFX T *dest, int pe)                                                     \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(FSH_PARAM_##PFX T *dest, int pe)                                              \
     {                                                                                            \
-        fsh_api_amo(__func__, CTX_OF_##PFX, OP, dest, NULL, NULL, NULL, AMO_ARGS(T), pe, 0);     \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, OP, dest, NULL, NULL, NULL, AMO_ARGS(T), pe, 0);       \
     }
 /* T FN(const T *source, int pe): fetch */
 #define DEF_FETCH(T, FN, PFX)                                                                    \
-    T FN(FSH_PARAM_##PFX const T *source, int pe)                                                \
+    FSH_PROFILED(FN)                                                                             \
+    T FSH_P(FN)(FSH_PARAM_##PFX const T *source, int pe)                                         \
     {                                                                                            \
         T old = 0;                                                                               \
-        fsh_api_amo(__func__, CTX_OF_##PFX, FSH_AMO_FETCH, (void *)source, NULL, NULL, &old,     \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, FSH_AMO_FETCH, (void *)source, NULL, NULL, &old,       \
                     AMO_ARGS(T), pe, 0);                                                         \
         return old;                                                                              \
     }
 /* T FN(T *dest, T cond, T value, int pe): compare_swap */
 #define DEF_CSWAP(T, FN, PFX)                                                                    \
-    T FN(FSH_PARAM_##PFX T *dest, T cond, T value, int pe)                                       \
+    FSH_PROFILED(FN)                                                                             \
+    T FSH_P(FN)(FSH_PARAM_##PFX T *dest, T cond, T value, int pe)                                \
     {                                                                                            \
         T old = 0;                                                                               \
-        fsh_api_amo(__func__, CTX_OF_##PFX, FSH_AMO_CSWAP, dest, &value, &cond, &old,            \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, FSH_AMO_CSWAP, dest, &value, &cond, &old,              \
                     AMO_ARGS(T), pe, 0);                                                         \
         return old;                                                                              \
     }
@@ -83,28 +89,32 @@
 /* The fetching _nbi shapes: the old value goes to *fetch, valid after shmem_quiet. */
 /* void FN(T *fetch, T *dest, T value, int pe): swap_nbi, fetch_add_nbi, fetch_and/or/xor_nbi */
 #define DEF_NBI_VALUE(T, FN, PFX, OP)                                                            \
-    void FN(FSH_PARAM_##PFX T *fetch, T *dest, T value, int pe)                                  \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(FSH_PARAM_##PFX T *fetch, T *dest, T value, int pe)                           \
     {                                                                                            \
-        fsh_api_amo(__func__, CTX_OF_##PFX, OP, dest, &value, NULL, fetch, AMO_ARGS(T), pe, 1);  \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, OP, dest, &value, NULL, fetch, AMO_ARGS(T), pe, 1);    \
     }
 /* void FN(T *fetch, T *dest, int pe): fetch_inc_nbi */
 #define DEF_NBI_NOVALUE(T, FN, PFX, OP)                                                          \
-    void FN(FSH_PARAM_##PFX T *fetch, T *dest, int pe)                                           \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(FSH_PARAM_##PFX T *fetch, T *dest, int pe)                                    \
     {                                                                                            \
-        fsh_api_amo(__func__, CTX_OF_##PFX, OP, dest, NULL, NULL, fetch, AMO_ARGS(T), pe, 1);    \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, OP, dest, NULL, NULL, fetch, AMO_ARGS(T), pe, 1);      \
     }
 /* void FN(T *fetch, const T *source, int pe): fetch_nbi */
 #define DEF_NBI_FETCH(T, FN, PFX)                                                                \
-    void FN(FSH_PARAM_##PFX T *fetch, const T *source, int pe)                                   \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(FSH_PARAM_##PFX T *fetch, const T *source, int pe)                            \
     {                                                                                            \
-        fsh_api_amo(__func__, CTX_OF_##PFX, FSH_AMO_FETCH, (void *)source, NULL, NULL, fetch,    \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, FSH_AMO_FETCH, (void *)source, NULL, NULL, fetch,      \
                     AMO_ARGS(T), pe, 1);                                                         \
     }
 /* void FN(T *fetch, T *dest, T cond, T value, int pe): compare_swap_nbi */
 #define DEF_NBI_CSWAP(T, FN, PFX)                                                                \
-    void FN(FSH_PARAM_##PFX T *fetch, T *dest, T cond, T value, int pe)                          \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(FSH_PARAM_##PFX T *fetch, T *dest, T cond, T value, int pe)                   \
     {                                                                                            \
-        fsh_api_amo(__func__, CTX_OF_##PFX, FSH_AMO_CSWAP, dest, &value, &cond, fetch,           \
+        fsh_api_amo(FSH_FN, CTX_OF_##PFX, FSH_AMO_CSWAP, dest, &value, &cond, fetch,             \
                     AMO_ARGS(T), pe, 1);                                                         \
     }
 
@@ -157,81 +167,96 @@ FSH_TYPE_TABLE(DEF_AMO_ROW)
 
 FSH_DEPRECATED_AMO_TYPES(DEF_DEPRECATED_AMO)
 FSH_DEPRECATED_EXTAMO_TYPES(DEF_DEPRECATED_EXTAMO)
-/* The untyped 1.x swap, parenthesized because in C11 it is also the generic macro. */
-DEF_FETCH_VALUE(long, (shmem_swap), , FSH_AMO_SWAP)
+/* The untyped 1.x swap (in C11 also the generic macro, which a name not followed by a
+ * parenthesis does not expand). */
+DEF_FETCH_VALUE(long, shmem_swap, , FSH_AMO_SWAP)
 
 /* ------------------------------------------------------------------ point-to-point sync */
 /* SYNC(T, MODE, BLOCK, IVARS, NELEMS, STATUS, VALUES, VECTOR, INDICES) is the one call of each
  * body; `cmp` is always the routine's own parameter. Waits (BLOCK 1) return when satisfied,
  * tests (BLOCK 0) report at once. The single-ivar forms are mode ONE on one element. */
 #define SYNC(T, MODE, BLOCK, IVARS, NELEMS, STATUS, VALUES, VECTOR, INDICES)                     \
-    fsh_api_sync(__func__, MODE, BLOCK, IVARS, NELEMS, STATUS, cmp, VALUES, VECTOR, sizeof(T),   \
+    fsh_api_sync(FSH_FN, MODE, BLOCK, IVARS, NELEMS, STATUS, cmp, VALUES, VECTOR, sizeof(T),     \
                  FSH_TYPE_SIGNED(T), INDICES)
 
 #define DEF_SYNC(T, N)                                                                           \
-    void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                                   \
+    FSH_PROFILED(shmem_##N##_wait_until)                                                         \
+    void pshmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                                  \
     {                                                                                            \
         SYNC(T, FSH_SYNC_ONE, 1, ivar, 1, NULL, &cmp_value, 0, NULL);                            \
     }                                                                                            \
-    void shmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp,         \
+    FSH_PROFILED(shmem_##N##_wait_until_all)                                                     \
+    void pshmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp,        \
                                     T cmp_value)                                                 \
     {                                                                                            \
         SYNC(T, FSH_SYNC_ALL, 1, ivars, nelems, status, &cmp_value, 0, NULL);                    \
     }                                                                                            \
-    size_t shmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp,       \
+    FSH_PROFILED(shmem_##N##_wait_until_any)                                                     \
+    size_t pshmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp,      \
                                       T cmp_value)                                               \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_ANY, 1, ivars, nelems, status, &cmp_value, 0, NULL);             \
     }                                                                                            \
-    size_t shmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices,                 \
+    FSH_PROFILED(shmem_##N##_wait_until_some)                                                    \
+    size_t pshmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices,                \
                                        const int *status, int cmp, T cmp_value)                  \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_SOME, 1, ivars, nelems, status, &cmp_value, 0, indices);         \
     }                                                                                            \
-    void shmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp,  \
+    FSH_PROFILED(shmem_##N##_wait_until_all_vector)                                              \
+    void pshmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp, \
                                            T *cmp_values)                                        \
     {                                                                                            \
         SYNC(T, FSH_SYNC_ALL, 1, ivars, nelems, status, cmp_values, 1, NULL);                    \
     }                                                                                            \
-    size_t shmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status,         \
+    FSH_PROFILED(shmem_##N##_wait_until_any_vector)                                              \
+    size_t pshmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status,        \
                                              int cmp, T *cmp_values)                             \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_ANY, 1, ivars, nelems, status, cmp_values, 1, NULL);             \
     }                                                                                            \
-    size_t shmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices,          \
+    FSH_PROFILED(shmem_##N##_wait_until_some_vector)                                             \
+    size_t pshmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices,         \
                                               const int *status, int cmp, T *cmp_values)         \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_SOME, 1, ivars, nelems, status, cmp_values, 1, indices);         \
     }                                                                                            \
-    int shmem_##N##_test(T *ivar, int cmp, T cmp_value)                                          \
+    FSH_PROFILED(shmem_##N##_test)                                                               \
+    int pshmem_##N##_test(T *ivar, int cmp, T cmp_value)                                         \
     {                                                                                            \
         return (int)SYNC(T, FSH_SYNC_ONE, 0, ivar, 1, NULL, &cmp_value, 0, NULL);                \
     }                                                                                            \
-    int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)   \
+    FSH_PROFILED(shmem_##N##_test_all)                                                           \
+    int pshmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)  \
     {                                                                                            \
         return (int)SYNC(T, FSH_SYNC_ALL, 0, ivars, nelems, status, &cmp_value, 0, NULL);        \
     }                                                                                            \
-    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp,             \
+    FSH_PROFILED(shmem_##N##_test_any)                                                           \
+    size_t pshmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp,            \
                                 T cmp_value)                                                     \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_ANY, 0, ivars, nelems, status, &cmp_value, 0, NULL);             \
     }                                                                                            \
-    size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status,    \
+    FSH_PROFILED(shmem_##N##_test_some)                                                          \
+    size_t pshmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status,   \
                                  int cmp, T cmp_value)                                           \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_SOME, 0, ivars, nelems, status, &cmp_value, 0, indices);         \
     }                                                                                            \
-    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp,         \
+    FSH_PROFILED(shmem_##N##_test_all_vector)                                                    \
+    int pshmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp,        \
                                     T *cmp_values)                                               \
     {                                                                                            \
         return (int)SYNC(T, FSH_SYNC_ALL, 0, ivars, nelems, status, cmp_values, 1, NULL);        \
     }                                                                                            \
-    size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp,      \
+    FSH_PROFILED(shmem_##N##_test_any_vector)                                                    \
+    size_t pshmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp,     \
                                        T *cmp_values)                                            \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_ANY, 0, ivars, nelems, status, cmp_values, 1, NULL);             \
     }                                                                                            \
-    size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,                \
+    FSH_PROFILED(shmem_##N##_test_some_vector)                                                   \
+    size_t pshmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,               \
                                         const int *status, int cmp, T *cmp_values)               \
     {                                                                                            \
         return SYNC(T, FSH_SYNC_SOME, 0, ivars, nelems, status, cmp_values, 1, indices);         \
@@ -242,11 +267,12 @@ FSH_TYPE_TABLE(DEF_SYNC_ROW)
 
 /* ------------------------------------------------------------------ deprecated waits */
 /* shmem_<T>_wait(ivar, v) is wait_until(ivar, SHMEM_CMP_NE, v); the untyped forms are the long
- * ones. shmem_wait_until is parenthesized because in C11 it is also the generic macro. */
+ * ones (shmem_wait_until is also the C11 generic macro; only pshmem_wait_until is defined). */
 #define DEF_DEPRECATED_WAIT_(T, FN)                                                              \
-    void FN(T *ivar, T cmp_value)                                                                \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(T *ivar, T cmp_value)                                                         \
     {                                                                                            \
-        fsh_api_sync(__func__, FSH_SYNC_ONE, 1, ivar, 1, NULL, SHMEM_CMP_NE, &cmp_value, 0,      \
+        fsh_api_sync(FSH_FN, FSH_SYNC_ONE, 1, ivar, 1, NULL, SHMEM_CMP_NE, &cmp_value, 0,        \
                      sizeof(T), FSH_TYPE_SIGNED(T), NULL);                                       \
     }
 #define DEF_DEPRECATED_WAIT(T, N) DEF_DEPRECATED_WAIT_(T, shmem_##N##_wait)
@@ -254,7 +280,8 @@ FSH_TYPE_TABLE(DEF_SYNC_ROW)
 FSH_DEPRECATED_WAIT_TYPES(DEF_DEPRECATED_WAIT)
 DEF_DEPRECATED_WAIT_(long, shmem_wait)
 
-void (shmem_wait_until)(long *ivar, int cmp, long cmp_value)
+FSH_PROFILED(shmem_wait_until)
+void pshmem_wait_until(long *ivar, int cmp, long cmp_value)
 {
     SYNC(long, FSH_SYNC_ONE, 1, ivar, 1, NULL, &cmp_value, 0, NULL);
 }
@@ -263,10 +290,11 @@ void (shmem_wait_until)(long *ivar, int cmp, long cmp_value)
 /* FN(dest, source, nelems, sig_addr, signal, sig_op, pe) moving nelems elements of ETYPE; PT is
  * the pointee type of dest and source (the C type itself, or void for the sized routines). */
 #define DEF_SIGNAL(PT, ETYPE, FN, PFX, NBI)                                                      \
-    void FN(FSH_PARAM_##PFX PT *dest, const PT *source, size_t nelems, uint64_t *sig_addr,       \
+    FSH_PROFILED(FN)                                                                             \
+    void FSH_P(FN)(FSH_PARAM_##PFX PT *dest, const PT *source, size_t nelems, uint64_t *sig_addr, \
             uint64_t signal, int sig_op, int pe)                                                 \
     {                                                                                            \
-        fsh_api_put_signal(__func__, CTX_OF_##PFX, dest, source,                                 \
+        fsh_api_put_signal(FSH_FN, CTX_OF_##PFX, dest, source,                                   \
                            bytes_of(nelems, sizeof(ETYPE)), sig_addr, signal, sig_op, pe, NBI);  \
     }
 #define DEF_TYPED_SIGNAL(T, N, PFX)                                                              \

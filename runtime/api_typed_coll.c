@@ -13,30 +13,35 @@
 #include "coll.h"
 
 #define FSH_DEF_COLL(CTYPE, NAME)                                                                \
-    int shmem_##NAME##_alltoall(shmem_team_t team, CTYPE *dest, const CTYPE *source,             \
+    FSH_PROFILED(shmem_##NAME##_alltoall)                                                        \
+    int pshmem_##NAME##_alltoall(shmem_team_t team, CTYPE *dest, const CTYPE *source,            \
                                 size_t nelems)                                                   \
     {                                                                                            \
-        return fsh_api_alltoall(__func__, team, dest, source, nelems, sizeof(CTYPE));            \
+        return fsh_api_alltoall(FSH_FN, team, dest, source, nelems, sizeof(CTYPE));              \
     }                                                                                            \
-    int shmem_##NAME##_alltoalls(shmem_team_t team, CTYPE *dest, const CTYPE *source,            \
+    FSH_PROFILED(shmem_##NAME##_alltoalls)                                                       \
+    int pshmem_##NAME##_alltoalls(shmem_team_t team, CTYPE *dest, const CTYPE *source,           \
                                  ptrdiff_t dst, ptrdiff_t sst, size_t nelems)                    \
     {                                                                                            \
-        return fsh_api_alltoalls(__func__, team, dest, source, dst, sst, nelems, sizeof(CTYPE)); \
+        return fsh_api_alltoalls(FSH_FN, team, dest, source, dst, sst, nelems, sizeof(CTYPE));   \
     }                                                                                            \
-    int shmem_##NAME##_broadcast(shmem_team_t team, CTYPE *dest, const CTYPE *source,            \
+    FSH_PROFILED(shmem_##NAME##_broadcast)                                                       \
+    int pshmem_##NAME##_broadcast(shmem_team_t team, CTYPE *dest, const CTYPE *source,           \
                                  size_t nelems, int PE_root)                                     \
     {                                                                                            \
-        return fsh_api_broadcast(__func__, team, dest, source, nelems, PE_root, sizeof(CTYPE));  \
+        return fsh_api_broadcast(FSH_FN, team, dest, source, nelems, PE_root, sizeof(CTYPE));    \
     }                                                                                            \
-    int shmem_##NAME##_collect(shmem_team_t team, CTYPE *dest, const CTYPE *source,              \
+    FSH_PROFILED(shmem_##NAME##_collect)                                                         \
+    int pshmem_##NAME##_collect(shmem_team_t team, CTYPE *dest, const CTYPE *source,             \
                                size_t nelems)                                                    \
     {                                                                                            \
-        return fsh_api_collect(__func__, team, dest, source, nelems, sizeof(CTYPE), 0);          \
+        return fsh_api_collect(FSH_FN, team, dest, source, nelems, sizeof(CTYPE), 0);            \
     }                                                                                            \
-    int shmem_##NAME##_fcollect(shmem_team_t team, CTYPE *dest, const CTYPE *source,             \
+    FSH_PROFILED(shmem_##NAME##_fcollect)                                                        \
+    int pshmem_##NAME##_fcollect(shmem_team_t team, CTYPE *dest, const CTYPE *source,            \
                                 size_t nelems)                                                   \
     {                                                                                            \
-        return fsh_api_collect(__func__, team, dest, source, nelems, sizeof(CTYPE), 1);          \
+        return fsh_api_collect(FSH_FN, team, dest, source, nelems, sizeof(CTYPE), 1);            \
     }                                                                                            \
     int shmemx_##NAME##_alltoallv(shmem_team_t team, CTYPE *dest, size_t dest_nelems,            \
                                   const CTYPE *source, const size_t *send_counts,                \
@@ -51,10 +56,11 @@ FSH_TYPE_TABLE(FSH_DEF_COLL_ROW)
 
 /* shmem_<NAME>_<FN>: the reductions (FN op_reduce) and the 1.6 scans (sum_inscan/exscan). */
 #define FSH_DEF_REDUCE(CTYPE, NAME, FN, ENUM)                                                    \
-    int shmem_##NAME##_##FN(shmem_team_t team, CTYPE *dest, const CTYPE *source,                 \
+    FSH_PROFILED(shmem_##NAME##_##FN)                                                            \
+    int pshmem_##NAME##_##FN(shmem_team_t team, CTYPE *dest, const CTYPE *source,                \
                             size_t nreduce)                                                      \
     {                                                                                            \
-        return fsh_api_reduce(__func__, team, dest, source, nreduce, sizeof(CTYPE),              \
+        return fsh_api_reduce(FSH_FN, team, dest, source, nreduce, sizeof(CTYPE),                \
                               FSH_RTYPE_##NAME, ENUM);                                           \
     }
 #define FSH_DEF_REDUCE_ROW(CTYPE, NAME, R, A, E, B, S, RBIT, RMM, RAR, GEN)                      \
@@ -70,13 +76,14 @@ FSH_TYPE_TABLE(FSH_DEF_COLL_ROW)
 FSH_TYPE_TABLE(FSH_DEF_REDUCE_ROW)
 
 #define FSH_DEF_TO_ALL(CTYPE, NAME, OP, ENUM)                                                    \
-    void shmem_##NAME##_##OP##_to_all(CTYPE *dest, const CTYPE *source, int nreduce,             \
+    FSH_PROFILED(shmem_##NAME##_##OP##_to_all)                                                   \
+    void pshmem_##NAME##_##OP##_to_all(CTYPE *dest, const CTYPE *source, int nreduce,            \
                                       int PE_start, int logPE_stride, int PE_size, CTYPE *pWrk,  \
                                       long *pSync)                                               \
     {                                                                                            \
         (void)pWrk;                                                                              \
         (void)pSync;                                                                             \
-        fsh_api_to_all(__func__, dest, source, nreduce, PE_start, logPE_stride, PE_size,         \
+        fsh_api_to_all(FSH_FN, dest, source, nreduce, PE_start, logPE_stride, PE_size,           \
                        sizeof(CTYPE), FSH_RTYPE_##NAME, ENUM);                                   \
     }
 #define FSH_DEF_TO_ALL_BIT(CTYPE, NAME)                                                          \

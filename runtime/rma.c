@@ -187,51 +187,54 @@ int fsh_rma_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     return rc ? rc : wrc;
 }
 
-/* Strided transfers move one element per operation; a stride of 1 on both sides is one
- * contiguous transfer. */
+/* Strided transfers move nblocks blocks of bsize contiguous elements (iput/iget: blocks of one
+ * element); block i is at i*rstride elements from the remote start and i*lstride from the local
+ * one. Each block is one transfer (split at the provider's message size like any put), all
+ * posted before the one wait, so they travel concurrently; when both strides equal bsize the
+ * blocks touch and the whole is one contiguous transfer. Blocking: complete on return. */
 static int strided(struct fsh_ctx *ctx, int kind, char *local, enum fsh_seg seg, uint64_t off,
-                   ptrdiff_t rstride, ptrdiff_t lstride, size_t nelems, size_t esize, int pe)
+                   ptrdiff_t rstride, ptrdiff_t lstride, size_t bsize, size_t nblocks,
+                   size_t esize, int pe)
 {
-    if (nelems == 0) {
+    size_t bbytes = bsize * esize;
+    if (nblocks == 0 || bbytes == 0) {
         return 0;
     }
+    ptrdiff_t rstep = rstride * (ptrdiff_t)esize, lstep = lstride * (ptrdiff_t)esize;
     char *mapped = fsh_local_addr(pe, seg, off);
     if (mapped) {
-        for (size_t i = 0; i < nelems; i++) {
-            char *r = mapped + (ptrdiff_t)i * rstride * (ptrdiff_t)esize;
-            char *l = local + (ptrdiff_t)i * lstride * (ptrdiff_t)esize;
-            memcpy(kind == FSH_OP_GET ? l : r, kind == FSH_OP_GET ? r : l, esize);
+        for (size_t i = 0; i < nblocks; i++) {
+            char *r = mapped + (ptrdiff_t)i * rstep;
+            char *l = local + (ptrdiff_t)i * lstep;
+            memcpy(kind == FSH_OP_GET ? l : r, kind == FSH_OP_GET ? r : l, bbytes);
         }
         return 0;
+    }
+    if ((size_t)rstride == bsize && (size_t)lstride == bsize) {
+        bbytes *= nblocks; /* contiguous on both sides: one block */
+        nblocks = 1;
     }
     struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
-    if (rstride == 1 && lstride == 1) {
-        rc = post_split(ctx, &sync, kind, local, seg, off, nelems * esize, pe);
-    } else {
-        uint64_t raddr, key;
-        fsh_mr_remote(pe, seg, off, &raddr, &key);
-        for (size_t i = 0; i < nelems && rc == 0; i++) {
-            rc = post(ctx, &sync, kind, local + (ptrdiff_t)i * lstride * (ptrdiff_t)esize, esize,
-                      pe, raddr + (uint64_t)((ptrdiff_t)i * rstride * (ptrdiff_t)esize), key,
-                      false, 0);
-        }
+    for (size_t i = 0; i < nblocks && rc == 0; i++) {
+        rc = post_split(ctx, &sync, kind, local + (ptrdiff_t)i * lstep, seg,
+                        off + (uint64_t)((ptrdiff_t)i * rstep), bbytes, pe);
     }
     int wrc = fsh_progress_wait_track(&sync, kind == FSH_OP_GET ? "iget: waiting for the data"
                                                                 : "iput: waiting for the transfer");
     return rc ? rc : wrc;
 }
 
-int fsh_rma_iput(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
-                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize, int pe)
+int fsh_rma_ibput(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                  ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe)
 {
-    return strided(ctx, FSH_OP_PUT, (char *)src, seg, off, dst, sst, nelems, esize, pe);
+    return strided(ctx, FSH_OP_PUT, (char *)src, seg, off, dst, sst, bsize, nblocks, esize, pe);
 }
 
-int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, ptrdiff_t dst,
-                 ptrdiff_t sst, size_t nelems, size_t esize, int pe)
+int fsh_rma_ibget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe)
 {
-    return strided(ctx, FSH_OP_GET, dest, seg, off, sst, dst, nelems, esize, pe);
+    return strided(ctx, FSH_OP_GET, dest, seg, off, sst, dst, bsize, nblocks, esize, pe);
 }
 
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,

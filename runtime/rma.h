@@ -67,11 +67,13 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
                 int pe, bool nbi);
 int fsh_rma_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
                 int pe, bool nbi);
-/* Strided: element i goes from src + i*sst*esize to remote off + i*dst*esize. */
-int fsh_rma_iput(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
-                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t esize, int pe);
-int fsh_rma_iget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, ptrdiff_t dst,
-                 ptrdiff_t sst, size_t nelems, size_t esize, int pe);
+/* Strided, in blocks: nblocks blocks of bsize elements of esize bytes; block i goes from
+ * src + i*sst*esize to remote off + i*dst*esize (ibget: from remote off + i*sst*esize to
+ * dest + i*dst*esize). Strides count elements; iput/iget are bsize 1. Complete on return. */
+int fsh_rma_ibput(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                  ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
+int fsh_rma_ibget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
 /* One write of len bytes (at most the provider's message size) to (seg, off) of pe. With
  * has_imm it raises a remote event carrying imm (32 bits) at the target once its data is in
  * place, and its completion then only says that src may be reused (transmit-complete): the

@@ -29,6 +29,26 @@ cc -o "$work/ring_pc" "$work/ring.c" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" p
 "$work/ring"
 "$prefix/bin/oshrun" -n 2 "$work/ring_pc"
 test -f "$prefix/lib/libfabshmem.a"
+# The profiling interface: pshmem.h is installed and its names link and run.
+cat > "$work/pring.c" <<'SRC'
+#include <pshmem.h>
+#include <stdio.h>
+int main(void)
+{
+    static long seen = -1;
+    pshmem_init();
+    int me = pshmem_my_pe(), n = pshmem_n_pes();
+    pshmem_long_p(&seen, me, (me + 1) % n);
+    pshmem_barrier_all();
+    shmem_pcontrol(1);
+    int ok = seen == (me + n - 1) % n;
+    printf("install_check: pshmem PE %d %s\n", me, ok ? "ok" : "WRONG");
+    pshmem_finalize();
+    return ok ? 0 : 1;
+}
+SRC
+"$prefix/bin/oshcc" -o "$work/pring" "$work/pring.c"
+"$prefix/bin/oshrun" -n 2 "$work/pring"
 "$prefix/bin/fabshmem-info" --local-size 2 | grep -q '^map for 2 local rank'
 echo "install_check: PASS"
 

@@ -6,7 +6,9 @@
  * PE numbers form a permutation of 0..n-1 (each PE writes its number into PE 0's table, PE 0
  * checks every slot); version is 1.5; the name is non-empty and fits SHMEM_MAX_NAME_LEN;
  * pe_accessible is 1 for every PE and 0 outside the range; addr_accessible is 1 for heap and
- * global symmetric data and 0 for the stack; shmem_ptr of one's own heap is the address itself.
+ * global symmetric data and 0 for the stack; shmem_ptr of one's own heap is the address itself;
+ * shmem_query_initialized (OpenSHMEM 1.6) says 0 before shmem_init, 1 after it and 0 after
+ * shmem_finalize.
  */
 #include "../test.h"
 
@@ -18,9 +20,15 @@ static long global_var = 42;    /* symmetric (.data) */
 
 int main(void)
 {
+    /* OpenSHMEM 1.6 shmem_query_initialized: 0 before init (callable then), 1 after. */
+    int before = -1, after = -1, finalized = -1;
+    shmem_query_initialized(&before);
     int provided = -1;
     int rc = shmem_init_thread(SHMEM_THREAD_FUNNELED, &provided);
     t_start(NAME);
+    shmem_query_initialized(&after);
+    t_check(before == 0, "shmem_query_initialized before shmem_init says %d, want 0", before);
+    t_check(after == 1, "shmem_query_initialized after shmem_init says %d, want 1", after);
     t_check(rc == 0, "shmem_init_thread returned %d, want 0", rc);
     t_check(provided >= SHMEM_THREAD_FUNNELED && provided <= SHMEM_THREAD_MULTIPLE,
             "provided thread level %d, want FUNNELED (%d)..MULTIPLE (%d)", provided,
@@ -103,5 +111,8 @@ int main(void)
     shmem_barrier_all();
     shmem_free(heap);
     shmem_finalize();
+    shmem_query_initialized(&finalized); /* 0 after finalize (and callable then) */
+    t_check(finalized == 0, "shmem_query_initialized after shmem_finalize says %d, want 0",
+            finalized);
     return t_finish(NAME);
 }

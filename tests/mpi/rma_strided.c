@@ -8,7 +8,7 @@
  * source position is caught; the destination is poisoned first and compared in full, so the
  * gaps between strided elements and the bytes past the last one must be unchanged.
  */
-#include "../test.h"
+#include "../strided_test.h"
 
 #define NAME "rma_strided"
 #define MAXEL 320 /* elements: 1 + 3 * 99 + 1 and a tail */
@@ -71,78 +71,31 @@ static const struct op ops[] = {
 };
 static const size_t counts[] = {0, 1, 5, 100};
 
-/* Every (dst stride, src stride, nelems) case of one routine runs at once, each in its own
- * REGION, so a routine costs two barriers rather than one per case. */
-#define NCASES (3 * 3 * (sizeof(counts) / sizeof(counts[0])))
+/* Every pair of strides from {1, 2, 3} with every count. */
+#define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
+#define NCASES (3 * 3 * NCOUNTS)
 
-static void case_params(size_t c, ptrdiff_t *ds, ptrdiff_t *ss, size_t *n)
+static void xfer(const void *op, void *dest, const void *src, const struct st_case *c, int pe)
 {
-    size_t ncounts = sizeof(counts) / sizeof(counts[0]);
-    *n = counts[c % ncounts];
-    *ss = (ptrdiff_t)(1 + (c / ncounts) % 3);
-    *ds = (ptrdiff_t)(1 + (c / ncounts / 3) % 3);
+    ((const struct op *)op)->fn(dest, src, c->dst, c->sst, c->nblocks, pe);
 }
 
 int main(void)
 {
     shmem_init();
     t_start(NAME);
-    int me = shmem_my_pe(), npes = shmem_n_pes();
-    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
-
-    uint8_t *dst = shmem_align(16, NCASES * REGION);
-    uint8_t *sym = shmem_align(16, NCASES * REGION);
-    uint8_t *priv = aligned_alloc(16, NCASES * REGION);
-    _Alignas(16) static uint8_t expect[REGION], data[REGION];
-    if (!t_check(dst != NULL && sym != NULL && priv != NULL, "allocation failed")) {
-        shmem_finalize();
-        return t_finish(NAME);
+    static struct st_case cases[NCASES];
+    for (size_t c = 0; c < NCASES; c++) {
+        cases[c] = (struct st_case){1, counts[c % NCOUNTS], (ptrdiff_t)(1 + (c / NCOUNTS / 3) % 3),
+                                    (ptrdiff_t)(1 + (c / NCOUNTS) % 3)};
     }
-
-    uint64_t salt = 0;
-    for (size_t oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
-        const struct op *o = &ops[oi];
-        size_t es = o->esize;
-        int sender = o->is_get ? right : left;
-        uint8_t *src = o->is_get ? sym : priv;
-        uint8_t *dest = o->is_get ? priv : dst;
-        salt += 1000;
-        for (size_t c = 0; c < NCASES; c++) {
-            t_fill(src + c * REGION, REGION, me, salt + 2 * c);
-            t_fill(dest + c * REGION, REGION, me, salt + 2 * c + 1);
-        }
-        shmem_barrier_all(); /* every destination is poisoned, every source ready */
-        for (size_t c = 0; c < NCASES; c++) {
-            ptrdiff_t ds, ss;
-            size_t n;
-            case_params(c, &ds, &ss, &n);
-            o->fn(dest + c * REGION + es, src + c * REGION + es, ds, ss, n, right);
-        }
-        if (!o->is_get) {
-            shmem_barrier_all(); /* the left neighbour's iputs are complete */
-        }
-        for (size_t c = 0; c < NCASES; c++) {
-            ptrdiff_t ds, ss;
-            size_t n;
-            case_params(c, &ds, &ss, &n);
-            /* The sender's whole source region, then the image of the destination: poison,
-             * with source element 1 + i*ss copied to element 1 + i*ds. */
-            t_fill(data, REGION, sender, salt + 2 * c);
-            t_fill(expect, REGION, me, salt + 2 * c + 1);
-            for (size_t i = 0; i < n; i++) {
-                memcpy(expect + (1 + i * (size_t)ds) * es, data + (1 + i * (size_t)ss) * es, es);
-            }
-            t_compare(dest + c * REGION, expect, REGION, "%s dst %td sst %td nelems %zu",
-                      o->name, ds, ss, n);
-        }
-        if (o->is_get) {
-            shmem_barrier_all(); /* the peer's reads of sym are done before it is refilled */
+    struct st_env e;
+    if (st_init(&e, cases, NCASES, REGION)) {
+        for (size_t oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
+            st_run(&e, ops[oi].name, ops[oi].esize, ops[oi].is_get, xfer, &ops[oi]);
         }
     }
-
-    free(priv);
-    shmem_free(sym);
-    shmem_free(dst);
+    st_fini(&e);
     shmem_finalize();
     return t_finish(NAME);
 }

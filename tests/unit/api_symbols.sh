@@ -92,7 +92,19 @@ while read -r sym; do
     echo "exported but not in the list: $sym"
 done <"$tmp/extra"
 
-if [ "$nmissing" -ne 0 ] || [ "$nextra" -ne 0 ] || [ "$nctx" -ne 0 ]; then
+# The profiling interface: every listed routine has two names, the implementation strong
+# under p<name> (pshmem_putmem, pstart_pes) and <name> a weak alias of it, so that a tool may
+# define <name> and forward to p<name>.
+awk '$2 == "W" { sub(/@.*/, "", $3); print $3 }' "$tmp/nm" | LC_ALL=C sort -u >"$tmp/weak"
+grep -v '^p' "$tmp/want" >"$tmp/want_shmem" || true
+LC_ALL=C comm -23 "$tmp/want_shmem" "$tmp/weak" | sed 's/^/not a weak alias (no tool could replace it): /' >"$tmp/bad_prof"
+sed 's/^/p/' "$tmp/want_shmem" | LC_ALL=C sort | LC_ALL=C comm -23 - "$tmp/want" |
+    sed 's/^/no profiling twin listed: /' >>"$tmp/bad_prof"
+grep '^p' "$tmp/weak" | sed 's/^/a profiling name is weak: /' >>"$tmp/bad_prof" || true
+cat "$tmp/bad_prof"
+nweak=$(wc -l <"$tmp/bad_prof" | tr -d ' ')
+
+if [ "$nmissing" -ne 0 ] || [ "$nextra" -ne 0 ] || [ "$nctx" -ne 0 ] || [ "$nweak" -ne 0 ]; then
     fail "$nmissing missing, $nextra unexpected, of $nwant listed; list: $list"
 fi
 echo "api_symbols: PASS ($nwant symbols)"
