@@ -636,14 +636,14 @@ void fsh_fabric_describe(char *buf, size_t len)
     snprintf(buf, len,
              "provider %s, domain %s, address %zu bytes, mr_mode %s%s%s, inject %zu, "
              "max message %zu, immediate data %zu bytes, tx depth %zu, atomics %s, "
-             "delivery-complete %s, %s progress, injected puts %s",
+             "delivery-complete %s, %s progress, write counter %s",
              fab.attr.prov, fab.attr.domain, fab.attr.addrlen, mm,
              fab.attr.mr_local && !(fab.attr.mr_mode & FI_MR_LOCAL) ? " (+local forced)" : "",
              fab.attr.mr_virt_addr ? "" : " (offset addressing)", fab.attr.inject_size,
              fab.attr.max_msg_size, fab.attr.cq_data_size, fab.attr.tx_depth,
              fab.attr.has_atomics ? "yes" : "no", fab.attr.delivery_complete ? "yes" : "no",
              fab.attr.manual_progress ? "manual" : "auto",
-             fab.counting ? "counted (write counter)" : "tracked (a completion entry each)");
+             fab.counting ? "yes (with selective completion)" : "no");
 }
 
 void fsh_fabric_unlink_shared(void)

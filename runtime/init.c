@@ -223,6 +223,9 @@ static void print_info(const struct fsh_config *cfg)
            fsh_rt.num_nodes ? fsh_rt.num_nodes : 0, fsh_boot_name(),
            fsh_rt.oversubscribed ? "oversubscribed (waits yield the CPU)" : "one core or more per PE");
     printf("  fabric: %s\n", fab);
+    printf("  puts: %s\n", fsh_progress_counts_writes()
+                               ? "injected ones counted by the write counter (no completion entry each)"
+                               : "each tracked by its completion entry");
     char loc[160];
     fsh_local_describe(loc, sizeof(loc));
     printf("  symmetric heap: %zu bytes at %p\n", lc.heap_size, lc.heap_base);
