@@ -23,8 +23,8 @@
 #include <stdint.h>
 
 /* Counts of operations posted and completed; quiet waits for equality. Puts counted by the
- * write counter (no record) leave a mark instead: the engine's count of writes posted after
- * the last of them; the track is done once every write up to the mark has completed. */
+ * write counter (no record) leave a mark instead: the engine's count of writes posted, taken
+ * right after the last of them; the track is done once every write up to the mark completed. */
 struct fsh_op_track {
     uint64_t posted;
     uint64_t completed;
