@@ -133,9 +133,7 @@ else
         peer_short=OSHMEM
         peer_name="Open MPI OSHMEM ($(ompi_info --version 2>/dev/null | head -n1 | sed 's/.*v//'))"
     else
-        peer_short=peer
-        peer_name="$peer_cc ($(cd "$peerdir" 2>/dev/null && strings rma 2>/dev/null |
-            grep -m1 -i -E 'openshmem [0-9]|sandia' || echo "version unknown"))"
+        peer_short=peer peer_name=$peer_cc
     fi
     printf 'rounds=%q iters=%q prov=%q nps=%q peer_ok=%q peer_why=%q run_stamp=%q peer_cc=%q peer_short=%q peer_name=%q\n' "$rounds" \
         "$iters" "$prov" "$nps" "$peer_ok" "$peer_why" "$run_stamp" "$peer_cc" "$peer_short" \

@@ -181,11 +181,12 @@ static void post(int kind, size_t off, size_t len, uint64_t data, int slot)
             struct fi_msg_rma m = {.msg_iov = &iov, .desc = &ldesc, .iov_count = 1,
                                    .addr = F.peer, .rma_iov = &riov, .rma_iov_count = 1,
                                    .context = &F.ctx[slot], .data = data};
-            uint64_t flags = F.write_flags | (len <= F.inject_size ? FI_INJECT : 0) |
-                             (kind == 2 ? FI_REMOTE_CQ_DATA : 0);
             /* writedata as fabshmem posts it: transmit-complete, the target's event is what
              * says it landed */
-            flags &= kind == 2 ? ~(uint64_t)FI_DELIVERY_COMPLETE : ~(uint64_t)0;
+            uint64_t flags = (kind == 2 ? (F.write_flags & ~(uint64_t)FI_DELIVERY_COMPLETE) |
+                                              FI_REMOTE_CQ_DATA
+                                        : F.write_flags) |
+                             (len <= F.inject_size ? FI_INJECT : 0);
             rc = fi_writemsg(F.ep, &m, flags);
         }
         if (rc == 0) {

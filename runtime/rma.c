@@ -54,9 +54,16 @@ void fsh_rma_set_quiet_hook(int (*hook)(void))
     quiet_hook = hook;
 }
 
+/* The inject rule: small enough, and not device memory (a provider copies an injected payload
+ * with the CPU). */
+static bool injects(size_t len, bool dev)
+{
+    return len <= fsh_fabric_attr()->inject_size && !dev;
+}
+
 bool fsh_rma_injects(const void *src, size_t len)
 {
-    return len <= fsh_fabric_attr()->inject_size && !fsh_mr_is_device(src, len);
+    return injects(len, fsh_mr_is_device(src, len));
 }
 
 /* Post one piece: a write (optionally with immediate data) or a read. */
@@ -66,7 +73,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
     bool dev = fsh_mr_is_device(local, len);
-    bool inject = write && len <= fa->inject_size && !dev; /* fsh_rma_injects, one lookup */
+    bool inject = write && injects(len, dev);
     void *desc = NULL;
     struct fid_mr *tmp = NULL;
     int rc = 0;

@@ -58,6 +58,7 @@
 #include "signal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,7 +90,7 @@ struct desc {
     uint8_t data[SLOT_DATA];
 };
 _Static_assert(sizeof(struct desc) == 64, "a descriptor slot is 64 bytes on the wire");
-#define HEADER (sizeof(struct desc) - SLOT_DATA)
+#define HEADER offsetof(struct desc, data)
 
 struct slot_state {
     uint32_t arrived;
