@@ -85,6 +85,29 @@ static size_t align64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+/* The scratch layout for npes PEs and max_teams teams (sets nt's offsets); its heap bytes. */
+static size_t layout(int npes, unsigned max_teams)
+{
+    unsigned nslots = max_teams + 2;
+    size_t ncount = (size_t)nslots * (size_t)npes;
+    /* Rounds of a reduction: the fold of the PEs beyond a power of two, and log2 of it. */
+    nt.red_rounds = 1;
+    while ((1L << (nt.red_rounds - 1)) < npes) {
+        nt.red_rounds++;
+    }
+    nt.words_in_off = 64;
+    nt.words_out_off = nt.words_in_off + align64(2 * (size_t)npes * sizeof(uint64_t));
+    nt.asks_off = nt.words_out_off + align64((size_t)npes * sizeof(uint64_t));
+    nt.red_off = nt.asks_off + align64((size_t)npes * sizeof(uint64_t));
+    nt.slot_bytes = nt.red_off + 2 * (size_t)nt.red_rounds * RED_CHUNK;
+    return nt.slot_bytes * nslots + align64(ncount * sizeof(uint32_t));
+}
+
+size_t fsh_notify_heap_bytes(int npes, unsigned max_teams)
+{
+    return fsh_heap_rounded(layout(npes, max_teams));
+}
+
 int fsh_notify_init(int npes, unsigned max_teams)
 {
     if (npes > (1 << SENDER_BITS)) {
@@ -104,18 +127,7 @@ int fsh_notify_init(int npes, unsigned max_teams)
         return fsh_err(-ENOMEM, "lower FABSHMEM_MAX_TEAMS", "out of memory for %zu counters",
                        ncount);
     }
-    /* Rounds of a reduction: the fold of the PEs beyond a power of two, and log2 of it. */
-    nt.red_rounds = 1;
-    while ((1L << (nt.red_rounds - 1)) < npes) {
-        nt.red_rounds++;
-    }
-    nt.words_in_off = 64;
-    nt.words_out_off = nt.words_in_off + align64(2 * (size_t)npes * sizeof(uint64_t));
-    nt.asks_off = nt.words_out_off + align64((size_t)npes * sizeof(uint64_t));
-    nt.red_off = nt.asks_off + align64((size_t)npes * sizeof(uint64_t));
-    nt.slot_bytes = nt.red_off + 2 * (size_t)nt.red_rounds * RED_CHUNK;
-    size_t counters = align64(ncount * sizeof(uint32_t));
-    size_t total = nt.slot_bytes * nt.nslots + counters;
+    size_t total = fsh_notify_heap_bytes(npes, max_teams);
     char what[160];
     snprintf(what, sizeof(what), "the collectives' scratch (%u team slots x %zu bytes for %d PEs)",
              nt.nslots, nt.slot_bytes, npes);

@@ -31,6 +31,8 @@ struct fsh_notify_batch {
 /* Allocate the counters and the scratch of max_teams team slots plus one slot for the
  * active-set (deprecated pSync) collectives. Collective over all PEs (heap allocation). */
 int fsh_notify_init(int npes, unsigned max_teams);
+/* The heap bytes fsh_notify_init reserves (the memory model's figure). */
+size_t fsh_notify_heap_bytes(int npes, unsigned max_teams);
 void fsh_notify_fini(void);
 unsigned fsh_notify_aset_slot(void);
 /* The slot of shmem_finalize's synchronization: no user collective counts its arrivals. */

@@ -15,17 +15,21 @@
  * take the staging slots (REQ_AMO): the owner's CPU applies them on a copy of the word under its
  * engine lock, one domain for all of them whatever the path.
  *
- * Staging protocol. Each PE owns, in its (registered) symmetric heap, DEPTH (2) inbox slots per
- * source PE (64-byte header + FABSHMEM_DEVICE_CHUNK bytes), DEPTH outbox slots, and
- * done[src][k], the sequence number of the last request from src in slot k it finished. s's
- * q-th request to t uses slot k = q mod DEPTH and is one fabric write of header (+ data, for a
- * put) from s's outbox[k] into t's inbox[s][k], with immediate data naming (s, k) (kind
- * FSH_IMM_DEV). t's progress engine gets that event only once the whole write landed; it
- * copies the data into its GPU (put) or its GPU's data into the slot (get), synchronizes the
- * copy, then stores done[s][k] = q with release order. s learns it by reading done[s][k] from
- * t (one 8-byte read per poll, or a load when t's heap is mapped here), and for a get then
- * reads the slot's data. Request q is only sent once q - DEPTH is done (and, for a get, its
- * data read), so a slot is never overwritten early, whatever order events arrive in.
+ * Staging protocol. Each PE owns, in its (registered) symmetric heap, a pool of
+ * FABSHMEM_DEVICE_PEERS inboxes (lease.c), each DEPTH (2) slots (64-byte header +
+ * FABSHMEM_DEVICE_CHUNK bytes) and done[k], the sequence number of the last request in slot k
+ * it finished; and DEPTH outbox slots. A staged call of s toward t first takes one of t's
+ * inboxes, c (waiting while other sources hold all of them), and gives it back when the call
+ * ends: a PE's calls are serialized, so it holds one inbox at a time, and the memory is the
+ * pool's whatever the job's size. t zeroes done[] when it grants c, so s numbers its requests
+ * from 1 in each call. Request q uses slot k = q mod DEPTH and is one fabric write of header
+ * (+ data, for a put) from s's outbox[k] into t's inbox c slot k, with immediate data naming
+ * (c, k) (kind FSH_IMM_DEV). t's progress engine gets that event only once the whole write
+ * landed; it copies the data into its GPU (put) or its GPU's data into the slot (get),
+ * synchronizes the copy, then stores done[k] = q with release order. s learns it by reading
+ * done[k] from t (one 8-byte read per poll, or a load when t's heap is mapped here), and for a
+ * get then reads the slot's data. Request q is only sent once q - DEPTH is done (and, for a
+ * get, its data read), so a slot is never overwritten early, whatever order events arrive in.
  * Pipelining: while t copies chunk i into its GPU, chunk i+1 travels into the other slot (get:
  * t copies chunk i+1 out while s reads chunk i). Nothing is posted from the event handler.
  *
@@ -53,6 +57,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
+#include "lease.h"
 #include "local.h"
 #include "log.h"
 #include "progress.h"
@@ -82,14 +87,15 @@ static struct {
     size_t size;
     size_t chunk;  /* data bytes per slot */
     size_t slot;   /* HDR + chunk, rounded up */
-    int npes;
-    /* symmetric, in the host heap: inbox[npes][DEPTH] slots, outbox[DEPTH] slots,
-     * done[npes][DEPTH], probe */
+    /* symmetric, in the host heap: the inboxes (DEPTH slots, then done[DEPTH]) granted to
+     * sources per call; our outbox[DEPTH] slots and the landing of done reads */
+    struct fsh_lease_pool pool;
     uint8_t *block;
-    uint8_t *inbox, *outbox;
-    uint64_t *done, *probe;
-    uint64_t inbox_off, done_off;
-    uint64_t *sent; /* [pe]: our last request's sequence number to pe (request q uses slot q % DEPTH) */
+    uint8_t *outbox;
+    uint64_t *probe;
+    int held;       /* the inbox we hold at lease_pe during a call, -1: none */
+    int lease_pe;
+    uint64_t sent;  /* our last request's sequence number in it (request q uses slot q % DEPTH) */
     int path;       /* enum path: the same on every PE */
     char line[768];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
@@ -110,9 +116,48 @@ size_t fsh_dev_heap_size(void)
     return dv.size;
 }
 
-static size_t slot_index(int pe, unsigned k)
+/* Inbox c: DEPTH slots, then done[DEPTH]. Its slot k here, and the offsets of its slot k and
+ * done[k] (the same on every PE). */
+static struct req *in_slot(unsigned c, unsigned k)
 {
-    return (size_t)pe * DEPTH + k;
+    return (struct req *)((uint8_t *)fsh_lease_chunk(&dv.pool, c) + (size_t)k * dv.slot);
+}
+
+static uint64_t *done_word(unsigned c, unsigned k)
+{
+    return (uint64_t *)((uint8_t *)fsh_lease_chunk(&dv.pool, c) + DEPTH * dv.slot) + k;
+}
+
+static uint64_t in_slot_off(unsigned c, unsigned k)
+{
+    return fsh_lease_chunk_off(&dv.pool, c) + (uint64_t)k * dv.slot;
+}
+
+static uint64_t done_off(unsigned c, unsigned k)
+{
+    return fsh_lease_chunk_off(&dv.pool, c) + DEPTH * dv.slot + k * sizeof(uint64_t);
+}
+
+static size_t inbox_bytes(size_t slot)
+{
+    return DEPTH * slot + DEPTH * sizeof(uint64_t);
+}
+
+static size_t slot_bytes(size_t chunk)
+{
+    return (HDR + chunk + FSH_HEAP_MIN_ALIGN - 1) & ~(size_t)(FSH_HEAP_MIN_ALIGN - 1);
+}
+
+unsigned fsh_dev_inboxes(int npes, long peers)
+{
+    return (unsigned)(peers < npes ? peers : npes);
+}
+
+size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
+{
+    size_t slot = slot_bytes(chunk);
+    return fsh_lease_heap_bytes(npes, fsh_dev_inboxes(npes, peers), inbox_bytes(slot)) +
+           fsh_heap_rounded(DEPTH * slot + 64);
 }
 
 /* ---------------------------------------------------------------- target side */
@@ -141,17 +186,25 @@ static int apply_amo(int op, uint64_t off, const void *value, const void *cond, 
     return rc;
 }
 
-/* Immediate payload: source PE << 1 | slot. */
+/* A source takes inbox c: its requests count from 1. */
+static void on_granted(unsigned c)
+{
+    for (unsigned k = 0; k < DEPTH; k++) {
+        __atomic_store_n(done_word(c, k), 0, __ATOMIC_RELAXED);
+    }
+}
+
+/* Immediate payload: inbox * DEPTH + slot. */
 static void on_request(uint32_t payload)
 {
     unsigned k = payload % DEPTH;
-    uint32_t src = payload / DEPTH;
-    if ((int)src >= dv.npes) {
-        FSH_WARN("device request from PE %u is out of range: dropped", src);
+    unsigned c = payload / DEPTH;
+    int src = fsh_lease_owner(&dv.pool, c);
+    if (src < 0) {
+        FSH_WARN("device request in inbox %u, which no PE holds: dropped", c);
         return;
     }
-    size_t i = slot_index((int)src, k);
-    struct req *r = (struct req *)(dv.inbox + i * dv.slot);
+    struct req *r = in_slot(c, k);
     uint8_t *data = (uint8_t *)r + HDR;
     int rc = -EINVAL;
     if (r->op == REQ_AMO) {
@@ -167,11 +220,11 @@ static void on_request(uint32_t payload)
         FSH_WARN("device request %s of %llu bytes at offset %llu from PE %u failed: %s",
                  r->op == REQ_PUT ? "put" : r->op == REQ_GET ? "get" : "atomic",
                  (unsigned long long)r->len,
-                 (unsigned long long)r->off, src,
+                 (unsigned long long)r->off, (unsigned)src,
                  fsh_err_last() ? fsh_err_last()->msg : "out of the device heap");
     }
     /* Release: the copy above completed (synchronized) before the requester can see this. */
-    __atomic_store_n(&dv.done[i], r->seq | (rc ? DONE_ERR : 0), __ATOMIC_RELEASE);
+    __atomic_store_n(done_word(c, k), r->seq | (rc ? DONE_ERR : 0), __ATOMIC_RELEASE);
 }
 
 /* ---------------------------------------------------------------- initiator side */
@@ -185,7 +238,7 @@ struct ack_wait {
 static bool acked(const void *arg)
 {
     struct ack_wait *w = (struct ack_wait *)arg;
-    uint64_t off = dv.done_off + slot_index(fsh_rt.pe, (unsigned)(w->seq % DEPTH)) * sizeof(uint64_t);
+    uint64_t off = done_off((unsigned)dv.held, (unsigned)(w->seq % DEPTH));
     const uint64_t *mapped = fsh_local_addr(w->pe, FSH_SEG_HEAP, off);
     uint64_t v;
     if (mapped) {
@@ -234,14 +287,54 @@ static struct req *outslot(uint64_t seq)
     return (struct req *)(dv.outbox + (size_t)(seq % DEPTH) * dv.slot);
 }
 
+static bool granted(const void *arg)
+{
+    int *rc = (int *)arg;
+    int pe = dv.lease_pe;
+    int c = fsh_lease_claim(&dv.pool, pe);
+    if (c >= 0) {
+        dv.held = c;
+        dv.sent = 0;
+    }
+    *rc = c == -ENOSPC ? 0 : c < 0 ? c : 0;
+    return c != -ENOSPC;
+}
+
+/* Take an inbox at pe for this call, waiting while other sources hold every one. */
+static int lease_take(int pe)
+{
+    int rc = 0;
+    dv.lease_pe = pe;
+    dv.held = -1;
+    if (!granted(&rc)) {
+        char what[128];
+        snprintf(what, sizeof(what), "device heap: waiting for a free staging inbox at PE %d "
+                 "(FABSHMEM_DEVICE_PEERS=%u)", pe, dv.pool.nchunks);
+        int wrc = fsh_progress_wait(granted, &rc, what, pe);
+        rc = wrc ? wrc : rc;
+    }
+    return rc;
+}
+
+/* End of the call: every request in the inbox is done, so it goes back (not after an error,
+ * when one might still be in flight: then it stays held). */
+static int lease_give(int rc)
+{
+    if (rc == 0 && dv.held >= 0) {
+        rc = fsh_lease_release(&dv.pool, dv.lease_pe);
+    }
+    dv.held = -1;
+    return rc;
+}
+
 /* Claim the next request to pe: the slot it uses is free once the request DEPTH before it
  * finished (its ack also means its write from our outbox slot completed). */
 static int claim(int pe, uint32_t op, uint64_t *seq)
 {
-    *seq = dv.sent[pe] + 1;
+    *seq = dv.sent + 1;
     int rc = *seq > DEPTH ? wait_done(pe, *seq - DEPTH, op) : 0;
     if (rc == 0) {
-        dv.sent[pe] = *seq;
+        dv.sent = *seq;
     }
     return rc;
 }
@@ -257,9 +350,9 @@ static int post_request(int pe, uint64_t seq, uint32_t op, uint64_t off, size_t 
     r->len = len;
     r->op = op;
     struct fsh_op_track sync = {0, 0, 0};
-    uint64_t slot = dv.inbox_off + slot_index(fsh_rt.pe, k) * dv.slot;
+    uint64_t slot = in_slot_off((unsigned)dv.held, k);
     uint32_t imm = ((uint32_t)FSH_IMM_DEV << FSH_IMM_KIND_SHIFT) |
-                   ((uint32_t)fsh_rt.pe * DEPTH + k);
+                   ((uint32_t)dv.held * DEPTH + k);
     int rc = fsh_rma_write(&fsh_ctx_default, &sync, r, HDR + (op == REQ_PUT ? len : 0), pe,
                            FSH_SEG_HEAP, slot, true, imm);
     if (rc == 0) {
@@ -282,7 +375,7 @@ int fsh_dev_copy(void *dst, const void *src, size_t len)
  * is already on its way into the other slot. */
 static int put_staged(uint64_t off, const void *src, size_t len, int pe)
 {
-    int rc = 0;
+    int rc = lease_take(pe);
     for (size_t done = 0; done < len && rc == 0;) {
         size_t n = piece(len, done);
         uint64_t seq;
@@ -298,20 +391,20 @@ static int put_staged(uint64_t off, const void *src, size_t len, int pe)
     }
     /* Complete at the target: the last DEPTH requests (all earlier ones were awaited). */
     for (unsigned i = DEPTH; i > 0 && rc == 0; i--) {
-        uint64_t q = dv.sent[pe] >= i - 1 ? dv.sent[pe] - (i - 1) : 0;
+        uint64_t q = dv.sent >= i - 1 ? dv.sent - (i - 1) : 0;
         rc = wait_done(pe, q, REQ_PUT);
     }
-    return rc;
+    return lease_give(rc);
 }
 
 /* From pe's device heap, pipelined: up to DEPTH requests ahead of the chunk being read. */
 static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len, int pe)
 {
-    int rc = 0;
+    int rc = lease_take(pe);
     size_t asked = 0, got = 0;
-    uint64_t first = dv.sent[pe] + 1; /* the sequence number of chunk 0 */
+    uint64_t first = 1; /* the sequence number of chunk 0 */
     while (got < len && rc == 0) {
-        while (asked < len && rc == 0 && dv.sent[pe] + 1 - first < DEPTH + got / dv.chunk) {
+        while (asked < len && rc == 0 && dv.sent + 1 - first < DEPTH + got / dv.chunk) {
             uint64_t seq;
             size_t n = piece(len, asked);
             rc = claim(pe, REQ_GET, &seq);
@@ -326,7 +419,7 @@ static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len,
             rc = wait_done(pe, seq, REQ_GET);
         }
         uint8_t *bounce = (uint8_t *)outslot(seq) + HDR;
-        uint64_t data = dv.inbox_off + slot_index(fsh_rt.pe, (unsigned)(seq % DEPTH)) * dv.slot + HDR;
+        uint64_t data = in_slot_off((unsigned)dv.held, (unsigned)(seq % DEPTH)) + HDR;
         if (rc == 0) {
             rc = fsh_rma_get(ctx, bounce, FSH_SEG_HEAP, data, n, pe, false);
         }
@@ -335,7 +428,7 @@ static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len,
         }
         got += n;
     }
-    return rc;
+    return lease_give(rc);
 }
 
 /* ---------------------------------------------------------------- direct paths */
@@ -454,7 +547,10 @@ int fsh_dev_amo(int op, uint64_t off, const void *value, const void *cond, void 
         return rc;
     }
     uint64_t seq;
-    rc = claim(pe, REQ_AMO, &seq);
+    rc = lease_take(pe);
+    if (rc == 0) {
+        rc = claim(pe, REQ_AMO, &seq);
+    }
     if (rc == 0) {
         struct req *r = outslot(seq);
         r->amo = (uint32_t)op;
@@ -473,12 +569,13 @@ int fsh_dev_amo(int op, uint64_t off, const void *value, const void *cond, void 
     if (rc == 0 && fsh_amo_fetches(op) && fetch) {
         /* The old value is in our inbox slot at the target. */
         uint8_t *bounce = (uint8_t *)outslot(seq) + HDR;
-        uint64_t at = dv.inbox_off + slot_index(fsh_rt.pe, (unsigned)(seq % DEPTH)) * dv.slot + HDR;
+        uint64_t at = in_slot_off((unsigned)dv.held, (unsigned)(seq % DEPTH)) + HDR;
         rc = fsh_rma_get(&fsh_ctx_default, bounce, FSH_SEG_HEAP, at, size, pe, false);
         if (rc == 0) {
             memcpy(fetch, bounce, size);
         }
     }
+    rc = lease_give(rc);
     fsh_progress_unlock();
     return rc;
 }
@@ -678,44 +775,38 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     if (max > HDR && dv.chunk > max - HDR) {
         dv.chunk = max - HDR; /* one request is one fabric write */
     }
-    dv.slot = (HDR + dv.chunk + FSH_HEAP_MIN_ALIGN - 1) & ~(size_t)(FSH_HEAP_MIN_ALIGN - 1);
-    dv.npes = fsh_rt.npes;
-    if ((uint64_t)dv.npes * DEPTH > FSH_IMM_PAYLOAD_MASK) {
-        return fsh_err(-ENOTSUP, "run fewer PEs, or leave FABSHMEM_DEVICE_HEAP_SIZE at 0",
-                       "the device heap's requests address at most %u PEs",
-                       (unsigned)(FSH_IMM_PAYLOAD_MASK / DEPTH));
+    dv.slot = slot_bytes(dv.chunk);
+    if (cfg->FABSHMEM_DEVICE_PEERS < 1 || cfg->FABSHMEM_DEVICE_PEERS > FSH_LEASE_MAX_CHUNKS) {
+        return fsh_err(-EINVAL, "use 1 to 254", "FABSHMEM_DEVICE_PEERS=%ld is out of range",
+                       cfg->FABSHMEM_DEVICE_PEERS);
     }
-    size_t n = (size_t)dv.npes;
-    /* Every PE allocates the same block at the same point of init: symmetric. */
-    size_t slots = (n + 1) * DEPTH;
-    size_t total = slots * dv.slot + (n * DEPTH + 1) * sizeof(uint64_t);
+    /* Every PE reserves the same blocks at the same point of init: symmetric. */
+    unsigned inboxes = fsh_dev_inboxes(fsh_rt.npes, cfg->FABSHMEM_DEVICE_PEERS);
     char what[192];
-    snprintf(what, sizeof(what), "the device heap's staging slots (%d x (%zu PEs + 1) x %zu bytes "
-             "of FABSHMEM_DEVICE_CHUNK + header)", DEPTH, n, dv.slot);
-    dv.block = fsh_heap_reserve(total, 0, what, "lower FABSHMEM_DEVICE_CHUNK");
+    snprintf(what, sizeof(what), "the device heap's staging inboxes (%u x %d slots x %zu bytes "
+             "of FABSHMEM_DEVICE_CHUNK + header)", inboxes, DEPTH, dv.slot);
+    int rc = fsh_lease_init(&dv.pool, FSH_LEASE_DEVICE, inboxes, inbox_bytes(dv.slot),
+                            on_granted, what,
+                            "lower FABSHMEM_DEVICE_CHUNK or FABSHMEM_DEVICE_PEERS");
+    if (rc != 0) {
+        return rc;
+    }
+    size_t total = DEPTH * dv.slot + 64;
+    snprintf(what, sizeof(what), "the device heap's staging outbox (%d x %zu bytes)", DEPTH,
+             dv.slot);
+    dv.block = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_DEVICE_CHUNK");
     if (!dv.block) {
         return fsh_err_last()->code;
     }
-    memset(dv.block, 0, total);
-    dv.inbox = dv.block;
-    dv.outbox = dv.block + n * DEPTH * dv.slot;
-    dv.done = (uint64_t *)(dv.block + slots * dv.slot);
-    dv.probe = dv.done + n * DEPTH;
-    enum fsh_seg seg;
-    if (fsh_mr_lookup(dv.block, total, &seg, &dv.inbox_off) != 0 || seg != FSH_SEG_HEAP) {
-        return fsh_err(-EFAULT, "", "device staging slots are not in the symmetric heap");
-    }
-    dv.done_off = dv.inbox_off + slots * dv.slot;
-    dv.sent = calloc(n, sizeof(uint64_t));
-    if (!dv.sent) {
-        return fsh_err(-ENOMEM, "", "out of memory for device staging state of %zu peers", n);
-    }
+    dv.outbox = dv.block;
+    dv.probe = (uint64_t *)(dv.block + DEPTH * dv.slot);
+    dv.held = -1;
     dv.base = fsh_cuda_alloc(size);
     if (!dv.base) {
         return fsh_err_last()->code;
     }
     dv.size = size;
-    int rc = fsh_heap_dev_init(dv.base, size);
+    rc = fsh_heap_dev_init(dv.base, size);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_DEV, on_request);
     }
@@ -724,6 +815,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     }
     /* Pinned staging slots make the GPU copies DMA directly; optional. */
     (void)fsh_cuda_host_register(dv.block, total);
+    (void)fsh_cuda_host_register(dv.pool.base, inboxes * dv.pool.chunk);
     int want;
     rc = fsh_dev_parse_path(cfg->FABSHMEM_DEVICE_PATH, &want);
     int fd = -1;
@@ -783,10 +875,11 @@ void fsh_dev_fini(void)
         fsh_mr_dereg_segment(FSH_SEG_DEVICE); /* before the memory goes */
         fsh_heap_dev_fini();
         fsh_cuda_host_unregister(dv.block);
+        fsh_cuda_host_unregister(dv.pool.base);
         fsh_cuda_free(dv.base);
     }
     fsh_cuda_close();
-    free(dv.sent);
+    fsh_lease_fini(&dv.pool);
     memset(&dv, 0, sizeof(dv));
     fsh_dev_on = false;
     fsh_dev_direct = false;

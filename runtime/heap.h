@@ -29,6 +29,12 @@ void fsh_heap_unmap(void *base, size_t size);
 int fsh_heap_init(void *base, size_t size);
 void fsh_heap_fini(void);
 
+/* The heap bytes an allocation of size takes (every block is a multiple of the alignment). */
+static inline size_t fsh_heap_rounded(size_t size)
+{
+    return (size + FSH_HEAP_MIN_ALIGN - 1) & ~(size_t)(FSH_HEAP_MIN_ALIGN - 1);
+}
+
 /* NULL when no block fits (error recorded with the sizes); align: power of two or 0. */
 void *fsh_heap_alloc(size_t size, size_t align);
 /* -EINVAL when p is not the start of a live block (double free, foreign pointer). */

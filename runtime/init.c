@@ -36,6 +36,7 @@
 #include "env.h"
 #include "error.h"
 #include "fabric.h"
+#include "footprint.h"
 #include "heap.h"
 #include "live.h"
 #include "lock.h"
@@ -228,7 +229,12 @@ static void print_info(const struct fsh_config *cfg)
                                : "each tracked by its completion entry");
     char loc[160];
     fsh_local_describe(loc, sizeof(loc));
-    printf("  symmetric heap: %zu bytes at %p\n", lc.heap_size, lc.heap_base);
+    struct fsh_footprint f;
+    char own[320];
+    fsh_footprint(fsh_rt.npes, cfg, fsh_dev_on, &f);
+    fsh_footprint_describe(&f, own, sizeof(own));
+    printf("  symmetric heap: %zu bytes at %p; fabshmem's own: %s (%zu bytes)\n", lc.heap_size,
+           lc.heap_base, own, f.total);
     printf("  intra-node: %s\n", loc);
     printf("  %s\n", fsh_dev_describe());
     printf("  configuration (SHMEM_INFO=1):\n");
@@ -247,6 +253,39 @@ static void print_place(void)
            fsh_rt.local_rank, fsh_rt.local_size, topo, a->prov, a->domain,
            a->nic_hint[0] ? a->nic_hint : "-");
     fflush(stdout);
+}
+
+/* Does fabshmem's own state fit the symmetric heap? One report with the arithmetic, before any
+ * part is reserved (the device staging inboxes, reserved only once the device heap is known
+ * to be on, report for themselves). */
+static int footprint_fits(const struct fsh_config *cfg)
+{
+    struct fsh_footprint f;
+    fsh_footprint(fsh_rt.npes, cfg, false, &f);
+    if (f.total <= lc.heap_size) {
+        return 0;
+    }
+    char own[320], need[32];
+    fsh_footprint_describe(&f, own, sizeof(own));
+    fsh_footprint_size(2 * f.total, need, sizeof(need));
+    return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE (twice fabshmem's own would leave as much again to the application), or lower FABSHMEM_MAX_TEAMS, FABSHMEM_SIGNAL_PEERS or FABSHMEM_SIGNAL_SLOTS",
+                   "with %d PEs fabshmem's own state needs %s of the symmetric heap, more than "
+                   "SHMEM_SYMMETRIC_SIZE=%zu (twice it: %s)", fsh_rt.npes, own, lc.heap_size,
+                   need);
+}
+
+/* What init reserved must be what the memory model says (README, SHMEM_INFO): a difference
+ * is a bug in one of them, reported, never fatal. */
+static void footprint_check(const struct fsh_config *cfg)
+{
+    struct fsh_footprint f;
+    struct fsh_heap_stats st;
+    fsh_footprint(fsh_rt.npes, cfg, fsh_dev_on, &f);
+    fsh_heap_stats(&st);
+    if (st.size - st.free != f.total) {
+        FSH_WARN("fabshmem reserved %zu bytes of the symmetric heap but its memory model says %zu: "
+                 "a bug, please report it", st.size - st.free, f.total);
+    }
 }
 
 static bool want_yield(const char *fn, const struct fsh_config *cfg)
@@ -343,9 +382,11 @@ static int device_setup(const struct fsh_config *cfg)
 #define LAYOUT_SETTINGS(X)                                                                    \
     X(SHMEM_SYMMETRIC_SIZE, cfg->SHMEM_SYMMETRIC_SIZE)                                        \
     X(FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_SLOTS)                                      \
+    X(FABSHMEM_SIGNAL_PEERS, cfg->FABSHMEM_SIGNAL_PEERS)                                      \
     X(FABSHMEM_MAX_TEAMS, cfg->FABSHMEM_MAX_TEAMS)                                            \
     X(FABSHMEM_DEVICE_HEAP_SIZE, cfg->FABSHMEM_DEVICE_HEAP_SIZE)                              \
     X(FABSHMEM_DEVICE_CHUNK, cfg->FABSHMEM_DEVICE_CHUNK)                                      \
+    X(FABSHMEM_DEVICE_PEERS, cfg->FABSHMEM_DEVICE_PEERS)                                      \
     X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
     X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)
 #define LAYOUT_NAME(name, value) #name,
@@ -615,6 +656,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_heap_init(lc.heap_base, lc.heap_size);
     }
     if (rc == 0) {
+        rc = footprint_fits(cfg);
+    }
+    if (rc == 0) {
         rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL);
     }
     if (rc == 0) {
@@ -633,13 +677,16 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     free(node_of);
     node_of = NULL;
     if (rc == 0) {
-        rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS);
+        rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_PEERS);
     }
     phase("setup");
     if (rc == 0) {
         rc = device_setup(cfg);
     }
     phase("device");
+    if (rc == 0) {
+        footprint_check(cfg);
+    }
     /* Every level is provided: the engine lock makes concurrent calls safe. */
     fsh_rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     if (fsh_rt.thread_level < SHMEM_THREAD_SINGLE) {

@@ -274,6 +274,11 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
     return rc;
 }
 
+size_t fsh_live_heap_bytes(void)
+{
+    return fsh_heap_rounded(sizeof(uint64_t) * 2 * (1 + SLOTS));
+}
+
 int fsh_live_init(const int *node_of, double interval)
 {
     /* Written so that NaN fails too. */
@@ -285,7 +290,7 @@ int fsh_live_init(const int *node_of, double interval)
     memset(&probe_ctx, 0, sizeof(probe_ctx));
     lv.npes = fsh_rt.npes;
     lv.interval = interval;
-    size_t bytes = sizeof(uint64_t) * 2 * (1 + SLOTS);
+    size_t bytes = fsh_live_heap_bytes();
     lv.word = fsh_heap_alloc(bytes, 64);
     lv.same_node = calloc((size_t)lv.npes, sizeof(bool));
     lv.stopped_at = calloc((size_t)lv.npes, sizeof(double));

@@ -14,6 +14,7 @@
 #define FSH_LIVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum fsh_live_state {
     FSH_LIVE_INIT = 0,     /* the heap is still zero: the PE has not published anything */
@@ -26,6 +27,8 @@ enum fsh_live_state {
  * offset on every PE). node_of[pe]: the node of each PE (a PE of this node is checked as a
  * process). interval: seconds between probes (FABSHMEM_PROBE_INTERVAL), validated here. */
 int fsh_live_init(const int *node_of, double interval);
+/* The heap bytes fsh_live_init takes (the memory model's figure). */
+size_t fsh_live_heap_bytes(void);
 /* No more probes (finalize: every PE has arrived); the reads in flight complete first. */
 void fsh_live_stop(void);
 void fsh_live_fini(void);

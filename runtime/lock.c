@@ -61,6 +61,11 @@ static struct {
     double interval;
 } lk;
 
+size_t fsh_lock_heap_bytes(void)
+{
+    return fsh_heap_rounded(sizeof(struct table));
+}
+
 int fsh_lock_init(double interval)
 {
     lk.mine = fsh_heap_alloc(sizeof(struct table), 64);

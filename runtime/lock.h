@@ -4,6 +4,7 @@
 #ifndef FSH_LOCK_H
 #define FSH_LOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mr.h"
@@ -11,6 +12,8 @@
 /* The table of locks this PE waits for or holds (symmetric: every PE calls it at the same point
  * of init); a set_lock that waits interval seconds checks the lock word's consistency. */
 int fsh_lock_init(double interval);
+/* The heap bytes fsh_lock_init takes (the memory model's figure). */
+size_t fsh_lock_heap_bytes(void);
 /* The lock is the symmetric long at (seg, off), the user's addr; its copy on PE 0 is the one
  * that counts. */
 int fsh_lock_set(enum fsh_seg seg, uint64_t off, const void *addr);

@@ -55,6 +55,7 @@ enum fsh_imm_kind {
     FSH_IMM_SIG_DESC = 2, /* put-with-signal: descriptor landed (signal.c) */
     FSH_IMM_SIG_DATA = 3, /* put-with-signal: one data piece landed (signal.c) */
     FSH_IMM_DEV = 4,      /* device heap staging: a request landed in our inbox (devmem.c) */
+    FSH_IMM_LEASE = 5,    /* a claim or release of inbox space (lease.c) */
     FSH_IMM_NKINDS = 16
 };
 typedef void (*fsh_imm_handler)(uint32_t payload);

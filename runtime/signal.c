@@ -62,10 +62,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amo.h"
 #include "devmem.h"
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
+#include "lease.h"
 #include "local.h"
 #include "log.h"
 #include "progress.h"
@@ -75,7 +77,6 @@
 
 #define SLOT_DATA 16 /* data bytes in a descriptor's first slot */
 #define SLOT_BITS 6
-#define PE_BITS 22
 #define SEG_SHIFT 56
 
 struct desc {
@@ -97,27 +98,53 @@ struct slot_state {
     uint32_t have_desc;
 };
 
+/* A target's inbox for one source: its descriptor slots, then the applied prefix (one lease
+ * chunk). */
+#define BOX_BYTES(slots) ((size_t)(slots) * sizeof(struct desc) + 64)
+#define RING_MIN 256 /* descriptor slots of the outgoing ring, at least */
+#define NO_BOX (-2)  /* not asked yet */
+#define DENIED_BOX (-1)
+
+/* A descriptor in the outgoing ring: free once its target applied sequence number end. */
+struct ring_entry {
+    int pe;
+    uint64_t end;      /* the target's applied prefix that frees it */
+    uint64_t ring_end; /* the ring position after it */
+};
+
 static struct {
     unsigned slots;
     size_t inline_max; /* largest data sent inside the descriptor */
     int npes;
-    /* symmetric (heap) */
-    struct desc *inbox;   /* [src * slots + k]: where peers' descriptors land */
-    struct desc *outbox;  /* [dst * slots + k]: ours, staged until delivered */
-    uint64_t *applied;    /* [src]: prefix of src's signals applied here; read by src */
-    enum fsh_seg seg;
-    uint64_t inbox_off, applied_off;
-    /* target side, private */
-    struct slot_state *state; /* [src * slots + k] */
-    uint64_t *done_mask;      /* [src]: slots applied beyond the prefix */
-    /* initiator side, private */
+    /* target side: the inboxes, one lease chunk per source that asked */
+    struct fsh_lease_pool pool;
+    struct slot_state *state; /* [chunk * slots + k] */
+    uint64_t *done_mask;      /* [chunk]: slots applied beyond the prefix */
+    /* initiator side: descriptors staged until applied, in a ring shared by all targets */
+    struct desc *ring;        /* registered heap */
+    unsigned ring_slots;
+    uint64_t head, tail;      /* ring positions taken, freed */
+    struct ring_entry *fifo;  /* [ring_slots]: the ring's descriptors, oldest first */
+    uint64_t fifo_head, fifo_tail;
+    uint64_t *probe;          /* [dst]: landing spots of applied-prefix reads (registered) */
+    /* initiator side, per target */
+    int16_t *box;             /* [dst]: our chunk at dst, NO_BOX or DENIED_BOX */
     uint64_t *sent;           /* [dst]: next sequence number */
     uint64_t *known;          /* [dst]: last applied prefix read from dst */
-    uint64_t *probe;          /* [dst]: landing spots of those reads (registered heap) */
     int *pending;             /* targets that may have unapplied signals from us */
     size_t npending;
     bool *is_pending;         /* [dst] */
 } sg;
+
+static struct desc *inbox(unsigned chunk)
+{
+    return fsh_lease_chunk(&sg.pool, chunk);
+}
+
+static uint64_t *applied(unsigned chunk)
+{
+    return (uint64_t *)(inbox(chunk) + sg.slots);
+}
 
 static inline uint64_t pack_addr(enum fsh_seg seg, uint64_t off)
 {
@@ -148,9 +175,9 @@ static unsigned desc_slots(size_t len)
                                                   sizeof(struct desc));
 }
 
-static void apply(int src, unsigned k, struct slot_state *st)
+static void apply(unsigned chunk, unsigned k, struct slot_state *st)
 {
-    const struct desc *d = &sg.inbox[(size_t)src * sg.slots + k];
+    const struct desc *d = &inbox(chunk)[k];
     if (d->inline_len) {
         memcpy(unpack_addr(d->dest), (const char *)d + HEADER, d->inline_len);
     }
@@ -161,33 +188,35 @@ static void apply(int src, unsigned k, struct slot_state *st)
     uint64_t first = q - d->skip, end = q + desc_slots(d->inline_len);
     st->arrived = 0;
     st->have_desc = 0;
-    uint64_t prefix = sg.applied[src];
+    uint64_t *mask = &sg.done_mask[chunk];
+    uint64_t prefix = *applied(chunk);
     for (uint64_t j = first; j < end; j++) {
-        sg.done_mask[src] |= 1ULL << (j % sg.slots);
+        *mask |= 1ULL << (j % sg.slots);
     }
-    while (sg.done_mask[src] & (1ULL << (prefix % sg.slots))) {
-        sg.done_mask[src] &= ~(1ULL << (prefix % sg.slots));
+    while (*mask & (1ULL << (prefix % sg.slots))) {
+        *mask &= ~(1ULL << (prefix % sg.slots));
         prefix++;
     }
-    __atomic_store_n(&sg.applied[src], prefix, __ATOMIC_RELEASE);
+    __atomic_store_n(applied(chunk), prefix, __ATOMIC_RELEASE);
 }
 
+/* Immediate payload: the source's chunk here << SLOT_BITS | slot. */
 static void on_event(uint32_t payload, bool is_desc)
 {
     unsigned k = payload & ((1u << SLOT_BITS) - 1);
-    int src = (int)(payload >> SLOT_BITS);
-    if (src >= sg.npes || k >= sg.slots) {
-        FSH_WARN("signal event from PE %d slot %u is out of range: dropped", src, k);
+    unsigned chunk = payload >> SLOT_BITS;
+    if (fsh_lease_owner(&sg.pool, chunk) < 0 || k >= sg.slots) {
+        FSH_WARN("signal event for inbox %u slot %u, which no PE holds: dropped", chunk, k);
         return;
     }
-    struct slot_state *st = &sg.state[(size_t)src * sg.slots + k];
+    struct slot_state *st = &sg.state[(size_t)chunk * sg.slots + k];
     if (is_desc) {
         st->have_desc = 1;
     } else {
         st->arrived++;
     }
-    if (st->have_desc && st->arrived == sg.inbox[(size_t)src * sg.slots + k].pieces) {
-        apply(src, k, st);
+    if (st->have_desc && st->arrived == inbox(chunk)[k].pieces) {
+        apply(chunk, k, st);
     }
 }
 
@@ -201,15 +230,28 @@ static void on_data(uint32_t payload)
     on_event(payload, false);
 }
 
-int fsh_signal_init(long slots)
+static unsigned ring_size(unsigned slots)
+{
+    return 4 * slots > RING_MIN ? 4 * slots : RING_MIN;
+}
+
+size_t fsh_signal_heap_bytes(int npes, long slots, long peers)
+{
+    unsigned chunks = (unsigned)(peers < npes ? peers : npes);
+    return fsh_lease_heap_bytes(npes, chunks, BOX_BYTES(slots)) +
+           fsh_heap_rounded(ring_size((unsigned)slots) * sizeof(struct desc) +
+                            (size_t)npes * sizeof(uint64_t));
+}
+
+int fsh_signal_init(long slots, long peers)
 {
     if (slots < 1 || slots > 64 || (slots & (slots - 1))) {
         return fsh_err(-EINVAL, "use a power of two from 1 to 64",
                        "FABSHMEM_SIGNAL_SLOTS=%ld is not a power of two in 1..64", slots);
     }
-    if (fsh_rt.npes > (1 << PE_BITS)) {
-        return fsh_err(-ENOTSUP, "run at most 4194304 PEs",
-                       "put-with-signal addresses at most %d PEs", 1 << PE_BITS);
+    if (peers < 1 || peers > FSH_LEASE_MAX_CHUNKS) {
+        return fsh_err(-EINVAL, "use 1 to 254", "FABSHMEM_SIGNAL_PEERS=%ld is out of range",
+                       peers);
     }
     sg.slots = (unsigned)slots;
     /* Up to a quarter of a peer's inbox inline: a stream of such puts still keeps four in
@@ -218,37 +260,42 @@ int fsh_signal_init(long slots)
     sg.inline_max = (quarter > sizeof(struct desc) ? quarter : sizeof(struct desc)) - HEADER;
     sg.npes = fsh_rt.npes;
     size_t n = (size_t)sg.npes;
-    size_t boxes = n * sg.slots * sizeof(struct desc);
-    /* One symmetric block, the same size on every PE: inbox, outbox, applied[], probe[]. */
-    size_t total = 2 * boxes + 2 * n * sizeof(uint64_t);
-    char what[160];
-    snprintf(what, sizeof(what), "put-with-signal's in- and outboxes (2 x %zu PEs x %u slots x "
-             "%zu bytes)", n, sg.slots, sizeof(struct desc));
-    uint8_t *block = fsh_heap_reserve(total, 0, what, "lower FABSHMEM_SIGNAL_SLOTS");
+    unsigned chunks = (unsigned)(peers < sg.npes ? peers : sg.npes);
+    char what[192];
+    snprintf(what, sizeof(what), "put-with-signal's inboxes (%u sources x %u slots x %zu bytes)",
+             chunks, sg.slots, sizeof(struct desc));
+    int rc = fsh_lease_init(&sg.pool, FSH_LEASE_SIGNAL, chunks, BOX_BYTES(sg.slots), NULL, what,
+                            "lower FABSHMEM_SIGNAL_PEERS or FABSHMEM_SIGNAL_SLOTS");
+    if (rc != 0) {
+        return rc;
+    }
+    sg.ring_slots = ring_size(sg.slots);
+    size_t ring = sg.ring_slots * sizeof(struct desc);
+    snprintf(what, sizeof(what), "put-with-signal's outgoing ring (%u x %zu bytes) and %zu PEs' "
+             "read landings", sg.ring_slots, sizeof(struct desc), n);
+    uint8_t *block = fsh_heap_reserve(ring + n * sizeof(uint64_t), 64, what,
+                                      "lower FABSHMEM_SIGNAL_SLOTS");
     if (!block) {
         return fsh_err_last()->code;
     }
-    memset(block, 0, total);
-    sg.inbox = (struct desc *)block;
-    sg.outbox = (struct desc *)(block + boxes);
-    sg.applied = (uint64_t *)(block + 2 * boxes);
-    sg.probe = (uint64_t *)(block + 2 * boxes + n * sizeof(uint64_t));
-    uint64_t off;
-    if (fsh_mr_lookup(block, total, &sg.seg, &off) != 0) {
-        return fsh_err(-EFAULT, "", "signal mailboxes are not in a registered segment");
-    }
-    sg.inbox_off = off;
-    sg.applied_off = off + 2 * boxes;
-    sg.state = calloc(n * sg.slots, sizeof(*sg.state));
-    sg.done_mask = calloc(n, sizeof(uint64_t));
+    sg.ring = (struct desc *)block;
+    sg.probe = (uint64_t *)(block + ring);
+    sg.state = calloc((size_t)chunks * sg.slots, sizeof(*sg.state));
+    sg.done_mask = calloc(chunks, sizeof(uint64_t));
+    sg.fifo = calloc(sg.ring_slots, sizeof(*sg.fifo));
+    sg.box = malloc(n * sizeof(int16_t));
     sg.sent = calloc(n, sizeof(uint64_t));
     sg.known = calloc(n, sizeof(uint64_t));
     sg.pending = calloc(n, sizeof(int));
     sg.is_pending = calloc(n, sizeof(bool));
-    if (!sg.state || !sg.done_mask || !sg.sent || !sg.known || !sg.pending || !sg.is_pending) {
+    if (!sg.state || !sg.done_mask || !sg.fifo || !sg.box || !sg.sent || !sg.known ||
+        !sg.pending || !sg.is_pending) {
         return fsh_err(-ENOMEM, "", "out of memory for signal state of %zu peers", n);
     }
-    int rc = fsh_progress_register_imm(FSH_IMM_SIG_DESC, on_desc);
+    for (size_t i = 0; i < n; i++) {
+        sg.box[i] = NO_BOX;
+    }
+    rc = fsh_progress_register_imm(FSH_IMM_SIG_DESC, on_desc);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_SIG_DATA, on_data);
     }
@@ -258,8 +305,11 @@ int fsh_signal_init(long slots)
 
 void fsh_signal_fini(void)
 {
+    fsh_lease_fini(&sg.pool);
     free(sg.state);
     free(sg.done_mask);
+    free(sg.fifo);
+    free(sg.box);
     free(sg.sent);
     free(sg.known);
     free(sg.pending);
@@ -274,11 +324,13 @@ struct slot_wait {
     unsigned need; /* slots to take, padding included */
 };
 
-/* Start reading pe's applied prefix for us into probe[pe]. */
+/* Start reading pe's applied prefix for us (in our chunk there) into probe[pe]. */
 static int probe_post(struct fsh_op_track *sync, int pe)
 {
-    uint64_t off = sg.applied_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
-    return fsh_rma_read(&fsh_ctx_default, sync, &sg.probe[pe], sizeof(uint64_t), pe, sg.seg, off);
+    uint64_t off = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) +
+                   sg.slots * sizeof(struct desc);
+    return fsh_rma_read(&fsh_ctx_default, sync, &sg.probe[pe], sizeof(uint64_t), pe,
+                        FSH_SEG_HEAP, off);
 }
 
 static void probe_take(int pe)
@@ -332,6 +384,63 @@ static bool all_applied(const void *arg)
     return keep == 0;
 }
 
+/* Free the ring's oldest descriptors that their targets applied. */
+static bool ring_reclaim(void)
+{
+    bool freed = false;
+    while (sg.fifo_tail < sg.fifo_head) {
+        const struct ring_entry *e = &sg.fifo[sg.fifo_tail % sg.ring_slots];
+        if (sg.known[e->pe] < e->end) {
+            break;
+        }
+        sg.tail = e->ring_end;
+        sg.fifo_tail++;
+        freed = true;
+    }
+    return freed;
+}
+
+struct ring_wait {
+    unsigned need;
+    int err;
+};
+
+static bool ring_room(const void *arg)
+{
+    struct ring_wait *w = (struct ring_wait *)arg;
+    if (sg.head + w->need - sg.tail <= sg.ring_slots || ring_reclaim()) {
+        return sg.head + w->need - sg.tail <= sg.ring_slots;
+    }
+    /* Learn what every target with signals of ours outstanding applied, all reads at once. */
+    all_applied(&w->err);
+    ring_reclaim();
+    return w->err != 0 || sg.head + w->need - sg.tail <= sg.ring_slots;
+}
+
+/* m consecutive ring slots (never wrapping) for a descriptor to pe that its target frees by
+ * applying sequence number end - 1. */
+static int ring_take(unsigned m, int pe, uint64_t end, struct desc **d)
+{
+    unsigned pos = (unsigned)(sg.head % sg.ring_slots);
+    unsigned pad = pos + m > sg.ring_slots ? sg.ring_slots - pos : 0;
+    struct ring_wait w = {pad + m, 0};
+    if (!ring_room(&w)) {
+        int rc = fsh_progress_wait(ring_room, &w, "put-with-signal: targets have not applied "
+                                                 "earlier signals", sg.fifo[sg.fifo_tail % sg.ring_slots].pe);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if (w.err != 0) {
+        return w.err;
+    }
+    *d = &sg.ring[(sg.head + pad) % sg.ring_slots];
+    sg.head += pad + m;
+    sg.fifo[sg.fifo_head % sg.ring_slots] = (struct ring_entry){pe, end, sg.head};
+    sg.fifo_head++;
+    return 0;
+}
+
 int fsh_signal_quiet(void)
 {
     /* Without the lock: a signal another thread issues at this moment is not one this quiet
@@ -349,6 +458,45 @@ int fsh_signal_quiet(void)
     return rc ? rc : err;
 }
 
+/* The signal without an inbox at pe (its pool was full when we asked): the data complete at
+ * pe first (delivery complete, as quiet completes puts), then the signal as a fabric atomic. */
+static int put_then_signal(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff,
+                           const void *src, size_t len, enum fsh_seg sseg, uint64_t soff,
+                           uint64_t value, int op, int pe, bool nbi)
+{
+    struct fsh_op_track sync = {0, 0, 0};
+    size_t max = fsh_fabric_attr()->max_msg_size;
+    int rc = 0;
+    for (size_t done = 0; done < len && rc == 0; done += max) {
+        size_t n = len - done < max ? len - done : max;
+        rc = fsh_rma_write(ctx, &sync, (const char *)src + done, n, pe, dseg, doff + done, false,
+                           0);
+    }
+    int wrc = fsh_progress_wait_track(&sync, "put-with-signal: waiting for the data to land");
+    if (rc == 0 && wrc == 0) {
+        rc = fsh_amo(ctx, op == SHMEM_SIGNAL_ADD ? FSH_AMO_ADD : FSH_AMO_SET, sseg, soff, &value,
+                     NULL, NULL, sizeof(uint64_t), pe, nbi);
+    }
+    return rc ? rc : wrc;
+}
+
+/* Our inbox at pe: asked for on the first signal to pe, kept for the job. */
+static int box_of(int pe)
+{
+    if (sg.box[pe] == NO_BOX) {
+        int c = fsh_lease_claim(&sg.pool, pe);
+        if (c == -ENOSPC) {
+            FSH_INFO("put-with-signal: PE %d has no inbox left for this PE (FABSHMEM_SIGNAL_PEERS="
+                     "%u); signals to it travel as a put and an atomic", pe, sg.pool.nchunks);
+            c = DENIED_BOX;
+        } else if (c < 0) {
+            return c;
+        }
+        sg.box[pe] = (int16_t)c;
+    }
+    return 0;
+}
+
 int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const void *src,
                    size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
                    bool nbi)
@@ -364,8 +512,16 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     }
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     struct fsh_op_track sync = {0, 0, 0};
-    int rc = 0;
     fsh_progress_lock();
+    int rc = box_of(pe);
+    if (rc == 0 && sg.box[pe] == DENIED_BOX) {
+        rc = put_then_signal(ctx, dseg, doff, src, len, sseg, soff, value, op, pe, nbi);
+        fsh_progress_unlock();
+        return rc;
+    }
+    if (rc != 0) {
+        goto unlock;
+    }
     /* Inline data takes m slots from k on; slots up to the inbox's end that cannot hold them
      * are skipped. */
     bool in = len <= sg.inline_max;
@@ -380,6 +536,11 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         }
     }
     uint64_t q = w.seq + skip;
+    struct desc *d;
+    rc = ring_take(m, pe, q + m, &d);
+    if (rc != 0) {
+        goto unlock;
+    }
     sg.sent[pe] = q + m;
     if (!sg.is_pending[pe]) {
         sg.is_pending[pe] = true;
@@ -387,8 +548,7 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         __atomic_store_n(&sg.npending, sg.npending + 1, __ATOMIC_RELAXED);
     }
     unsigned k = (unsigned)(q % sg.slots);
-    uint32_t who = ((uint32_t)fsh_rt.pe << SLOT_BITS) | k;
-    struct desc *d = &sg.outbox[(size_t)pe * sg.slots + k];
+    uint32_t who = ((uint32_t)sg.box[pe] << SLOT_BITS) | k;
     memset(d, 0, sizeof(*d));
     d->seq = q;
     d->skip = skip;
@@ -416,11 +576,11 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
             goto unlock;
         }
     }
-    /* The descriptor (with inline data: HEADER + len bytes) stays in the outbox until the
+    /* The descriptor (with inline data: HEADER + len bytes) stays in the ring until the
      * target applied it, so it needs no wait here, injected or not. */
-    uint64_t inbox = sg.inbox_off + ((uint64_t)fsh_rt.pe * sg.slots + k) * sizeof(struct desc);
+    uint64_t at = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + k * sizeof(struct desc);
     size_t dlen = in && len > SLOT_DATA ? HEADER + len : sizeof(*d);
-    rc = fsh_rma_write(ctx, NULL, d, dlen, pe, sg.seg, inbox, true,
+    rc = fsh_rma_write(ctx, NULL, d, dlen, pe, FSH_SEG_HEAP, at, true,
                        ((uint32_t)FSH_IMM_SIG_DESC << FSH_IMM_KIND_SHIFT) | who);
 unlock:
     fsh_progress_unlock();

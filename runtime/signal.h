@@ -12,8 +12,11 @@
 
 struct fsh_ctx;
 
-/* Allocate the mailboxes (symmetric, the same on every PE) and register the event handlers. */
-int fsh_signal_init(long slots);
+/* Reserve the inboxes (a pool of `peers` of them, granted to sources on first use), the
+ * outgoing ring, and register the event handlers. Collective (heap reservations). */
+int fsh_signal_init(long slots, long peers);
+/* The heap bytes fsh_signal_init reserves for npes PEs (the memory model's figure). */
+size_t fsh_signal_heap_bytes(int npes, long slots, long peers);
 void fsh_signal_fini(void);
 
 /* len bytes from src to (dseg, doff) of pe, then the 64-bit signal at (sseg, soff) of pe
