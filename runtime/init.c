@@ -265,13 +265,15 @@ static int footprint_fits(const struct fsh_config *cfg)
     if (f.total <= lc.heap_size) {
         return 0;
     }
-    char own[320], need[32];
+    char own[320], fix[256];
     fsh_footprint_describe(&f, own, sizeof(own));
-    fsh_footprint_size(2 * f.total, need, sizeof(need));
-    return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE (twice fabshmem's own would leave as much again to the application), or lower FABSHMEM_MAX_TEAMS, FABSHMEM_SIGNAL_PEERS or FABSHMEM_SIGNAL_SLOTS",
-                   "with %d PEs fabshmem's own state needs %s of the symmetric heap, more than "
-                   "SHMEM_SYMMETRIC_SIZE=%zu (twice it: %s)", fsh_rt.npes, own, lc.heap_size,
-                   need);
+    /* As much again for the application, in MiB. */
+    snprintf(fix, sizeof(fix), "raise SHMEM_SYMMETRIC_SIZE to %zuM or more (fabshmem's own, and as "
+             "much again for the application), or lower FABSHMEM_MAX_TEAMS, FABSHMEM_SIGNAL_PEERS "
+             "or FABSHMEM_SIGNAL_SLOTS", (2 * f.total + (1u << 20) - 1) >> 20);
+    return fsh_err(-ENOMEM, fix, "with %d PEs fabshmem's own state takes %s of the symmetric "
+                   "heap, more than SHMEM_SYMMETRIC_SIZE=%zu holds", fsh_rt.npes, own,
+                   lc.heap_size);
 }
 
 /* What init reserved must be what the memory model says (README, SHMEM_INFO): a difference
