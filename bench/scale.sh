@@ -4,7 +4,7 @@
 # pairs go through the provider) and its peer (Open MPI's OSHMEM), all in one run.
 #
 #   bash bench/scale.sh [-r ROUNDS] [-N "2 4 8 16 32 64"] [-n ITERS] [-o DIR] [-c OSHCC]
-#                       [-x VAR=VALUE]... [-q]
+#                       [-x VAR=VALUE]... [-q] [-s]
 #
 #   -r ROUNDS   rounds (default 3); each round runs every library once at every PE count, the
 #               order of the libraries rotating between rounds so slow phases of a shared
@@ -21,6 +21,7 @@
 #   -x VAR=VAL  passed to fabshmem's PEs (mpirun -x), e.g. -x LD_LIBRARY_PATH=/opt/lf/lib to
 #               run fabshmem on another libfabric; repeatable
 #   -q          quick: 1 round at 2 and 4 PEs, 10 iterations (a check that it all works)
+#   -s          no runs: the tables again from DIR/raw of an earlier run
 #
 # Every run is bench/coll -t init,barrier,alltoall64 -b 8 -e 8: `init` is shmem_init timed by
 # each PE (the slowest PE's), `barrier` shmem_barrier_all, `alltoall64` the active-set
@@ -32,9 +33,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
-rounds=3 nps="2 4 8 16 32 64" iters=50 out=bench/plots/scale extra_cc=""
+rounds=3 nps="2 4 8 16 32 64" iters=50 out=bench/plots/scale extra_cc="" skip=0
 xargs_fsh=()
-while getopts "r:N:n:o:c:x:qh" opt; do
+while getopts "r:N:n:o:c:x:qsh" opt; do
     case $opt in
     r) rounds=$OPTARG ;;
     N) nps=$OPTARG ;;
@@ -43,13 +44,18 @@ while getopts "r:N:n:o:c:x:qh" opt; do
     c) extra_cc=$OPTARG ;;
     x) xargs_fsh+=(-x "$OPTARG") ;;
     q) rounds=1 nps="2 4" iters=10 ;;
+    s) skip=1 ;;
     *) sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 warm=$((iters / 10 > 1 ? iters / 10 : 1))
-[ -x bench/coll ] || { echo "scale.sh: bench/coll is not built: run make first" >&2; exit 1; }
-mkdir -p "$out/raw" "$out/peer" || exit 1
-rm -f "$out"/raw/*
+if [ "$skip" = 1 ]; then
+    [ -d "$out/raw" ] || { echo "scale.sh: no $out/raw to make tables from" >&2; exit 1; }
+else
+    [ -x bench/coll ] || { echo "scale.sh: bench/coll is not built: run make first" >&2; exit 1; }
+    mkdir -p "$out/raw" "$out/peer" || exit 1
+    rm -f "$out"/raw/*
+fi
 
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
@@ -59,6 +65,7 @@ heap=64M
 # The libraries of this run: fabshmem, fabshmem_sim2, oshmem (when its oshcc builds coll), and
 # the extra peer of -c.
 libs="fabshmem fabshmem_sim2"
+stamp="$(date -u '+%Y-%m-%d %H:%M UTC'), fabshmem $(git describe --always --dirty 2>/dev/null)"
 build_peer() { # NAME OSHCC
     if [ ! -x "$2" ]; then
         echo "scale.sh: $1 skipped: no $2" >&2
@@ -69,8 +76,17 @@ build_peer() { # NAME OSHCC
         libs="$libs $1"
     fi
 }
-build_peer oshmem /usr/bin/oshcc
-[ -n "$extra_cc" ] && build_peer other "$extra_cc"
+if [ "$skip" = 1 ]; then
+    # the settings of the run that made raw/ (for the table's header)
+    # shellcheck disable=SC1091 # written by an earlier run of this script
+    [ -f "$out/raw/settings" ] && . "$out/raw/settings"
+else
+    build_peer oshmem /usr/bin/oshcc
+    [ -n "$extra_cc" ] && build_peer other "$extra_cc"
+    printf 'libs=%q rounds=%q stamp=%q extra_cc=%q\n' "$libs" "$rounds" "$stamp" "$extra_cc" \
+        >"$out/raw/settings"
+    printf 'xargs_fsh=(%s)\n' "${xargs_fsh[*]:-}" >>"$out/raw/settings"
+fi
 
 # run LIB NP ROUND: one run; its CSV rows (prefixed by the library) and, for fabshmem, PE 0's
 # init phase line are kept.
@@ -104,10 +120,9 @@ run() {
     rm -f "$f.out"
 }
 
-stamp="$(date -u '+%Y-%m-%d %H:%M UTC'), fabshmem $(git describe --always --dirty 2>/dev/null)"
-echo "scale.sh: libraries: $libs; PEs: $nps; $rounds round(s)" >&2
+[ "$skip" = 1 ] || echo "scale.sh: libraries: $libs; PEs: $nps; $rounds round(s)" >&2
 nlibs=$(echo "$libs" | wc -w)
-for ((r = 1; r <= rounds; r++)); do
+for ((r = 1; r <= rounds && !skip; r++)); do
     # this round's order: the list rotated by r - 1
     order=$(echo "$libs" | awk -v s=$(((r - 1) % nlibs)) '{ for (i = 0; i < NF; i++) printf "%s ", $((i + s) % NF + 1) }')
     for np in $nps; do
