@@ -1,7 +1,8 @@
 /*
  * init.c: the one place that knows the order modules come up and go down.
  *
- *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding)
+ *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding;
+ *          read by the node's leader, loaded from its XML by the others)
  *          -> fabric (on that NIC) -> progress ->
  *          intra-node choice -> memlock check -> heap map (a memfd when PEs share the node)
  *          -> data+bss moved onto a memfd (idem) -> registration (heap, data+bss) -> exchange
@@ -320,6 +321,42 @@ static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_i
     return fsh_local_init(mode, fsh_rt.npes, boot->local_size);
 }
 
+/* The topology, read once per node: the node's leader reads this machine and publishes it as
+ * hwloc XML, its other PEs load that. Reading a machine costs a PE tens of milliseconds of CPU
+ * (hundreds on GPU nodes), and a node's PEs all read at once; loading the XML costs a fraction
+ * of a millisecond. The leader publishes even when it has nothing to share (a configured XML
+ * file, an unreadable machine: zero bytes), since its peers wait for it; a peer that cannot
+ * fetch or load the copy reads the machine itself. */
+#define TOPO_KEY "fabshmem.topo"
+static int topology_setup(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                          double timeout)
+{
+    if (boot->local_size < 2 || boot->node_leader < 0) {
+        return fsh_topo_init(cfg, boot->local_rank, boot->local_size, NULL, 0);
+    }
+    void *xml = NULL;
+    size_t len = 0;
+    int rc;
+    if (boot->rank == boot->node_leader) {
+        rc = fsh_topo_init(cfg, boot->local_rank, boot->local_size, NULL, 0);
+        if (rc == 0) {
+            rc = fsh_topo_export(&xml, &len);
+        }
+        if (rc == 0) {
+            rc = fsh_boot_node_publish(TOPO_KEY, xml, len);
+        }
+    } else {
+        if (fsh_boot_node_fetch(boot->node_leader, TOPO_KEY, &xml, &len, timeout) != 0) {
+            FSH_DEBUG("no topology from PE %d (%s): reading this machine", boot->node_leader,
+                      fsh_err_last()->msg);
+            fsh_err_clear();
+        }
+        rc = fsh_topo_init(cfg, boot->local_rank, boot->local_size, xml, len);
+    }
+    free(xml);
+    return rc;
+}
+
 /* The AMO rule of local.c: CPU atomics only when the job is one node and every PE mapped
  * every other, agreed by all. */
 static int agree_amo_domain(bool all_mapped)
@@ -551,7 +588,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     bool chaos_reorder, chaos_delay;
     parse_chaos(fn, cfg->FABSHMEM_CHAOS, &chaos_reorder, &chaos_delay);
     uint64_t seed = (uint64_t)cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
-    rc = fsh_topo_init(cfg, boot.local_rank, boot.local_size);
+    rc = topology_setup(cfg, &boot, timeout);
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
     }
