@@ -5,6 +5,12 @@
  *   mpirun -n 4 ./bench/coll [-b 8] [-e 1M] [-t barrier,alltoall] [--csv]
  *
  * Standard OpenSHMEM API; what a 1.4 library lacks compiles out with an n/a note. Tests:
+ *   init            shmem_init itself, timed by each PE with CLOCK_MONOTONIC (size column 0):
+ *                   one sample per run, so `median` is the slowest PE's (the job can do nothing
+ *                   before its last PE is ready) and `best` the fastest's; #wrong counts PEs
+ *                   for which the job init built does not work (each puts its number into its
+ *                   right neighbour's word, each checks its left neighbour's). bench/scale.sh
+ *                   takes the median over runs
  *   barrier         shmem_barrier_all (size column 0)
  *   team_sync       shmem_team_sync(SHMEM_TEAM_WORLD) (1.5)
  *   alltoall        shmem_alltoallmem(SHMEM_TEAM_WORLD), a block of `size` bytes per PE pair (1.5)
@@ -28,7 +34,7 @@
 
 static const struct bench_desc desc = {
     .name = "coll",
-    .tests = "barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast",
+    .tests = "init,barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast",
     .targets = "",
     .defaults = "",
 };
@@ -48,6 +54,24 @@ static double slowest(int n, double *best)
     double med = bench_stats(samples, n, &mn);
     *best = bench_max(mn);
     return bench_max(med);
+}
+
+static int ring; /* init's check: the left neighbour's PE number, put there by it */
+
+static void init_test(double took)
+{
+    if (!bench_want(&opts, "init")) {
+        return;
+    }
+    ring = -1;
+    shmem_barrier_all();
+    shmem_int_p(&ring, me, (me + 1) % npes);
+    shmem_barrier_all();
+    long wrong = bench_sum(ring != (me + npes - 1) % npes);
+    double last = bench_max(took);
+    double first = -bench_max(-took);
+    bench_section("init", "world", "us", "shmem_init, slowest PE (best: the fastest PE)");
+    bench_row(0, last, first, wrong);
 }
 
 static unsigned long seed_of(size_t size, int from, int to)
@@ -262,10 +286,13 @@ static void bcast_test(void)
 int main(int argc, char **argv)
 {
     bench_parse(&opts, &desc, argc, argv);
+    double t0 = bench_now_us();
     shmem_init();
+    double took = bench_now_us() - t0;
     me = shmem_my_pe();
     npes = shmem_n_pes();
     bench_shmem_start(&opts, &desc);
+    init_test(took);
     for (int i = 0; i < SHMEM_ALLTOALL_SYNC_SIZE; i++) {
         psync[0][i] = psync[1][i] = SHMEM_SYNC_VALUE;
     }

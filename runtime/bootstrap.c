@@ -79,6 +79,16 @@ int fsh_boot_fence(double timeout_s, void (*progress)(void))
     return ops->fence(timeout_s, progress);
 }
 
+int fsh_boot_node_publish(const char *key, const void *data, size_t len)
+{
+    return ops->node_publish(key, data, len);
+}
+
+int fsh_boot_node_fetch(int leader, const char *key, void **data, size_t *len, double timeout_s)
+{
+    return ops->node_fetch(leader, key, data, len, timeout_s);
+}
+
 void fsh_boot_abort(int status, const char *msg)
 {
     ops->abort(status, msg);

@@ -14,6 +14,8 @@ struct fsh_boot_info {
     int rank, size;
     int local_rank, local_size;
     int node_id, num_nodes;
+    int node_leader; /* the lowest rank on this node: it works out what the node's PEs share
+                      * (fsh_boot_node_publish); -1 when the launcher does not say */
     int singleton;
 };
 
@@ -22,6 +24,8 @@ struct fsh_boot_ops {
     int (*init)(struct fsh_boot_info *info);
     int (*allgather)(const void *mine, size_t len, void *all, double timeout_s);
     int (*fence)(double timeout_s, void (*progress)(void));
+    int (*node_publish)(const char *key, const void *data, size_t len);
+    int (*node_fetch)(int leader, const char *key, void **data, size_t *len, double timeout_s);
     void (*abort)(int status, const char *msg) __attribute__((noreturn));
     void (*fini)(void);
 };
@@ -37,6 +41,14 @@ int fsh_boot_allgather(const void *mine, size_t len, void *all, double timeout_s
 /* Wait until every PE arrived. progress (may be NULL) runs repeatedly while waiting, so a PE
  * in the fence still serves the fabric operations peers aim at it. */
 int fsh_boot_fence(double timeout_s, void (*progress)(void));
+/* What every PE of a node would otherwise work out for itself, once per node: the node's leader
+ * publishes len bytes under key, visible to its node's PEs only; the others fetch them, each
+ * waiting up to timeout_s (0: no limit) for the leader to publish. Fetched bytes are malloc'ed
+ * (*data NULL for len 0); the caller frees them. Nothing is left behind: the launcher holds the
+ * bytes for the job's length. */
+int fsh_boot_node_publish(const char *key, const void *data, size_t len);
+int fsh_boot_node_fetch(int leader, const char *key, void **data, size_t *len, double timeout_s);
+
 /* End the whole job: every PE, through the launcher. Never returns. */
 void fsh_boot_abort(int status, const char *msg) __attribute__((noreturn));
 void fsh_boot_fini(void);

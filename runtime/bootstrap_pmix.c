@@ -3,7 +3,9 @@
  *
  * Reads rank, size, local rank/size, node id and node count; an all-gather is one
  * PMIx_Put/Commit/Fence(collect data) followed by a local PMIx_Get per peer (the fence already
- * brought the data here). PMIx status codes are translated here and nowhere else. Every fence
+ * brought the data here). What a node's PEs share (the topology) is one PMIx_Put of local
+ * scope by the node's leader; a peer's PMIx_Get of it is held by the local PMIx server until
+ * the leader commits, so no fence is needed for it. PMIx status codes are translated here and nowhere else. Every fence
  * carries PMIX_TIMEOUT so a PE that never arrives ends the job with a message instead of a hang.
  *
  * The launcher's death is watched: PMIx raises PMIX_ERR_LOST_CONNECTION on its own thread about
@@ -19,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -73,6 +76,31 @@ static int get_int(const pmix_proc_t *proc, const char *key, int *out)
         return fsh_err(-EPROTO, "report this launcher and PMIx version", "PMIx key %s has unexpected type", key);
     }
     return 0;
+}
+
+/* The lowest rank of PMIX_LOCAL_PEERS ("3,4,5"), or -1 when the launcher does not say. */
+static int node_leader(void)
+{
+    pmix_proc_t job = me;
+    job.rank = PMIX_RANK_WILDCARD;
+    pmix_value_t *val = NULL;
+    if (PMIx_Get(&job, PMIX_LOCAL_PEERS, NULL, 0, &val) != PMIX_SUCCESS) {
+        return -1;
+    }
+    long low = -1;
+    if (val->type == PMIX_STRING && val->data.string) {
+        for (const char *p = val->data.string; *p;) {
+            char *end;
+            long r = strtol(p, &end, 10);
+            if (end == p) {
+                break;
+            }
+            low = (low < 0 || r < low) ? r : low;
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    PMIX_VALUE_RELEASE(val);
+    return (int)low;
 }
 
 static void lost(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
@@ -133,6 +161,7 @@ static int pmix_init(struct fsh_boot_info *info)
         fsh_err_clear();
         info->num_nodes = (info->local_size == info->size) ? 1 : 0; /* 0: unknown, >1 */
     }
+    info->node_leader = err == 0 ? node_leader() : -1;
     return err;
 }
 
@@ -238,6 +267,65 @@ static int pmix_allgather(const void *mine, size_t len, void *all, double timeou
     return 0;
 }
 
+static int pmix_node_publish(const char *key, const void *data, size_t len)
+{
+    pmix_value_t val;
+    PMIX_VALUE_CONSTRUCT(&val);
+    val.type = PMIX_BYTE_OBJECT;
+    val.data.bo.bytes = (char *)data;
+    val.data.bo.size = len;
+    pmix_status_t rc = PMIx_Put(PMIX_LOCAL, key, &val);
+    if (rc == PMIX_SUCCESS) {
+        rc = PMIx_Commit();
+    }
+    if (rc != PMIX_SUCCESS) {
+        return fsh_err(pmix_to_errno(rc), "see the launcher's messages",
+                       "PMIx_Put/Commit of %s (%zu bytes) failed: %s", key, len,
+                       PMIx_Error_string(rc));
+    }
+    return 0;
+}
+
+static int pmix_node_fetch(int leader, const char *key, void **data, size_t *len,
+                           double timeout_s)
+{
+    *data = NULL;
+    *len = 0;
+    pmix_proc_t from = me;
+    from.rank = (pmix_rank_t)leader;
+    pmix_info_t info;
+    size_t ninfo = 0;
+    int timeout = (timeout_s > 0 && timeout_s < 2e9) ? (int)(timeout_s + 0.999) : 0;
+    if (timeout > 0) {
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+        ninfo = 1;
+    }
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(&from, key, ninfo ? &info : NULL, ninfo, &v);
+    if (ninfo) {
+        PMIX_INFO_DESTRUCT(&info);
+    }
+    if (rc != PMIX_SUCCESS) {
+        return fsh_err(pmix_to_errno(rc), "see the launcher's messages; raise FABSHMEM_TIMEOUT for slow starts",
+                       "PMIx_Get of PE %d's %s failed: %s", leader, key, PMIx_Error_string(rc));
+    }
+    int err = 0;
+    if (v->type != PMIX_BYTE_OBJECT) {
+        err = fsh_err(-EPROTO, "all PEs must run the same fabshmem build",
+                      "PE %d's %s is not a byte object", leader, key);
+    } else if (v->data.bo.size > 0) {
+        *data = malloc(v->data.bo.size);
+        if (!*data) {
+            err = fsh_err(-ENOMEM, "", "out of memory for %zu bytes of %s", v->data.bo.size, key);
+        } else {
+            memcpy(*data, v->data.bo.bytes, v->data.bo.size);
+            *len = v->data.bo.size;
+        }
+    }
+    PMIX_VALUE_RELEASE(v);
+    return err;
+}
+
 static int pmix_fence(double timeout_s, void (*progress)(void))
 {
     return fence_impl(0, timeout_s, progress);
@@ -277,6 +365,8 @@ const struct fsh_boot_ops fsh_boot_pmix_ops = {
     .init = pmix_init,
     .allgather = pmix_allgather,
     .fence = pmix_fence,
+    .node_publish = pmix_node_publish,
+    .node_fetch = pmix_node_fetch,
     .abort = pmix_abort,
     .fini = pmix_fini,
 };

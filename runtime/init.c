@@ -1,7 +1,8 @@
 /*
  * init.c: the one place that knows the order modules come up and go down.
  *
- *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding)
+ *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding;
+ *          read by the node's leader, loaded from its XML by the others)
  *          -> fabric (on that NIC) -> progress ->
  *          intra-node choice -> memlock check -> heap map (a memfd when PEs share the node)
  *          -> data+bss moved onto a memfd (idem) -> registration (heap, data+bss) -> exchange
@@ -180,38 +181,44 @@ static int cores_online(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* Init's phases on this PE, in milliseconds (SHMEM_INFO prints PE 0's). */
+/* Init's phases on this PE, in milliseconds: wall time (CLOCK_MONOTONIC), so a phase that waits
+ * for slower peers (the exchange's fence, the barrier) shows the wait, which is where a crowded
+ * node's time goes. The total is measured from the start, not summed, so a phase that went
+ * unnamed shows as a gap between the sum and the total. */
+#define MAX_PHASES 20
 static struct {
-    double last, total;
+    double start, last;
     int n;
     struct {
         const char *name;
         double ms;
-    } ph[12];
+    } ph[MAX_PHASES];
 } it;
 
-/* The phase that just ended (the first call starts the clock). */
+/* The phase that just ended is name; phase(NULL) starts the clock. */
 static void phase(const char *name)
 {
-    double t = fsh_progress_now() * 1e3; /* ms */
-    if (name && it.n < (int)(sizeof(it.ph) / sizeof(it.ph[0]))) {
+    double t = fsh_progress_now() * 1e3;
+    if (!name) {
+        it.start = t;
+        it.n = 0;
+    } else if (it.n < MAX_PHASES) {
         it.ph[it.n].name = name;
         it.ph[it.n++].ms = t - it.last;
-        it.total += t - it.last;
     }
     it.last = t;
 }
 
-static void print_phases(void)
+/* "pmix 12.1 ms, topology 40.2 ms, ..., total 98.0 ms": every phase, then the total. */
+static void format_phases(char *line, size_t len)
 {
-    char line[512];
-    size_t n = (size_t)snprintf(line, sizeof(line), "  init: %.1f ms on PE 0:", it.total);
-    for (int i = 0; i < it.n && n < sizeof(line); i++) {
-        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s %s %.1f", i ? "," : "",
-                              it.ph[i].name, it.ph[i].ms);
+    size_t n = 0;
+    for (int i = 0; i < it.n && n < len; i++) {
+        n += (size_t)snprintf(line + n, len - n, "%s %.1f ms, ", it.ph[i].name, it.ph[i].ms);
     }
-    printf("%s\n", line);
-    fflush(stdout);
+    if (n < len) {
+        snprintf(line + n, len - n, "total %.1f ms", it.last - it.start);
+    }
 }
 
 static void print_info(const struct fsh_config *cfg)
@@ -355,6 +362,42 @@ static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_i
     return fsh_local_init(mode, fsh_rt.npes, boot->local_size);
 }
 
+/* The topology, read once per node: the node's leader reads this machine and publishes it as
+ * hwloc XML, its other PEs load that. Reading a machine costs a PE tens of milliseconds of CPU
+ * (hundreds on GPU nodes), and a node's PEs all read at once; loading the XML costs a fraction
+ * of a millisecond. The leader publishes even when it has nothing to share (a configured XML
+ * file, an unreadable machine: zero bytes), since its peers wait for it; a peer that cannot
+ * fetch or load the copy reads the machine itself. */
+#define TOPO_KEY "fabshmem.topo"
+static int topology_setup(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                          double timeout)
+{
+    if (boot->local_size < 2 || boot->node_leader < 0) {
+        return fsh_topo_init(cfg, boot->local_rank, boot->local_size, NULL, 0);
+    }
+    void *xml = NULL;
+    size_t len = 0;
+    int rc;
+    if (boot->rank == boot->node_leader) {
+        rc = fsh_topo_init(cfg, boot->local_rank, boot->local_size, NULL, 0);
+        if (rc == 0) {
+            rc = fsh_topo_export(&xml, &len);
+        }
+        if (rc == 0) {
+            rc = fsh_boot_node_publish(TOPO_KEY, xml, len);
+        }
+    } else {
+        if (fsh_boot_node_fetch(boot->node_leader, TOPO_KEY, &xml, &len, timeout) != 0) {
+            FSH_DEBUG("no topology from PE %d (%s): reading this machine", boot->node_leader,
+                      fsh_err_last()->msg);
+            fsh_err_clear();
+        }
+        rc = fsh_topo_init(cfg, boot->local_rank, boot->local_size, xml, len);
+    }
+    free(xml);
+    return rc;
+}
+
 /* The AMO rule of local.c: CPU atomics only when the job is one node and every PE mapped
  * every other, agreed by all. */
 static int agree_amo_domain(bool all_mapped)
@@ -473,6 +516,7 @@ static int exchange(double timeout)
         fsh_mr_blob_unpack((int)i, b + sizeof(head));
         fsh_local_blob_unpack((int)i, b + sizeof(head) + mr_len);
     }
+    phase("exchange"); /* the AV insert is timed apart: its cost is the provider's */
     rc = fsh_fabric_insert_peers(slots, lens, (int)n);
 free_bufs:
     free(mine);
@@ -587,7 +631,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     bool chaos_reorder, chaos_delay;
     parse_chaos(fn, cfg->FABSHMEM_CHAOS, &chaos_reorder, &chaos_delay);
     uint64_t seed = (uint64_t)cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
-    rc = fsh_topo_init(cfg, boot.local_rank, boot.local_size);
+    rc = topology_setup(cfg, &boot, timeout);
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
     }
@@ -639,6 +683,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     if (rc == 0) {
         fsh_local_share_data(data_base, data_len);
+    }
+    phase("segments");
+    if (rc == 0) {
         rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lc.heap_base, lc.heap_size);
     }
     if (rc == 0) {
@@ -648,7 +695,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         rc = exchange(timeout);
     }
-    phase("exchange");
+    phase("av_insert");
     bool all_mapped = false;
     if (rc == 0) {
         rc = fsh_local_attach(node_of, &all_mapped);
@@ -669,6 +716,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         rc = fsh_amo_init();
     }
+    phase("liveness");
     if (rc == 0) {
         long teams = cfg->FABSHMEM_MAX_TEAMS;
         rc = fsh_coll_init(node_of, teams < 0 ? 0 : (unsigned)teams);
@@ -678,10 +726,11 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     free(node_of);
     node_of = NULL;
+    phase("teams");
     if (rc == 0) {
         rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_PEERS);
     }
-    phase("setup");
+    phase("signals");
     if (rc == 0) {
         rc = device_setup(cfg);
     }
@@ -705,6 +754,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0 && want_progress_thread(fn, cfg)) {
         rc = fsh_progress_thread_start(cfg->FABSHMEM_PROGRESS_INTERVAL);
     }
+    phase("threads");
     if (rc != 0) {
         fsh_init_fatal_err(fn, rc);
     }
@@ -728,10 +778,12 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (cfg->SHMEM_INFO) {
         print_place();
     }
+    phase("info");
     /* Nobody may target a peer before its endpoint is in every AV: the exchange fence already
      * ordered that. The barrier also proves the fabric path works end to end, and comes after
      * every PE connected to every peer (connect_named_peers). */
     rc = fsh_fabric_named_regions() ? connect_named_peers() : 0;
+    phase("connect");
     if (rc == 0) {
         rc = fsh_coll_barrier_all();
     }
@@ -743,10 +795,15 @@ void fsh_init_run(const char *fn, int requested, int *provided)
      * crash can leave one behind. */
     fsh_fabric_unlink_shared();
     fsh_fabric_names_gone();
-    phase("sync");
+    phase("barrier");
+    char times[512];
+    format_phases(times, sizeof(times));
     if (fsh_rt.pe == 0 && cfg->SHMEM_INFO) {
-        print_phases();
+        printf("  init: %s (PE 0)\n", times);
+        fflush(stdout);
     }
+    /* Every PE's own, for a slow PE that PE 0's line does not show. */
+    FSH_DEBUG("init: %s", times);
     FSH_DEBUG("initialized: PE %d of %d, local %d of %d", fsh_rt.pe, fsh_rt.npes,
               fsh_rt.local_rank, fsh_rt.local_size);
 }

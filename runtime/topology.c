@@ -257,7 +257,10 @@ static int read_nics(struct fsh_topo_machine *m, hwloc_topology_t t)
     return 0;
 }
 
-int fsh_topo_load(const char *xml, const char *var, struct fsh_topo_machine **out)
+/* This machine (xml NULL or "", shared NULL), an XML file, or this machine as another PE of the
+ * node read it (shared: its XML export). */
+static int load(const char *xml, const char *var, const char *shared, size_t shared_len,
+                struct fsh_topo_machine **out)
 {
     *out = NULL;
     struct fsh_topo_machine *m = calloc(1, sizeof(*m));
@@ -265,7 +268,8 @@ int fsh_topo_load(const char *xml, const char *var, struct fsh_topo_machine **ou
         return fsh_err(-ENOMEM, "", "out of memory for the topology");
     }
     bool from_xml = xml && xml[0];
-    snprintf(m->source, sizeof(m->source), "%s", from_xml ? xml : "this machine");
+    snprintf(m->source, sizeof(m->source), "%s",
+             from_xml ? xml : shared ? "this machine (the node leader's copy)" : "this machine");
     if (from_xml && access(xml, R_OK) != 0) {
         int e = errno;
         fsh_topo_free(m);
@@ -282,6 +286,15 @@ int fsh_topo_load(const char *xml, const char *var, struct fsh_topo_machine **ou
     }
     /* I/O objects are filtered out by default, even from XML: keep them all. */
     hwloc_topology_set_io_types_filter(m->topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (!from_xml && shared) {
+        /* Another PE of this node read it: the same machine, so binding to it is right. */
+        hwloc_topology_set_flags(m->topo, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+        if (hwloc_topology_set_xmlbuffer(m->topo, shared, (int)shared_len) != 0) {
+            rc = fsh_err(-EINVAL, "all PEs must run the same fabshmem and hwloc",
+                         "hwloc cannot use the node leader's topology: %s", strerror(errno));
+            goto free_m;
+        }
+    }
     if (from_xml && hwloc_topology_set_xml(m->topo, xml) != 0) {
         rc = fsh_err(-EINVAL, "check that the file is an hwloc XML topology (lstopo FILE.xml)",
                      "%s=%s: hwloc cannot use it: %s", var ? var : "topology", xml,
@@ -317,6 +330,11 @@ int fsh_topo_load(const char *xml, const char *var, struct fsh_topo_machine **ou
 free_m:
     fsh_topo_free(m);
     return rc;
+}
+
+int fsh_topo_load(const char *xml, const char *var, struct fsh_topo_machine **out)
+{
+    return load(xml, var, NULL, 0, out);
 }
 
 void fsh_topo_free(struct fsh_topo_machine *m)
@@ -684,6 +702,7 @@ static struct {
     struct fsh_topo_pe *pes;
     int local_rank;
     bool forced;
+    bool shareable; /* read from this machine here: the node's other PEs may load our export */
     char bind[320]; /* how the binding went, for SHMEM_INFO */
 } tp;
 
@@ -736,7 +755,8 @@ static void bind_self(bool none, int local_size)
     hwloc_bitmap_free(want);
 }
 
-int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size)
+int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size,
+                  const void *shared, size_t shared_len)
 {
     static const char *const policies[] = {"nearest", "roundrobin", "all"};
     static const char *const binds[] = {"auto", "none"};
@@ -752,7 +772,14 @@ int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size)
     const char *var = cfg->FABSHMEM_TOPOLOGY_XML[0] ? "FABSHMEM_TOPOLOGY_XML" : "HWLOC_XMLFILE";
     const char *xml = cfg->FABSHMEM_TOPOLOGY_XML[0] ? cfg->FABSHMEM_TOPOLOGY_XML
                                                     : cfg->HWLOC_XMLFILE;
-    rc = fsh_topo_load(xml, var, &tp.m);
+    rc = load(xml, var, shared_len ? shared : NULL, shared_len, &tp.m);
+    if (rc != 0 && !xml[0] && shared_len) {
+        /* The leader's copy did not load here: read this machine after all. */
+        FSH_DEBUG("the node leader's topology: %s; reading this machine", fsh_err_last()->msg);
+        fsh_err_clear();
+        rc = load(xml, var, NULL, 0, &tp.m);
+    }
+    tp.shareable = rc == 0 && !xml[0] && !shared_len;
     if (rc != 0) {
         if (xml[0]) {
             return rc;
@@ -790,6 +817,29 @@ int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size)
     FSH_DEBUG("topology of %s: %d GPU(s), %d NIC(s), %d NUMA node(s); local rank %d: %s bind=%s",
               tp.m->source, tp.m->ngpus, tp.m->nnics, tp.m->nnuma, local_rank, line, tp.bind);
     return 0;
+}
+
+int fsh_topo_export(void **xml, size_t *len)
+{
+    *xml = NULL;
+    *len = 0;
+    if (!tp.shareable) {
+        return 0;
+    }
+    char *buf = NULL;
+    int n = 0;
+    if (hwloc_topology_export_xmlbuffer(tp.m->topo, &buf, &n, 0) != 0 || n <= 0) {
+        FSH_DEBUG("hwloc_topology_export_xmlbuffer: %s; the node's PEs read it each",
+                  strerror(errno));
+        return 0;
+    }
+    *xml = malloc((size_t)n);
+    if (*xml) {
+        memcpy(*xml, buf, (size_t)n);
+        *len = (size_t)n;
+    }
+    hwloc_free_xmlbuffer(tp.m->topo, buf);
+    return *xml ? 0 : fsh_err(-ENOMEM, "", "out of memory for the topology's XML (%d bytes)", n);
 }
 
 void fsh_topo_fini(void)

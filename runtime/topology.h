@@ -140,8 +140,17 @@ void fsh_topo_pe_str(const struct fsh_topo_machine *m, const struct fsh_topo_pe 
 
 /* Load (FABSHMEM_TOPOLOGY_XML, HWLOC_XMLFILE or this machine), map, and bind this PE
  * (FABSHMEM_BIND). Fails only on a bad setting (a wrong XML path, an unknown policy); a machine
- * where hwloc finds no GPU or no NIC simply gives no NIC hint. */
-int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size);
+ * where hwloc finds no GPU or no NIC simply gives no NIC hint. shared (shared_len bytes, or
+ * NULL) is this machine as another PE of the node read it (its fsh_topo_export): loading that
+ * takes a fraction of a millisecond where reading the machine takes tens (hundreds with GPUs
+ * and NICs to enumerate); a copy that does not load is ignored, and a configured XML file wins
+ * over it. */
+int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size,
+                  const void *shared, size_t shared_len);
+/* This machine as fsh_topo_init read it, as hwloc XML (malloc'ed), for the node's other PEs;
+ * *len 0 when there is nothing to share (the topology came from a file or another PE, or could
+ * not be read). */
+int fsh_topo_export(void **xml, size_t *len);
 void fsh_topo_fini(void);
 /* This PE's entry, or NULL before init or when the topology could not be read. */
 const struct fsh_topo_pe *fsh_topo_mine(void);
