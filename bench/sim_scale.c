@@ -412,7 +412,7 @@ static int run_step(struct sim *s, enum step k)
     case S_ENV:
         return step_env(s);
     case S_TOPOLOGY:
-        return fsh_topo_init(s->cfg, s->boot.local_rank, s->boot.local_size);
+        return fsh_topo_init(s->cfg, s->boot.local_rank, s->boot.local_size, NULL, 0);
     case S_FABRIC:
         return step_fabric(s);
     case S_INTRANODE:
