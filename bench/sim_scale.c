@@ -7,7 +7,7 @@
  * runs the real code of init's steps that grow with N, in init's order (runtime/init.c): env,
  * topology, the fabric opened for real (tcp on lo), the intra-node, progress and segment tables,
  * registration of a real heap and of this program's data+bss, this PE's exchange blob packed
- * by fsh_mr_blob_pack and fsh_local_blob_pack, the unpack loop over N blobs, fi_av_insert of N
+ * and the N blobs unpacked by init's own exchange (runtime/exchange.c), fi_av_insert of N
  * addresses (fsh_fabric_insert_peers), the intra-node attach, the heap and the per-module setup
  * (liveness, locks, atomics, collectives, put-with-signal); then finalize's closes. Each step
  * is timed, with the malloc bytes it kept (glibc's mallinfo2: ours and libfabric's), and the
@@ -53,6 +53,7 @@
 #include "coll.h"
 #include "env.h"
 #include "error.h"
+#include "exchange.h"
 #include "fabric.h"
 #include "footprint.h"
 #include "heap.h"
@@ -192,20 +193,6 @@ static void meter_stop(const struct meter *mt, struct step_result *r)
 
 /* ---------------------------------------------------------------- one N, in a child */
 
-/*
- * The exchange blob's head as init.c's exchange() lays it out (struct blob_head there, private
- * to init.c, whose exchange takes its blobs from the bootstrap): node id, address length and
- * slot, and the settings every PE must share, in init's order (LAYOUT_SETTINGS). Its size is
- * what each PE adds to the all-gather besides mr.c's and local.c's parts.
- */
-enum { SIM_NLAYOUT = 9 };
-struct sim_head {
-    int32_t node_id;
-    uint16_t addrlen;
-    uint8_t addr[FSH_ADDR_MAX];
-    uint64_t layout[SIM_NLAYOUT];
-};
-
 /* Ports 1024.. on 127.0.0.2 and up: PE 0 keeps its own 127.0.0.1 address, no two PEs share
  * one. */
 #define SIM_PORTS 60000
@@ -217,20 +204,18 @@ struct sim {
     void *heap_base;
     size_t heap_size;
     size_t own; /* the memory model's figure for N: the heap must hold it */
-    size_t one; /* bytes of one PE's blob */
-    uint8_t *mine, *all, *slots;
-    uint16_t *lens;
-    int *node_of;
+    struct fsh_exchange x; /* init's exchange (runtime/exchange.c) */
+    int *node_of;          /* kept from it until the collectives, as init keeps it */
 };
 
+/* init's exchange frees its buffers after the AV insert; node_of lives on. */
 static void free_exchange(struct sim *s)
 {
-    free(s->mine);
-    free(s->all);
-    free(s->slots);
-    free(s->lens);
-    s->mine = s->all = s->slots = NULL;
-    s->lens = NULL;
+    if (!s->node_of) {
+        s->node_of = s->x.node_of;
+        s->x.node_of = NULL;
+    }
+    fsh_exchange_free(&s->x);
 }
 
 static int step_env(struct sim *s)
@@ -315,91 +300,32 @@ static int step_registration(struct sim *s)
 
 static int step_pack(struct sim *s)
 {
-    size_t mr_len = fsh_mr_blob_size();
-    size_t n = (size_t)s->npes;
-    s->one = sizeof(struct sim_head) + mr_len + fsh_local_blob_size();
-    s->mine = calloc(1, s->one);
-    s->all = calloc(n, s->one);
-    s->slots = calloc(n, FSH_ADDR_MAX);
-    s->lens = calloc(n, sizeof(uint16_t));
-    s->node_of = calloc(n, sizeof(int));
-    if (!s->mine || !s->all || !s->slots || !s->lens || !s->node_of) {
-        return fsh_err(-ENOMEM, "", "out of memory for the exchange of %zu peers", n);
-    }
-    struct sim_head head;
-    memset(&head, 0, sizeof(head));
-    int rc = fsh_fabric_getname(head.addr, sizeof(head.addr));
-    if (rc < 0) {
-        return rc;
-    }
-    head.addrlen = (uint16_t)rc;
-    head.node_id = fsh_rt.node_id;
-    const struct fsh_config *cfg = s->cfg;
-    const uint64_t layout[SIM_NLAYOUT] = {
-        cfg->SHMEM_SYMMETRIC_SIZE, (uint64_t)cfg->FABSHMEM_SIGNAL_SLOTS,
-        (uint64_t)cfg->FABSHMEM_SIGNAL_PEERS, (uint64_t)cfg->FABSHMEM_MAX_TEAMS,
-        cfg->FABSHMEM_DEVICE_HEAP_SIZE, cfg->FABSHMEM_DEVICE_CHUNK,
-        (uint64_t)cfg->FABSHMEM_DEVICE_PEERS, cfg->FABSHMEM_MAX_MSG_SIZE, fsh_rt.checks,
-    };
-    memcpy(head.layout, layout, sizeof(layout));
-    memcpy(s->mine, &head, sizeof(head));
-    fsh_mr_blob_pack(s->mine + sizeof(head));
-    fsh_local_blob_pack(s->mine + sizeof(head) + mr_len);
-    return 0;
+    return fsh_exchange_pack(&s->x, s->npes);
 }
 
 /* The all-gather's result as N live PEs would have produced it, PE 0's blob first. */
 static int step_fabricate(struct sim *s)
 {
-    struct sim_head head;
-    memcpy(&head, s->mine, sizeof(head));
+    uint8_t addr[FSH_ADDR_MAX];
     struct sockaddr_in sin;
-    if (head.addrlen != sizeof(sin)) {
+    uint16_t len = fsh_exchange_my_addr(&s->x, addr);
+    if (len != sizeof(sin)) {
         return fsh_err(-EAFNOSUPPORT, "run with FI_PROVIDER=tcp and FI_TCP_IFACE=lo (the defaults)",
                        "provider %s gave a %u-byte address; the simulation makes IPv4 "
                        "(sockaddr_in, %zu bytes) addresses for its peers",
-                       fsh_fabric_attr()->prov, head.addrlen, sizeof(sin));
+                       fsh_fabric_attr()->prov, len, sizeof(sin));
     }
-    memcpy(&sin, head.addr, sizeof(sin));
+    memcpy(&sin, addr, sizeof(sin));
     if (sin.sin_family != AF_INET) {
         return fsh_err(-EAFNOSUPPORT, "set FI_TCP_IFACE to an interface with an IPv4 address (lo)",
                        "provider %s gave an address of family %d, not IPv4",
                        fsh_fabric_attr()->prov, sin.sin_family);
     }
-    memcpy(s->all, s->mine, s->one);
+    memcpy(s->x.all, s->x.mine, s->x.one);
     for (int i = 1; i < s->npes; i++) {
-        uint8_t *b = s->all + (size_t)i * s->one;
-        memcpy(b, s->mine, s->one);
-        head.node_id = i;
         sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + (uint32_t)(i / SIM_PORTS));
         sin.sin_port = htons((uint16_t)(1024 + i % SIM_PORTS));
-        memcpy(head.addr, &sin, sizeof(sin));
-        memcpy(b, &head, sizeof(head));
-    }
-    return 0;
-}
-
-/* init.c's check_layout, then its unpack loop. */
-static int step_unpack(struct sim *s)
-{
-    size_t mr_len = fsh_mr_blob_size();
-    struct sim_head first, head;
-    memcpy(&first, s->all, sizeof(first));
-    for (int i = 0; i < s->npes; i++) {
-        const uint8_t *b = s->all + (size_t)i * s->one;
-        memcpy(&head, b, sizeof(head));
-        if (memcmp(head.layout, first.layout, sizeof(first.layout)) != 0) {
-            return fsh_err(-EINVAL, "", "fabricated blob %d differs from PE 0's settings", i);
-        }
-    }
-    for (int i = 0; i < s->npes; i++) {
-        const uint8_t *b = s->all + (size_t)i * s->one;
-        memcpy(&head, b, sizeof(head));
-        s->lens[i] = head.addrlen;
-        s->node_of[i] = head.node_id;
-        memcpy(s->slots + (size_t)i * FSH_ADDR_MAX, head.addr, FSH_ADDR_MAX);
-        fsh_mr_blob_unpack(i, b + sizeof(head));
-        fsh_local_blob_unpack(i, b + sizeof(head) + mr_len);
+        fsh_exchange_fake_peer(&s->x, i, &sin, (uint16_t)sizeof(sin), i);
     }
     return 0;
 }
@@ -428,9 +354,9 @@ static int run_step(struct sim *s, enum step k)
     case S_FABRICATE:
         return step_fabricate(s);
     case S_UNPACK:
-        return step_unpack(s);
+        return fsh_exchange_unpack(&s->x);
     case S_AV_INSERT:
-        return fsh_fabric_insert_peers(s->slots, s->lens, s->npes);
+        return fsh_fabric_insert_peers(s->x.slots, s->x.lens, s->npes);
     case S_MAPPING:
         return fsh_local_attach(s->node_of, &all_mapped);
     case S_HEAP:
@@ -516,7 +442,7 @@ static int simulate(int npes, struct result *r)
         }
         if (k == S_AV_INSERT) {
             /* init's exchange frees its buffers here; node_of lives on until the collectives. */
-            r->exchange_bytes = s.one * ((size_t)npes + 1) +
+            r->exchange_bytes = s.x.one * ((size_t)npes + 1) +
                                 (size_t)npes * (FSH_ADDR_MAX + sizeof(uint16_t));
             free_exchange(&s);
         }
@@ -538,7 +464,7 @@ static int simulate(int npes, struct result *r)
         fsh_heap_stats(&st);
         r->heap_mapped = st.size;
         r->heap_reserved = st.size - st.free;
-        r->blob_bytes = s.one;
+        r->blob_bytes = s.x.one;
         r->addrlen = fsh_fabric_attr()->addrlen;
         snprintf(r->prov, sizeof(r->prov), "%s", fsh_fabric_attr()->prov);
     }

@@ -36,6 +36,7 @@
 #include "devmem.h"
 #include "env.h"
 #include "error.h"
+#include "exchange.h"
 #include "fabric.h"
 #include "footprint.h"
 #include "heap.h"
@@ -419,110 +420,28 @@ static int device_setup(const struct fsh_config *cfg)
     return rc ? rc : fsh_dev_init(cfg, word != 0);
 }
 
-/* Settings that shape the symmetric layout or the collective protocol: a PE whose value
- * differs would compute other offsets (a put lands elsewhere), other slot counts (a counter
- * doubled), another count of pieces for a collective's message (the receiver counts them with
- * its own FABSHMEM_MAX_MSG_SIZE) or make collective calls the others do not (FABSHMEM_CHECK's
- * comparisons), so init compares them in the exchange and ends with their names instead. */
-#define LAYOUT_SETTINGS(X)                                                                    \
-    X(SHMEM_SYMMETRIC_SIZE, cfg->SHMEM_SYMMETRIC_SIZE)                                        \
-    X(FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_SLOTS)                                      \
-    X(FABSHMEM_SIGNAL_PEERS, cfg->FABSHMEM_SIGNAL_PEERS)                                      \
-    X(FABSHMEM_MAX_TEAMS, cfg->FABSHMEM_MAX_TEAMS)                                            \
-    X(FABSHMEM_DEVICE_HEAP_SIZE, cfg->FABSHMEM_DEVICE_HEAP_SIZE)                              \
-    X(FABSHMEM_DEVICE_CHUNK, cfg->FABSHMEM_DEVICE_CHUNK)                                      \
-    X(FABSHMEM_DEVICE_PEERS, cfg->FABSHMEM_DEVICE_PEERS)                                      \
-    X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
-    X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)
-#define LAYOUT_NAME(name, value) #name,
-#define LAYOUT_VALUE(name, value) (uint64_t)(value),
-static const char *const layout_names[] = {LAYOUT_SETTINGS(LAYOUT_NAME)};
-#define NLAYOUT (sizeof(layout_names) / sizeof(layout_names[0]))
-
-/* The exchange blob of one PE: address length, address, then the segment table. */
-struct blob_head {
-    int32_t node_id; /* for SHMEM_TEAM_SHARED */
-    uint16_t addrlen;
-    uint8_t addr[FSH_ADDR_MAX];
-    uint64_t layout[NLAYOUT];
-};
-
-/* Every PE's layout settings against this PE's: the first that differs ends init, naming the
- * setting, both values and both PEs (every PE reports the same pair: the lowest that differs
- * from PE 0). */
-static int check_layout(const uint8_t *all, size_t one, size_t n)
-{
-    struct blob_head first, other;
-    memcpy(&first, all, sizeof(first));
-    for (size_t i = 1; i < n; i++) {
-        memcpy(&other, all + i * one, sizeof(other));
-        for (size_t k = 0; k < NLAYOUT; k++) {
-            if (other.layout[k] != first.layout[k]) {
-                return fsh_err(-EINVAL, "give every PE the same value (mpirun -x VAR, or export it before launching)",
-                               "%s differs between PEs: PE 0 has %llu, PE %zu has %llu; every PE must have the same value",
-                               layout_names[k], (unsigned long long)first.layout[k], i,
-                               (unsigned long long)other.layout[k]);
-            }
-        }
-    }
-    return 0;
-}
-
 /* The node of every PE, from the exchange, until the collectives have built the shared team. */
 static int *node_of;
 
+/* Every PE's address, node, layout settings, keys and intra-node records, in one all-gather;
+ * then every peer into the AV (timed apart: its cost is the provider's). */
 static int exchange(double timeout)
 {
-    size_t mr_len = fsh_mr_blob_size();
-    size_t one = sizeof(struct blob_head) + mr_len + fsh_local_blob_size();
-    size_t n = (size_t)fsh_rt.npes;
-    uint8_t *mine = calloc(1, one);
-    uint8_t *all = calloc(n, one);
-    uint8_t *slots = calloc(n, FSH_ADDR_MAX);
-    uint16_t *lens = calloc(n, sizeof(uint16_t));
-    node_of = calloc(n, sizeof(int));
-    int rc = -ENOMEM;
-    if (!mine || !all || !slots || !lens || !node_of) {
-        fsh_err(rc, "", "out of memory for the exchange of %zu peers", n);
-        goto free_bufs;
-    }
-    struct blob_head head;
-    memset(&head, 0, sizeof(head));
-    rc = fsh_fabric_getname(head.addr, sizeof(head.addr));
-    if (rc < 0) {
-        goto free_bufs;
-    }
-    head.addrlen = (uint16_t)rc;
-    head.node_id = fsh_rt.node_id;
-    const struct fsh_config *cfg = fsh_env();
-    const uint64_t layout[] = {LAYOUT_SETTINGS(LAYOUT_VALUE)};
-    memcpy(head.layout, layout, sizeof(layout));
-    memcpy(mine, &head, sizeof(head));
-    fsh_mr_blob_pack(mine + sizeof(head));
-    fsh_local_blob_pack(mine + sizeof(head) + mr_len);
-    rc = fsh_boot_allgather(mine, one, all, timeout);
+    struct fsh_exchange x;
+    int rc = fsh_exchange_pack(&x, fsh_rt.npes);
     if (rc == 0) {
-        rc = check_layout(all, one, n);
+        rc = fsh_boot_allgather(x.mine, x.one, x.all, timeout);
     }
-    if (rc != 0) {
-        goto free_bufs;
+    if (rc == 0) {
+        rc = fsh_exchange_unpack(&x);
     }
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *b = all + i * one;
-        memcpy(&head, b, sizeof(head));
-        lens[i] = head.addrlen;
-        node_of[i] = head.node_id;
-        memcpy(slots + i * FSH_ADDR_MAX, head.addr, FSH_ADDR_MAX);
-        fsh_mr_blob_unpack((int)i, b + sizeof(head));
-        fsh_local_blob_unpack((int)i, b + sizeof(head) + mr_len);
+    phase("exchange");
+    if (rc == 0) {
+        rc = fsh_fabric_insert_peers(x.slots, x.lens, fsh_rt.npes);
     }
-    phase("exchange"); /* the AV insert is timed apart: its cost is the provider's */
-    rc = fsh_fabric_insert_peers(slots, lens, (int)n);
-free_bufs:
-    free(mine);
-    free(all);
-    free(slots);
-    free(lens);
+    node_of = x.node_of; /* kept until the collectives are set up */
+    x.node_of = NULL;
+    fsh_exchange_free(&x);
     return rc;
 }
 

@@ -151,6 +151,12 @@ void fsh_lease_fini(struct fsh_lease_pool *p)
     if (pools[p->id] == p) {
         pools[p->id] = NULL;
     }
+    /* The engine's handler table goes with the engine: the next init registers again. */
+    bool any = false;
+    for (int i = 0; i < FSH_LEASE_NPOOLS; i++) {
+        any = any || pools[i];
+    }
+    handler_registered = any;
     free(p->owner);
     free(p->claims);
     /* The chunks go with the heap. */
