@@ -90,7 +90,7 @@
 #define CODE_PAGE0 3 /* CODE_PAGE0 + p: the arena region whose first page is p */
 #define RING 16      /* source words of a batch's 8-byte writes before it must complete */
 #define CHUNK_MAX 8192
-#define CHUNK_MIN 256
+#define CHUNK_MIN 128 /* with the 3 KiB per team, 30 teams of up to 16 PEs take a page each */
 #define WORLD_LAND (64 * 1024)
 #define ASET_LAND (32 * 1024)
 #define ARENA_PER_TEAM 3072
