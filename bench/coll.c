@@ -1,6 +1,7 @@
 /*
- * coll: barrier latency and all-to-all / all-to-allv time and bus bandwidth over a size sweep,
- * on every PE of the job (run it at 2, 4, ... PEs for the curve against the PE count).
+ * coll: barrier latency, all-to-all / all-to-allv time and bus bandwidth, broadcast and sum
+ * reduction time over a size sweep, on every PE of the job (run it at 2, 4, ... PEs for the
+ * curve against the PE count).
  *
  *   mpirun -n 4 ./bench/coll [-b 8] [-e 1M] [-t barrier,alltoall] [--csv]
  *
@@ -18,6 +19,7 @@
  *                   both 1.4 and 1.5 libraries have, so peers compare on the same call
  *   alltoallv       fabshmem's shmemx_alltoallvmem, PE i sends size*((i+j)%3+1)/2 bytes to PE j
  *   broadcast       shmem_broadcastmem(SHMEM_TEAM_WORLD) of size bytes from PE 0 (1.5)
+ *   reduce          shmem_long_sum_reduce(SHMEM_TEAM_WORLD) of size/8 longs (1.5)
  * Each call is timed on every PE; a row holds the slowest PE's median (and its minimum). Each
  * all-to-all test also gives a <test>_busbw row: bytes leaving one PE for the others (on
  * average) per second, which for equal blocks is nccl-tests' busbw = algbw * (N-1)/N. After the
@@ -34,7 +36,7 @@
 
 static const struct bench_desc desc = {
     .name = "coll",
-    .tests = "init,barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast",
+    .tests = "init,barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast,reduce",
     .targets = "",
     .defaults = "",
 };
@@ -283,6 +285,51 @@ static void bcast_test(void)
 #endif
 }
 
+/* Back-to-back sum reductions of size/8 longs into dst; then every PE checks one more. */
+static void reduce_test(void)
+{
+    if (!bench_want(&opts, "reduce")) {
+        return;
+    }
+#if !BENCH_SHMEM_15
+    bench_note("reduce: n/a (OpenSHMEM %d.%d has no team reductions)", SHMEM_MAJOR_VERSION,
+               SHMEM_MINOR_VERSION);
+#else
+    bench_section("reduce", "heap", "us",
+                  "shmem_long_sum_reduce(SHMEM_TEAM_WORLD), size bytes of longs, slowest PE");
+    long *s = (long *)src, *d = (long *)dst;
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        size_t nelems = size / sizeof(long);
+        if (nelems == 0 || size % sizeof(long)) {
+            continue; /* whole longs only */
+        }
+        int n = size >= (1u << 20) ? (opts.iters + 9) / 10 : opts.iters;
+        shmem_barrier_all();
+        for (int i = -opts.warmup; i < n; i++) {
+            double t0 = bench_now_us();
+            shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, s, nelems);
+            if (i >= 0) {
+                samples[i] = bench_now_us() - t0;
+            }
+        }
+        double best, med = slowest(n, &best);
+        /* PE p contributes p + j to element j: the sum is npes*j + npes*(npes-1)/2. */
+        for (size_t j = 0; j < nelems; j++) {
+            s[j] = me + (long)j;
+        }
+        memset(d, 0, size);
+        shmem_barrier_all();
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, s, nelems);
+        long wrong = 0;
+        for (size_t j = 0; j < nelems; j++) {
+            wrong += d[j] != (long)npes * (long)j + (long)npes * (npes - 1) / 2;
+        }
+        memset(src, 0x5a, size);
+        bench_row(size, med, best, bench_sum(wrong));
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     bench_parse(&opts, &desc, argc, argv);
@@ -315,6 +362,7 @@ int main(int argc, char **argv)
     a2a_test("alltoall64", 1, "shmem_alltoall64 (active set, pSync), size bytes per PE pair");
     a2a_test("alltoallv", 2, "shmemx_alltoallvmem, size*((i+j)%3+1)/2 bytes from PE i to j");
     bcast_test();
+    reduce_test();
     int rc = bench_finish();
     shmem_barrier_all();
     shmem_free(dst);

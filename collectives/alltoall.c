@@ -39,7 +39,7 @@ static int finish(struct fsh_team *t, struct fsh_notify_batch *b, const char *wh
 {
     int n = t->size, me = t->my_pe, rc = 0;
     for (int i = 1; i < n && rc == 0; i++) {
-        rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, (me - i + n) % n), what);
+        rc = fsh_notify_wait(t, (me - i + n) % n, what);
     }
     int crc = fsh_notify_complete(b, what);
     return rc ? rc : crc;
@@ -91,12 +91,12 @@ int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t by
         return alltoall_dev(t, dest, src, bytes, seg, off);
     }
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     uint32_t pieces = fsh_notify_pieces(bytes);
     for (int i = 1; i < n && rc == 0; i++) {
         int to = (me + i) % n;
-        fsh_notify_expect(t->slot, fsh_team_world_pe(t, (me - i + n) % n), pieces);
-        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), seg, off + (uint64_t)me * bytes,
+        fsh_notify_expect(t, (me - i + n) % n, pieces);
+        rc = fsh_notify_put(&b, to, seg, off + (uint64_t)me * bytes,
                             (const char *)src + (size_t)to * bytes, bytes);
     }
     memcpy((char *)dest + (size_t)me * bytes, (const char *)src + (size_t)me * bytes, bytes);
@@ -127,16 +127,15 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
         return rc;
     }
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     const char *s = src;
     for (int i = 1; i < n && rc == 0; i++) {
         int to = (me + i) % n;
-        fsh_notify_expect(t->slot, fsh_team_world_pe(t, (me - i + n) % n),
-                          (uint32_t)nelems * fsh_notify_pieces(esize));
+        fsh_notify_expect(t, (me - i + n) % n, (uint32_t)nelems * fsh_notify_pieces(esize));
         for (size_t j = 0; j < nelems && rc == 0; j++) {
             ptrdiff_t si = ((ptrdiff_t)to * (ptrdiff_t)nelems + (ptrdiff_t)j) * sst;
             ptrdiff_t di = ((ptrdiff_t)me * (ptrdiff_t)nelems + (ptrdiff_t)j) * dst;
-            rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), seg,
+            rc = fsh_notify_put(&b, to, seg,
                                 off + (uint64_t)(di * (ptrdiff_t)esize), s + si * (ptrdiff_t)esize,
                                 esize);
         }
@@ -150,20 +149,17 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
     return rc ? rc : frc;
 }
 
-int fsh_coll_exchange_words(struct fsh_team *t, const char *what, uint64_t **in)
+int fsh_coll_exchange_words(struct fsh_team *t, const char *what, const size_t *each,
+                            uint64_t all, uint64_t **in)
 {
     int n = t->size, me = t->my_pe, rc = 0;
-    unsigned par = fsh_team_step(t);
-    uint64_t *out = fsh_notify_words_out(t->slot);
-    *in = fsh_notify_words_in(t->slot, par);
-    uint64_t mailbox = fsh_notify_scratch_off(&(*in)[me]);
+    *in = fsh_notify_words(t, fsh_team_step(t));
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     for (int i = 1; i < n && rc == 0; i++) {
         int to = (me + i) % n;
-        fsh_notify_expect(t->slot, fsh_team_world_pe(t, (me - i + n) % n), 1);
-        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), FSH_SEG_HEAP, mailbox, &out[to],
-                            sizeof(uint64_t));
+        fsh_notify_expect(t, (me - i + n) % n, 1);
+        rc = fsh_notify_word(&b, to, &(*in)[me], each ? (uint64_t)each[to] : all);
     }
     int frc = finish(t, &b, what);
     return rc ? rc : frc;
@@ -172,13 +168,9 @@ int fsh_coll_exchange_words(struct fsh_team *t, const char *what, uint64_t **in)
 int fsh_coll_compare(struct fsh_team *t, uint64_t v, struct fsh_coll_mismatch *mm)
 {
     int n = t->size, me = t->my_pe;
-    uint64_t *out = fsh_notify_words_out(t->slot);
     uint64_t *in;
     mm->pe = -1;
-    for (int k = 0; k < n; k++) {
-        out[k] = v;
-    }
-    int rc = fsh_coll_exchange_words(t, "checking the arguments (FABSHMEM_CHECK)", &in);
+    int rc = fsh_coll_exchange_words(t, "checking the arguments (FABSHMEM_CHECK)", NULL, v, &in);
     for (int i = 1; i < n && rc == 0 && mm->pe < 0; i++) {
         int k = (me + i) % n;
         uint64_t theirs = __atomic_load_n(&in[k], __ATOMIC_ACQUIRE);
@@ -195,14 +187,10 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
                        size_t *recv_counts, size_t *recv_displs, size_t esize)
 {
     int n = t->size, me = t->my_pe;
-    uint64_t *out = fsh_notify_words_out(t->slot);
     uint64_t *in;
 
     /* Phase 1: counts. */
-    for (int k = 0; k < n; k++) {
-        out[k] = send_counts[k];
-    }
-    int rc = fsh_coll_exchange_words(t, "alltoallv: exchanging counts", &in);
+    int rc = fsh_coll_exchange_words(t, "alltoallv: exchanging counts", send_counts, 0, &in);
     if (rc != 0) {
         return rc;
     }
@@ -225,10 +213,8 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
     }
 
     /* Phase 2: every receiver tells each sender where its block goes. */
-    for (int k = 0; k < n; k++) {
-        out[k] = room ? (uint64_t)recv_displs[k] : NO_ROOM;
-    }
-    rc = fsh_coll_exchange_words(t, "alltoallv: exchanging offsets", &in);
+    rc = fsh_coll_exchange_words(t, "alltoallv: exchanging offsets", room ? recv_displs : NULL,
+                                 NO_ROOM, &in);
     if (rc != 0) {
         return rc;
     }
@@ -264,12 +250,11 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
         return rc ? rc : (room && !refused ? 0 : 1);
     }
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     for (int i = 1; i < n && rc == 0; i++) {
         int to = (me + i) % n, from = (me - i + n) % n;
         if (room && recv_counts[from] > 0) {
-            fsh_notify_expect(t->slot, fsh_team_world_pe(t, from),
-                              fsh_notify_pieces(recv_counts[from] * esize));
+            fsh_notify_expect(t, from, fsh_notify_pieces(recv_counts[from] * esize));
         }
         if (send_counts[to] == 0) {
             continue;
@@ -279,7 +264,7 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
             refused++;
             continue;
         }
-        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), seg, off + at * esize,
+        rc = fsh_notify_put(&b, to, seg, off + at * esize,
                             (const char *)src + send_displs[to] * esize, send_counts[to] * esize);
     }
     if (room) {
@@ -289,7 +274,7 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
     for (int i = 1; i < n && rc == 0; i++) {
         int from = (me - i + n) % n;
         if (room && recv_counts[from] > 0) {
-            rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, from), "alltoallv: receiving");
+            rc = fsh_notify_wait(t, from, "alltoallv: receiving");
         }
     }
     int crc = fsh_notify_complete(&b, "alltoallv: sending");

@@ -13,7 +13,9 @@
  * counted only after its write landed, so data put before a barrier is visible after it.
  *
  * The same rounds carrying an 8-byte word give an all-reduce for idempotent operations
- * (AND here; hearing a value twice is harmless), which team creation uses to agree on slots.
+ * (AND here; hearing a value twice is harmless), which team creation uses to agree on arena
+ * pages. The word of round k comes from team PE me - 2^k and lands in that sender's mailbox,
+ * as every mailbox write does (notify.c).
  */
 #include "coll.h"
 #include "devmem.h"
@@ -38,18 +40,18 @@ void fsh_coll_fini(void)
     fsh_notify_fini();
 }
 
-static int sync_on(struct fsh_team *t, unsigned slot, const char *what)
+static int sync_on(struct fsh_team *t, const char *what)
 {
     int n = t->size, me = t->my_pe;
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, slot);
+    fsh_notify_batch_init(&b, t);
     int rc = 0;
     for (int dist = 1; dist < n && rc == 0; dist *= 2) {
-        int from = fsh_team_world_pe(t, (me - dist + n) % n);
-        rc = fsh_notify_signal(&b, fsh_team_world_pe(t, (me + dist) % n));
+        int from = (me - dist + n) % n;
+        rc = fsh_notify_signal(&b, (me + dist) % n);
         if (rc == 0) {
-            fsh_notify_expect(slot, from, 1);
-            rc = fsh_notify_wait(slot, from, what);
+            fsh_notify_expect(t, from, 1);
+            rc = fsh_notify_wait(t, from, what);
         }
     }
     int crc = fsh_notify_complete(&b, what);
@@ -61,12 +63,14 @@ static int sync_on(struct fsh_team *t, unsigned slot, const char *what)
 
 int fsh_coll_sync(struct fsh_team *t, const char *what)
 {
-    return sync_on(t, t->slot, what);
+    return sync_on(t, what);
 }
 
 int fsh_coll_finalize_sync(void)
 {
-    return sync_on(&fsh_team_world, fsh_notify_final_slot(), "shmem_finalize");
+    struct fsh_team fin = fsh_team_world;
+    fin.nr = fsh_notify_final();
+    return sync_on(&fin, "shmem_finalize");
 }
 
 int fsh_coll_barrier_all(void)
@@ -83,27 +87,21 @@ int fsh_coll_sync_all(void)
 int fsh_coll_and_word(struct fsh_team *t, uint64_t *word)
 {
     int n = t->size, me = t->my_pe;
-    unsigned par = fsh_team_step(t);
-    uint64_t *in = fsh_notify_words_in(t->slot, par);
-    uint64_t *out = fsh_notify_words_out(t->slot);
+    uint64_t *in = fsh_notify_words(t, fsh_team_step(t));
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     int rc = 0;
-    unsigned k = 0;
-    for (int dist = 1; dist < n && rc == 0; dist *= 2, k++) {
-        int to = fsh_team_world_pe(t, (me + dist) % n);
-        int from = fsh_team_world_pe(t, (me - dist + n) % n);
-        out[k] = *word;
-        rc = fsh_notify_put(&b, to, FSH_SEG_HEAP, fsh_notify_scratch_off(&in[k]), &out[k],
-                            sizeof(uint64_t));
+    for (int dist = 1; dist < n && rc == 0; dist *= 2) {
+        int from = (me - dist + n) % n;
+        rc = fsh_notify_word(&b, (me + dist) % n, &in[me], *word);
         if (rc == 0) {
-            fsh_notify_expect(t->slot, from, 1);
-            rc = fsh_notify_wait(t->slot, from, "team split: agreeing on a team slot");
+            fsh_notify_expect(t, from, 1);
+            rc = fsh_notify_wait(t, from, "team split: agreeing on a word (AND)");
         }
         if (rc == 0) {
-            *word &= __atomic_load_n(&in[k], __ATOMIC_ACQUIRE);
+            *word &= __atomic_load_n(&in[from], __ATOMIC_ACQUIRE);
         }
     }
-    int crc = fsh_notify_complete(&b, "team split: agreeing on a team slot");
+    int crc = fsh_notify_complete(&b, "team split: agreeing on a word (AND)");
     return rc ? rc : crc;
 }

@@ -17,7 +17,8 @@
  * barrier even into the same dest, once each PE is done with it before its next call.
  *
  * The ready is an 8-byte counted write of the size the PE asked for (its nelems in bytes) into
- * the parent's ask mailbox (notify.h): the parent writes at most that many bytes, so a PE never
+ * the parent's ask mailbox (notify.h: the mailboxes of the team's next step, safe to share as
+ * notify.c explains): the parent writes at most that many bytes, so a PE never
  * receives more than it asked for, whatever the others passed. A parent that sees another size
  * than its own sends the smaller, then data-less arrivals up to the count the child expects
  * (its own size's pieces), and reports the mismatch (fsh_coll_broadcast's *mm) instead of
@@ -31,7 +32,7 @@
 
 #include "notify.h"
 
-/* To child (world PE) that asked for `ask` bytes: at most that, then the arrivals it expects. */
+/* To child (team PE) that asked for `ask` bytes: at most that, then the arrivals it expects. */
 static int answer(struct fsh_notify_batch *b, int child, enum fsh_seg seg, uint64_t off,
                   const void *from, size_t bytes, size_t ask)
 {
@@ -65,17 +66,15 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         return rc;
     }
     int low = r == 0 ? 1 << 30 : (r & -r);
-    uint64_t *asks = fsh_notify_asks(t->slot);
+    uint64_t *asks = fsh_notify_asks(t);
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     if (r != 0) {
-        int pi = (r - low + root) % n, parent = fsh_team_world_pe(t, pi);
-        /* ready; its source word is ours in this call (no other step of it uses words_out) */
-        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], bytes,
-                             &fsh_notify_words_out(t->slot)[pi]);
-        fsh_notify_expect(t->slot, parent, fsh_notify_pieces(bytes));
+        int parent = (r - low + root) % n;
+        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], bytes);
+        fsh_notify_expect(t, parent, fsh_notify_pieces(bytes));
         if (rc == 0) {
-            rc = fsh_notify_wait(t->slot, parent, "broadcast: waiting for the data");
+            rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
         }
     } else if (to_root && dest != src && bytes > 0) {
         memmove(dest, src, bytes);
@@ -87,15 +86,15 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     }
     for (int k = top / 2; k >= 1 && rc == 0; k /= 2) {
         if (k < low && r + k < n) {
-            int ci = (r + k + root) % n, child = fsh_team_world_pe(t, ci);
-            fsh_notify_expect(t->slot, child, 1);
-            rc = fsh_notify_wait(t->slot, child, "broadcast: waiting for a PE to enter the call");
+            int child = (r + k + root) % n;
+            fsh_notify_expect(t, child, 1);
+            rc = fsh_notify_wait(t, child, "broadcast: waiting for a PE to enter the call");
             if (rc != 0) {
                 break;
             }
-            size_t ask = (size_t)__atomic_load_n(&asks[ci], __ATOMIC_ACQUIRE);
+            size_t ask = (size_t)__atomic_load_n(&asks[child], __ATOMIC_ACQUIRE);
             if (ask != bytes && mm->pe < 0) {
-                mm->pe = child;
+                mm->pe = fsh_team_world_pe(t, child);
                 mm->theirs = ask;
             }
             rc = answer(&b, child, seg, off, from, bytes, ask);

@@ -27,11 +27,11 @@ void fsh_coll_fini(void);
 int fsh_coll_barrier_all(void);
 /* shmem_sync_all: synchronize all PEs; earlier puts are not completed by it. */
 int fsh_coll_sync_all(void);
-/* shmem_finalize's synchronization of all PEs, on a slot no user collective counts. */
+/* shmem_finalize's synchronization of all PEs, on a region no user collective counts. */
 int fsh_coll_finalize_sync(void);
 /* Synchronize the PEs of t (dissemination). what names the routine in timeout reports. */
 int fsh_coll_sync(struct fsh_team *t, const char *what);
-/* *word = AND of every member's *word (team creation agrees on free slots with it). */
+/* *word = AND of every member's *word (team creation agrees on arena pages with it); a step. */
 int fsh_coll_and_word(struct fsh_team *t, uint64_t *word);
 
 /* Block i of src (bytes each) to team PE i, landing at dest + me*bytes there. */
@@ -40,10 +40,11 @@ int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t by
  * j)*dst*esize on team PE k. */
 int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_t dst,
                        ptrdiff_t sst, size_t nelems, size_t esize);
-/* One step of 8-byte words between all members (used by alltoallv and collect): the
- * caller fills fsh_notify_words_out(t->slot)[k] for each team PE k; on return (*in)[k] holds
- * the word PE k sent me (my own entry untouched). */
-int fsh_coll_exchange_words(struct fsh_team *t, const char *what, uint64_t **in);
+/* One step of 8-byte words between all members (used by alltoallv and collect): team PE k
+ * gets each[k], or `all` when each is NULL; on return (*in)[k] holds the word PE k sent me
+ * (my own entry untouched). */
+int fsh_coll_exchange_words(struct fsh_team *t, const char *what, const size_t *each,
+                            uint64_t all, uint64_t **in);
 /* shmemx_alltoallv; counts and displacements in elements of esize bytes (shmemx.h). */
 int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const void *src,
                        const size_t *send_counts, const size_t *send_displs,

@@ -30,15 +30,15 @@ static int gather(struct fsh_team *t, void *dest, size_t total, const void *src,
         return rc;
     }
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     for (int i = 1; i < n && rc == 0; i++) {
         int from = (me - i + n) % n;
         size_t in = sizes ? sizes[from] : bytes;
         if (in > 0) {
-            fsh_notify_expect(t->slot, fsh_team_world_pe(t, from), fsh_notify_pieces(in));
+            fsh_notify_expect(t, from, fsh_notify_pieces(in));
         }
         if (bytes > 0) {
-            rc = fsh_notify_put(&b, fsh_team_world_pe(t, (me + i) % n), seg, off + at, src, bytes);
+            rc = fsh_notify_put(&b, (me + i) % n, seg, off + at, src, bytes);
         }
     }
     if (bytes > 0) {
@@ -47,7 +47,7 @@ static int gather(struct fsh_team *t, void *dest, size_t total, const void *src,
     for (int i = 1; i < n && rc == 0; i++) {
         int from = (me - i + n) % n;
         if ((sizes ? sizes[from] : bytes) > 0) {
-            rc = fsh_notify_wait(t->slot, fsh_team_world_pe(t, from), what);
+            rc = fsh_notify_wait(t, from, what);
         }
     }
     int crc = fsh_notify_complete(&b, what);
@@ -63,12 +63,8 @@ int fsh_coll_fcollect(struct fsh_team *t, void *dest, const void *src, size_t by
 int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t bytes)
 {
     int n = t->size, me = t->my_pe;
-    uint64_t *out = fsh_notify_words_out(t->slot);
     uint64_t *in;
-    for (int k = 0; k < n; k++) {
-        out[k] = bytes;
-    }
-    int rc = fsh_coll_exchange_words(t, "collect: exchanging sizes", &in);
+    int rc = fsh_coll_exchange_words(t, "collect: exchanging sizes", NULL, bytes, &in);
     if (rc != 0) {
         return rc;
     }

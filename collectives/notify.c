@@ -1,27 +1,55 @@
 /*
  * notify.c: counted writes and the collectives' symmetric scratch.
  *
- * A write for a collective carries a 32-bit immediate: kind FSH_IMM_COLL, the slot (6 bits)
- * and the sender's world PE (22 bits). The target's progress engine sees the immediate only
- * after the write's data is in place, and then adds one to arrived[slot][sender]. A receiver
- * keeps expected[slot][sender], the number of arrivals its algorithm has asked for from that
- * sender since the job began, and a wait ends when arrived >= expected (compared modulo 2^32).
+ * A write for a collective carries a 32-bit immediate: kind FSH_IMM_COLL, the code of the
+ * team's region (6 bits) and the sender's number in that region (22 bits: its team index, or
+ * its world PE in the regions counted by world PE). The target's progress engine sees the
+ * immediate only after the write's data is in place, and then adds one to
+ * arrived[sender] of that region. A receiver keeps expected[sender], the number of arrivals
+ * its algorithm has asked for from that sender since the team was made, and a wait ends when
+ * arrived >= expected (compared modulo 2^32).
  *
  * Why per-sender counts stay exact with no reset, whatever the fabric reorders:
- *   1. Every PE pair runs a slot's collectives in the same order (the spec's rule for a team),
- *      and in every algorithm each arrival sent is expected by its receiver in the same call,
- *      so the sender's stream of arrivals and the receiver's stream of expectations match
- *      one for one.
+ *   1. Every PE pair runs a team's collectives in the same order (the spec's rule for a
+ *      team), and in every algorithm each arrival sent is expected by its receiver in the
+ *      same call, so the sender's stream of arrivals and the receiver's stream of
+ *      expectations match one for one.
  *   2. A sender completes (with delivery completion: the data is at the target) the writes a
  *      receiver counts toward one wait before it posts any it counts toward a later wait.
  *      Reaching a count therefore means every earlier write of that sender has landed, even
  *      when a later one was counted first.
- * Counting per sender, rather than per slot, is what makes a fast peer harmless: its next
- * call's arrivals raise only its own count, never stand in for a slow peer's.
+ *   3. A region's counters start at zero on every member and see only that team's arrivals:
+ *      the world, active-set and finalize regions are fixed for the job; an arena team's
+ *      pages were free on every member when the members agreed on them (team.c), and a PE
+ *      zeroes them when it destroys the team, which rule 1 makes safe: every arrival sent to
+ *      it on the team was expected, and waited for, by a call that has returned. A member
+ *      that is faster than this PE may count into the new region before this PE has finished
+ *      making the team: the region is found from the immediate alone (the code is its first
+ *      page), so the arrival is counted all the same.
+ * Counting per sender, rather than per team, is what makes a fast peer harmless: its next
+ * call's arrivals raise only its own count, never stand in for a slow peer's. The active sets
+ * count by world PE: two sets may number the same PE differently, and rule 1 holds per pair
+ * of PEs, not per index.
  *
- * Scratch data (8-byte mailboxes, reduction landing buffers) is double buffered by the parity
- * of the team's step: a step is a phase in which every member's completion needs every
- * member's contribution, so no PE can be more than one step ahead of another.
+ * Mailboxes (8 bytes each) are indexed by the writer and double buffered by the parity of the
+ * team's step: a step is a phase in which every member's completion needs every member's
+ * contribution, so no PE is more than one step ahead of another. Every write into the
+ * mailbox [q][j] of a PE comes from team PE j, and j writes it again only after that PE read
+ * the last value: j's next write to [q] is either a step of parity q, two steps later, which
+ * j finishes only after that PE sent its word of the step between (after reading [q]), or a
+ * broadcast's "ready" (below), into a mailbox its reader reads before answering it. A
+ * broadcast is not a step (a root waits for nobody's data), so its "ready" words use the
+ * mailboxes of the team's next step without taking it: a PE reads the ready of its child j
+ * before it sends j the data j needs to finish, so j's next write there (the next step, or
+ * the ready of a later broadcast) comes after the read. The active sets' collectives each
+ * start with a sync of the set, so their steps may count from 0 in every call.
+ *
+ * Reductions land data in per-round buffers double buffered the same way (reduce.c). The
+ * world and active-set regions have landing buffers of 8 KiB per round up to 16 PEs, smaller
+ * beyond (the job's regions stay within a fixed landing budget); an arena team's buffers
+ * fill what is left of its pages, and at its first reduction the team leases larger ones
+ * from free arena pages when the members agree on some (kept to half the arena, so leases
+ * never crowd out new teams).
  *
  * A receiver whose memory is mapped here (runtime/local.c: a PE of this node) is written
  * directly: the data is copied into its mapping, then its arrived counter for us (which lives
@@ -30,13 +58,15 @@
  * data. Such a write is complete on return, so rule 2 holds trivially, and the counts are
  * the same whichever path a pair uses.
  *
- * shmem_finalize synchronizes on a slot of its own, so its arrivals are never counted by a
+ * shmem_finalize synchronizes on a region of its own, so its arrivals are never counted by a
  * user's collective: a PE that finalizes (or exits) while a peer waits in a barrier leaves
  * that barrier waiting, and the peer's liveness probe (live.c) names it.
  *
- * Memory: per (slot, PE) a 32-bit arrived counter (symmetric heap) and a 32-bit expected
- * counter (private) and, per slot, 32 bytes per PE of mailboxes plus 2 x red_rounds x
- * red_chunk bytes of landing space in the symmetric heap.
+ * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE 4 bytes of counters and 16 of
+ * mailboxes in the world region, the same in the active-set region, 4 bytes of finalize
+ * counters; landing buffers of at most 64 KiB (world) and 32 KiB (active sets); and the
+ * arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share. Private: 4 bytes per
+ * sender of each region (expected counts).
  */
 #include "notify.h"
 
@@ -50,62 +80,144 @@
 #include "local.h"
 #include "rma.h"
 #include "rt.h"
+#include "team.h"
 
 #define SENDER_BITS 22
-#define SLOT_BITS 6
-#define RED_CHUNK 8192
+#define CODE_BITS 6
+#define CODE_WORLD 0
+#define CODE_FINAL 1
+#define CODE_ASET 2
+#define CODE_PAGE0 3 /* CODE_PAGE0 + p: the arena region whose first page is p */
+#define RING 16      /* source words of a batch's 8-byte writes before it must complete */
+#define CHUNK_MAX 8192
+#define CHUNK_MIN 128 /* with the 3 KiB per team, 30 teams of up to 16 PEs take a page each */
+#define WORLD_LAND (64 * 1024)
+#define ASET_LAND (32 * 1024)
+#define ARENA_PER_TEAM 3072
+#define HEAD 64 /* the data-less arrivals' source and sink words */
 
 static struct {
     int npes;
-    unsigned nslots; /* team slots, then finalize's slot, then the active-set slot */
-    uint32_t *arrived;     /* [slot * npes + sender], symmetric heap */
-    uint64_t arrived_off;  /* its heap offset */
-    uint32_t *expected;
-    char *scratch;
+    bool open;      /* arrivals polled after fini are dropped, not counted */
+    char *scratch;  /* the reservation */
     uint64_t scratch_off;
-    size_t slot_bytes;
-    size_t words_in_off, words_out_off, asks_off, red_off;
-    unsigned red_rounds;
+    struct fsh_notify_region world, aset, final;
+    char *arena;
+    size_t page;
+    uint64_t used; /* arena pages held here */
     uint64_t *zero; /* source of data-less arrivals, registered */
-    uint64_t *sink; /* where data-less arrivals land */
-    uint64_t sink_off;
+    uint64_t sink_off; /* where data-less arrivals land */
 } nt;
-
-static void on_arrival(uint32_t payload)
-{
-    unsigned slot = (payload >> SENDER_BITS) & ((1u << SLOT_BITS) - 1);
-    unsigned from = payload & ((1u << SENDER_BITS) - 1);
-    if (slot < nt.nslots && from < (unsigned)nt.npes) {
-        __atomic_fetch_add(&nt.arrived[(size_t)slot * nt.npes + from], 1, __ATOMIC_RELEASE);
-    }
-}
 
 static size_t align64(size_t n)
 {
     return (n + 63) & ~(size_t)63;
 }
 
-/* The scratch layout for npes PEs and max_teams teams (sets nt's offsets); its heap bytes. */
-static size_t layout(int npes, unsigned max_teams)
+/* Landing rounds of a team of n: log2 of the largest power of two p2 <= n, and one for the
+ * fold of the n - p2 others when there are any. */
+static unsigned rounds_of(int n)
 {
-    unsigned nslots = max_teams + 2;
-    size_t ncount = (size_t)nslots * (size_t)npes;
-    /* Rounds of a reduction: the fold of the PEs beyond a power of two, and log2 of it. */
-    nt.red_rounds = 1;
-    while ((1L << (nt.red_rounds - 1)) < npes) {
-        nt.red_rounds++;
+    unsigned r = 0;
+    int p2 = 1;
+    while (p2 * 2 <= n) {
+        p2 *= 2;
+        r++;
     }
-    nt.words_in_off = 64;
-    nt.words_out_off = nt.words_in_off + align64(2 * (size_t)npes * sizeof(uint64_t));
-    nt.asks_off = nt.words_out_off + align64((size_t)npes * sizeof(uint64_t));
-    nt.red_off = nt.asks_off + align64((size_t)npes * sizeof(uint64_t));
-    nt.slot_bytes = nt.red_off + 2 * (size_t)nt.red_rounds * RED_CHUNK;
-    return nt.slot_bytes * nslots + align64(ncount * sizeof(uint32_t));
+    return r + (n > p2);
+}
+
+/* Bytes of a region's counters, mailboxes and ring (the landing buffers follow). */
+static size_t fixed_bytes(int n)
+{
+    return align64(4 * (size_t)n) + align64(16 * (size_t)n) + RING * sizeof(uint64_t);
+}
+
+/* The landing chunk that fits rounds x 2 buffers in `budget` bytes, at most CHUNK_MAX. */
+static size_t chunk_within(unsigned rounds, size_t budget)
+{
+    if (rounds == 0) {
+        return 0;
+    }
+    size_t c = (budget / (2 * (size_t)rounds)) & ~(size_t)63;
+    return c > CHUNK_MAX ? CHUNK_MAX : c;
+}
+
+static size_t job_region_bytes(int n, size_t land_budget)
+{
+    unsigned r = rounds_of(n);
+    return fixed_bytes(n) + 2 * (size_t)r * chunk_within(r, land_budget);
+}
+
+static size_t page_bytes(unsigned max_teams)
+{
+    size_t p = ((size_t)max_teams * ARENA_PER_TEAM / FSH_NOTIFY_PAGES) & ~(size_t)63;
+    return p < 64 ? 64 : p;
 }
 
 size_t fsh_notify_heap_bytes(int npes, unsigned max_teams)
 {
-    return fsh_heap_rounded(layout(npes, max_teams));
+    return HEAD + job_region_bytes(npes, WORLD_LAND) + job_region_bytes(npes, ASET_LAND) +
+           align64(4 * (size_t)npes) + FSH_NOTIFY_PAGES * page_bytes(max_teams);
+}
+
+/* Lay a region of n senders out at p (heap), landing buffers of `chunk` at land. */
+static void lay_out(struct fsh_notify_region *r, char *p, int n, char *land, size_t chunk)
+{
+    r->n = n;
+    r->arrived = (uint32_t *)p;
+    r->words = (uint64_t *)(p + align64(4 * (size_t)n));
+    r->ring = r->words + align64(16 * (size_t)n) / sizeof(uint64_t);
+    r->rounds = rounds_of(n);
+    r->land = land;
+    r->chunk = chunk;
+}
+
+static void on_arrival(uint32_t payload)
+{
+    unsigned code = (payload >> SENDER_BITS) & ((1u << CODE_BITS) - 1);
+    size_t from = payload & ((1u << SENDER_BITS) - 1);
+    uint32_t *counter = NULL;
+    if (!nt.open) {
+        return;
+    }
+    if (code >= CODE_PAGE0) {
+        /* An arena region's counters open its first page; the sender may be faster than
+         * this PE's own making of the team (rule 3). */
+        size_t at = (code - CODE_PAGE0) * nt.page + from * sizeof(uint32_t);
+        if (at + sizeof(uint32_t) <= FSH_NOTIFY_PAGES * nt.page) {
+            counter = (uint32_t *)(nt.arena + at);
+        }
+    } else if (from < (size_t)nt.npes) {
+        struct fsh_notify_region *r = code == CODE_WORLD  ? &nt.world
+                                      : code == CODE_FINAL ? &nt.final
+                                                           : &nt.aset;
+        counter = &r->arrived[from];
+    }
+    if (counter) {
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
+    }
+}
+
+static int job_region(struct fsh_notify_region *r, unsigned code, char **p, int n,
+                      size_t land_budget, bool mailboxes)
+{
+    r->code = code;
+    r->by_world = true;
+    r->expected = calloc((size_t)n, sizeof(uint32_t));
+    if (!r->expected) {
+        return fsh_err(-ENOMEM, "free some memory", "out of memory for %d counters", n);
+    }
+    if (!mailboxes) {
+        r->n = n;
+        r->arrived = (uint32_t *)*p;
+        *p += align64(4 * (size_t)n);
+        return 0;
+    }
+    size_t chunk = chunk_within(rounds_of(n), land_budget);
+    lay_out(r, *p, n, *p + fixed_bytes(n), chunk);
+    *p += fixed_bytes(n) + 2 * (size_t)r->rounds * chunk;
+    return 0;
 }
 
 int fsh_notify_init(int npes, unsigned max_teams)
@@ -114,23 +226,17 @@ int fsh_notify_init(int npes, unsigned max_teams)
         return fsh_err(-ENOTSUP, "run at most 4194304 PEs",
                        "%d PEs: collectives name the sender in 22 bits", npes);
     }
-    if (max_teams < 2 || max_teams + 2 > (1u << SLOT_BITS)) {
+    if (max_teams < 2 || max_teams > 62) {
         return fsh_err(-EINVAL, "set FABSHMEM_MAX_TEAMS to 2..62",
-                       "FABSHMEM_MAX_TEAMS=%u is out of range (world and shared take two)",
-                       max_teams);
+                       "FABSHMEM_MAX_TEAMS=%u is out of range", max_teams);
     }
     nt.npes = npes;
-    nt.nslots = max_teams + 2;
-    size_t ncount = (size_t)nt.nslots * (size_t)npes;
-    nt.expected = calloc(ncount, sizeof(uint32_t));
-    if (!nt.expected) {
-        return fsh_err(-ENOMEM, "lower FABSHMEM_MAX_TEAMS", "out of memory for %zu counters",
-                       ncount);
-    }
+    nt.page = page_bytes(max_teams);
     size_t total = fsh_notify_heap_bytes(npes, max_teams);
     char what[160];
-    snprintf(what, sizeof(what), "the collectives' scratch (%u team slots x %zu bytes for %d PEs)",
-             nt.nslots, nt.slot_bytes, npes);
+    snprintf(what, sizeof(what),
+             "the collectives' scratch (%d PEs, a team arena of %d x %zu bytes)", npes,
+             FSH_NOTIFY_PAGES, nt.page);
     nt.scratch = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_MAX_TEAMS");
     if (!nt.scratch) {
         return fsh_err_last()->code;
@@ -140,32 +246,162 @@ int fsh_notify_init(int npes, unsigned max_teams)
         return fsh_err(-EFAULT, "", "collective scratch is not in the registered heap");
     }
     /* Fresh heap memory is zero; no memset: a faster local peer may already count into it. */
-    nt.arrived = (uint32_t *)(nt.scratch + nt.slot_bytes * nt.nslots);
-    nt.arrived_off = nt.scratch_off + nt.slot_bytes * nt.nslots;
-    /* Slot 0's first two words: the data-less arrivals' source and sink. */
     nt.zero = (uint64_t *)nt.scratch;
-    nt.sink = nt.zero + 1;
     nt.sink_off = nt.scratch_off + sizeof(uint64_t);
+    char *p = nt.scratch + HEAD;
+    int rc = job_region(&nt.world, CODE_WORLD, &p, npes, WORLD_LAND, true);
+    if (rc == 0) {
+        rc = job_region(&nt.aset, CODE_ASET, &p, npes, ASET_LAND, true);
+    }
+    if (rc == 0) {
+        rc = job_region(&nt.final, CODE_FINAL, &p, npes, 0, false);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    nt.arena = p;
+    nt.used = 0;
+    if ((size_t)(p - nt.scratch) + FSH_NOTIFY_PAGES * nt.page != total) {
+        return fsh_err(-EFAULT, "", "collective scratch layout (%zu bytes) differs from "
+                       "fsh_notify_heap_bytes (%zu)", (size_t)(p - nt.scratch) +
+                       FSH_NOTIFY_PAGES * nt.page, total);
+    }
+    nt.open = true;
     return fsh_progress_register_imm(FSH_IMM_COLL, on_arrival);
 }
 
 void fsh_notify_fini(void)
 {
     /* The scratch goes with the heap. */
-    nt.nslots = 0; /* arrivals polled during teardown are dropped, not counted */
-    free(nt.expected);
-    nt.arrived = nt.expected = NULL;
+    nt.open = false;
+    free(nt.world.expected);
+    free(nt.aset.expected);
+    free(nt.final.expected);
+    nt.world.expected = nt.aset.expected = nt.final.expected = NULL;
 }
 
-unsigned fsh_notify_aset_slot(void)
+struct fsh_notify_region *fsh_notify_world(void)
 {
-    return nt.nslots - 1;
+    return &nt.world;
 }
 
-unsigned fsh_notify_final_slot(void)
+struct fsh_notify_region *fsh_notify_aset(void)
 {
-    return nt.nslots - 2;
+    return &nt.aset;
 }
+
+struct fsh_notify_region *fsh_notify_final(void)
+{
+    return &nt.final;
+}
+
+/* ------------------------------------------------------------------ the arena */
+
+uint64_t fsh_notify_free_pages(void)
+{
+    return ~nt.used & (((uint64_t)1 << FSH_NOTIFY_PAGES) - 1);
+}
+
+size_t fsh_notify_page_bytes(void)
+{
+    return nt.page;
+}
+
+static unsigned pages_of(size_t bytes)
+{
+    return (unsigned)((bytes + nt.page - 1) / nt.page);
+}
+
+unsigned fsh_notify_pages_for(int n)
+{
+    return pages_of(fixed_bytes(n) + 2 * (size_t)rounds_of(n) * CHUNK_MIN);
+}
+
+static uint64_t run_mask(unsigned first, unsigned pages)
+{
+    return (pages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << pages) - 1)) << first;
+}
+
+bool fsh_notify_fit(uint64_t free, unsigned pages, unsigned *first)
+{
+    for (unsigned f = 0; pages > 0 && f + pages <= FSH_NOTIFY_PAGES; f++) {
+        if ((free & run_mask(f, pages)) == run_mask(f, pages)) {
+            *first = f;
+            return true;
+        }
+    }
+    return false;
+}
+
+int fsh_notify_carve(int n, unsigned first, struct fsh_notify_region **out)
+{
+    struct fsh_notify_region *r = calloc(1, sizeof(*r));
+    uint32_t *expected = calloc((size_t)n, sizeof(uint32_t));
+    if (!r || !expected) {
+        free(r);
+        free(expected);
+        return fsh_err(-ENOMEM, "free some memory", "out of memory for a team of %d PEs", n);
+    }
+    unsigned pages = fsh_notify_pages_for(n);
+    char *p = nt.arena + (size_t)first * nt.page;
+    unsigned rounds = rounds_of(n);
+    /* The landing buffers take the rest of the region's pages. */
+    size_t chunk = chunk_within(rounds, pages * nt.page - fixed_bytes(n));
+    lay_out(r, p, n, p + fixed_bytes(n), chunk);
+    r->code = CODE_PAGE0 + first;
+    r->by_world = false;
+    r->expected = expected;
+    r->pages = run_mask(first, pages);
+    nt.used |= r->pages;
+    *out = r;
+    return 0;
+}
+
+static void zero_pages(uint64_t pages)
+{
+    for (unsigned p = 0; p < FSH_NOTIFY_PAGES; p++) {
+        if (pages & ((uint64_t)1 << p)) {
+            memset(nt.arena + (size_t)p * nt.page, 0, nt.page);
+        }
+    }
+}
+
+void fsh_notify_release(struct fsh_notify_region *r)
+{
+    if (!r || r->pages == 0) {
+        return;
+    }
+    /* Zero for the next team on these pages (rule 3): every arrival of this team has been
+     * counted by a call that returned, and no member writes here again. */
+    zero_pages(r->pages | r->lease);
+    nt.used &= ~(r->pages | r->lease);
+    free(r->expected);
+    free(r);
+}
+
+bool fsh_notify_lease_wanted(const struct fsh_notify_region *r)
+{
+    return r->pages != 0 && !r->lease_tried && r->rounds > 0 && r->chunk < CHUNK_MAX;
+}
+
+void fsh_notify_lease(struct fsh_notify_region *r, uint64_t free)
+{
+    r->lease_tried = true;
+    for (size_t c = CHUNK_MAX; c > r->chunk && c >= 1024; c /= 2) {
+        unsigned pages = pages_of(2 * (size_t)r->rounds * c), first;
+        /* Half the arena stays free for new teams whatever the leases take. */
+        if ((unsigned)__builtin_popcountll(free) >= pages + FSH_NOTIFY_PAGES / 2 &&
+            fsh_notify_fit(free, pages, &first)) {
+            r->lease = run_mask(first, pages);
+            nt.used |= r->lease;
+            r->land = nt.arena + (size_t)first * nt.page;
+            r->chunk = c;
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ counted writes */
 
 uint32_t fsh_notify_pieces(size_t len)
 {
@@ -173,35 +409,47 @@ uint32_t fsh_notify_pieces(size_t len)
     return len == 0 ? 1 : (uint32_t)((len + max - 1) / max);
 }
 
+/* The sender's number in the region of t, and the counter index of team PE i. */
+static uint32_t my_number(const struct fsh_team *t)
+{
+    return t->nr->by_world ? (uint32_t)fsh_rt.pe : (uint32_t)t->my_pe;
+}
+
+static size_t counter_of(const struct fsh_team *t, int i)
+{
+    return t->nr->by_world ? (size_t)fsh_team_world_pe(t, i) : (size_t)i;
+}
+
 static uint32_t imm_of(const struct fsh_notify_batch *b)
 {
-    return ((uint32_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT) | (b->slot << SENDER_BITS) |
-           (uint32_t)fsh_rt.pe;
+    return ((uint32_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT) | (b->t->nr->code << SENDER_BITS) |
+           my_number(b->t);
 }
 
-/* pe's arrived counter for this PE on the batch's slot, when pe is mapped here. */
-static uint32_t *mapped_counter(const struct fsh_notify_batch *b, int pe)
+/* Team PE i's arrived counter for this PE, when i is mapped here. */
+static uint32_t *mapped_counter(const struct fsh_notify_batch *b, int i)
 {
-    uint64_t i = (uint64_t)b->slot * (uint64_t)nt.npes + (uint64_t)fsh_rt.pe;
-    return fsh_local_addr(pe, FSH_SEG_HEAP, nt.arrived_off + i * sizeof(uint32_t));
+    const struct fsh_notify_region *r = b->t->nr;
+    uint64_t off = fsh_notify_scratch_off(&r->arrived[my_number(b->t)]);
+    return fsh_local_addr(fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, off);
 }
 
-int fsh_notify_signal(struct fsh_notify_batch *b, int pe)
+int fsh_notify_signal(struct fsh_notify_batch *b, int i)
 {
-    uint32_t *counter = mapped_counter(b, pe);
+    uint32_t *counter = mapped_counter(b, i);
     if (counter) {
         __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe, FSH_SEG_HEAP,
-                         nt.sink_off, true, imm_of(b));
+    return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t),
+                         fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, nt.sink_off, true, imm_of(b));
 }
 
-int fsh_notify_word(struct fsh_notify_batch *b, int pe, uint64_t *word, uint64_t value,
-                    uint64_t *src)
+int fsh_notify_word(struct fsh_notify_batch *b, int i, uint64_t *word, uint64_t value)
 {
     uint64_t off = fsh_notify_scratch_off(word);
-    uint32_t *counter = mapped_counter(b, pe);
+    int pe = fsh_team_world_pe(b->t, i);
+    uint32_t *counter = mapped_counter(b, i);
     if (counter) {
         /* As a write would: the value in place, then the arrival that publishes it. */
         uint64_t *dst = fsh_local_addr(pe, FSH_SEG_HEAP, off);
@@ -209,18 +457,29 @@ int fsh_notify_word(struct fsh_notify_batch *b, int pe, uint64_t *word, uint64_t
         __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
         return 0;
     }
+    if (b->ring_used == RING) {
+        /* The ring's sources must stay put until their writes complete: a few words per
+         * team instead of one per member. */
+        int rc = fsh_notify_complete(b, "collective: sending 8-byte words");
+        if (rc != 0) {
+            return rc;
+        }
+        b->ring_used = 0;
+    }
+    uint64_t *src = &b->t->nr->ring[b->ring_used++];
     *src = value;
     return fsh_rma_write(&fsh_ctx_default, &b->sync, src, sizeof(uint64_t), pe, FSH_SEG_HEAP, off,
                          true, imm_of(b));
 }
 
-int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
+int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                    const void *src, size_t len)
 {
     if (len == 0) {
-        return fsh_notify_signal(b, pe);
+        return fsh_notify_signal(b, i);
     }
-    uint32_t *counter = mapped_counter(b, pe);
+    int pe = fsh_team_world_pe(b->t, i);
+    uint32_t *counter = mapped_counter(b, i);
     void *dst = counter ? fsh_local_addr(pe, seg, off) : NULL;
     if (dst) {
         memcpy(dst, src, len);
@@ -249,9 +508,9 @@ int fsh_notify_complete(struct fsh_notify_batch *b, const char *what)
     return fsh_progress_wait_track(&b->sync, what);
 }
 
-void fsh_notify_expect(unsigned slot, int from, uint32_t n)
+void fsh_notify_expect(const struct fsh_team *t, int i, uint32_t n)
 {
-    nt.expected[(size_t)slot * nt.npes + from] += n;
+    t->nr->expected[counter_of(t, i)] += n;
 }
 
 struct want {
@@ -266,57 +525,53 @@ static bool reached(const void *arg)
     return (int32_t)(a - w->expected) >= 0;
 }
 
-int fsh_notify_wait(unsigned slot, int from, const char *what)
+int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
 {
-    size_t i = (size_t)slot * nt.npes + from;
-    struct want w = {&nt.arrived[i], nt.expected[i]};
+    size_t c = counter_of(t, i);
+    struct want w = {&t->nr->arrived[c], t->nr->expected[c]};
     if (reached(&w)) {
         return 0;
     }
+    int from = fsh_team_world_pe(t, i);
     char msg[160];
     snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
              __atomic_load_n(w.arrived, __ATOMIC_RELAXED), w.expected);
     /* A collective's arrival comes only from the sender itself: a sender gone into finalize
      * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
-    if (slot == fsh_notify_final_slot()) {
+    if (t->nr == &nt.final) {
         return fsh_progress_wait(reached, &w, msg, from);
     }
     return fsh_progress_wait_arrival(reached, &w, msg, from);
 }
 
-static char *slot_base(unsigned slot)
+/* ------------------------------------------------------------------ scratch */
+
+uint64_t *fsh_notify_words(const struct fsh_team *t, unsigned parity)
 {
-    return nt.scratch + (size_t)slot * nt.slot_bytes;
+    return t->nr->words + (size_t)(parity & 1) * (size_t)t->nr->n;
 }
 
-uint64_t *fsh_notify_words_in(unsigned slot, unsigned parity)
+uint64_t *fsh_notify_asks(const struct fsh_team *t)
 {
-    return (uint64_t *)(slot_base(slot) + nt.words_in_off) + (size_t)(parity & 1) * nt.npes;
+    return fsh_notify_words(t, (unsigned)(t->steps & 1));
 }
 
-uint64_t *fsh_notify_words_out(unsigned slot)
+void *fsh_notify_red(const struct fsh_team *t, unsigned parity, unsigned round)
 {
-    return (uint64_t *)(slot_base(slot) + nt.words_out_off);
+    const struct fsh_notify_region *r = t->nr;
+    /* A power-of-two team folds nothing: its buffers start with round 1. */
+    int p2 = 1;
+    while (p2 * 2 <= t->size) {
+        p2 *= 2;
+    }
+    unsigned k = round - (t->size > p2 ? 0 : 1);
+    return r->land + ((size_t)(parity & 1) * r->rounds + k) * r->chunk;
 }
 
-uint64_t *fsh_notify_asks(unsigned slot)
+size_t fsh_notify_red_chunk(const struct fsh_team *t)
 {
-    return (uint64_t *)(slot_base(slot) + nt.asks_off);
-}
-
-void *fsh_notify_red(unsigned slot, unsigned parity, unsigned round)
-{
-    return slot_base(slot) + nt.red_off + ((size_t)(parity & 1) * nt.red_rounds + round) * RED_CHUNK;
-}
-
-size_t fsh_notify_red_chunk(void)
-{
-    return RED_CHUNK;
-}
-
-unsigned fsh_notify_red_rounds(void)
-{
-    return nt.red_rounds;
+    /* A team of one lands nothing: its scans still go by chunks. */
+    return t->nr->chunk ? t->nr->chunk : CHUNK_MAX;
 }
 
 int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *off)

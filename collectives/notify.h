@@ -1,15 +1,19 @@
 /*
  * notify.h: counted writes, the one mechanism every collective synchronizes with.
  *
- * A collective moves data with writes whose immediate data names a slot (one per team) and
- * the sender; the target's progress engine counts arrivals per (slot, sender) once each write
- * has landed. A receiver adds what it expects from a sender to that sender's expected count
- * and waits until the arrivals reach it. Counts only grow, so consecutive collectives need no
- * reset; the rules that keep them exact are written out in notify.c.
+ * A collective moves data with writes whose immediate data names the team's region (its
+ * counters and scratch) and the sender; the target's progress engine counts arrivals per
+ * (region, sender) once each write has landed. A receiver adds what it expects from a sender
+ * to that sender's expected count and waits until the arrivals reach it. Counts only grow
+ * while a team lives, so consecutive collectives need no reset; the rules that keep them
+ * exact are written out in notify.c.
  *
- * Each slot also owns a little symmetric scratch (in the heap, the same offsets everywhere):
- * 8-byte mailboxes indexed by sender, and landing buffers for reductions, both double
- * buffered by the parity of the team's step (fsh_team_step).
+ * A region lives in the symmetric heap at the same offset on every member of its team and
+ * holds, for a team of n PEs: n arrival counters, 2 x n 8-byte mailboxes (double buffered by
+ * the parity of the team's step, fsh_team_step), a few source words for 8-byte writes, and
+ * the reductions' landing buffers. The world team, the active sets and shmem_finalize have
+ * regions of their own, sized by the job; every other team's region is carved from a small
+ * arena of FSH_NOTIFY_PAGES pages when the team is made (team.c agrees on the pages).
  */
 #ifndef FSH_NOTIFY_H
 #define FSH_NOTIFY_H
@@ -21,61 +25,106 @@
 #include "mr.h"
 #include "progress.h"
 
-/* The writes of one collective call (or one phase of it): completing the batch makes its
- * sources reusable and, with delivery completion, its data visible at the targets. */
-struct fsh_notify_batch {
-    struct fsh_op_track sync;
-    unsigned slot;
+struct fsh_team;
+
+/* Pages of the team arena: an arrival's immediate names a region in 6 bits, 3 of its values
+ * name the world, finalize and active-set regions, the other 61 an arena page. */
+#define FSH_NOTIFY_PAGES 61
+
+/* The counters and scratch of one team (notify.c lays them out). */
+struct fsh_notify_region {
+    unsigned code;      /* names the region in an arrival's immediate */
+    int n;              /* senders counted: 0..n-1 */
+    bool by_world;      /* senders counted by world PE (active sets), else by team index */
+    uint32_t *arrived;  /* [n], symmetric heap */
+    uint32_t *expected; /* [n], private */
+    uint64_t *words;    /* [2][n] mailboxes, symmetric heap */
+    uint64_t *ring;     /* sources of 8-byte writes, registered */
+    char *land;         /* [2][rounds] landing buffers of chunk bytes, symmetric heap */
+    size_t chunk;
+    unsigned rounds;
+    uint64_t pages;     /* arena pages of the region (0: a region of the job) */
+    uint64_t lease;     /* arena pages of larger landing buffers leased later */
+    bool lease_tried;
 };
 
-/* Allocate the counters and the scratch of max_teams team slots plus one slot for the
- * active-set (deprecated pSync) collectives. Collective over all PEs (heap allocation). */
-int fsh_notify_init(int npes, unsigned max_teams);
-/* The heap bytes fsh_notify_init reserves (the memory model's figure). */
-size_t fsh_notify_heap_bytes(int npes, unsigned max_teams);
-void fsh_notify_fini(void);
-unsigned fsh_notify_aset_slot(void);
-/* The slot of shmem_finalize's synchronization: no user collective counts its arrivals. */
-unsigned fsh_notify_final_slot(void);
+/* The writes of one collective call (or one phase of it) on team t: completing the batch
+ * makes its sources reusable and, with delivery completion, its data visible at the
+ * targets. */
+struct fsh_notify_batch {
+    struct fsh_op_track sync;
+    const struct fsh_team *t;
+    unsigned ring_used;
+};
 
-static inline void fsh_notify_batch_init(struct fsh_notify_batch *b, unsigned slot)
+/* The symmetric heap bytes fsh_notify_init reserves for a job of npes PEs with
+ * FABSHMEM_MAX_TEAMS=max_teams. Pure: callable before init (a memory table uses it). */
+size_t fsh_notify_heap_bytes(int npes, unsigned max_teams);
+
+/* Reserve the regions of the job and the team arena. Collective over all PEs (heap
+ * reservation). */
+int fsh_notify_init(int npes, unsigned max_teams);
+void fsh_notify_fini(void);
+struct fsh_notify_region *fsh_notify_world(void);
+/* The active-set collectives' region: counted by world PE, mailboxes by index in the set. */
+struct fsh_notify_region *fsh_notify_aset(void);
+/* shmem_finalize's synchronization: no user collective counts its arrivals. */
+struct fsh_notify_region *fsh_notify_final(void);
+
+/* The arena: pages free on this PE (bit i: page i), the pages a team of n PEs takes, and the
+ * first run of `pages` pages in a mask of free pages (pure: the same answer on every PE that
+ * agreed on the mask). */
+uint64_t fsh_notify_free_pages(void);
+unsigned fsh_notify_pages_for(int n);
+bool fsh_notify_fit(uint64_t free, unsigned pages, unsigned *first);
+size_t fsh_notify_page_bytes(void);
+/* The region of a new team of n PEs on pages first.. (agreed by the members); fsh_notify_release
+ * zeroes it and gives the pages (and any lease) back: only when the team's last collective on
+ * this PE has returned, so that nothing can still land in it. */
+int fsh_notify_carve(int n, unsigned first, struct fsh_notify_region **out);
+void fsh_notify_release(struct fsh_notify_region *r);
+/* Larger landing buffers for an arena team, tried once, at its first reduction: whether to
+ * try (the same answer on every member), and the lease itself from the members' agreed free
+ * pages (kept small when the arena is short: the team's own buffers still work). */
+bool fsh_notify_lease_wanted(const struct fsh_notify_region *r);
+void fsh_notify_lease(struct fsh_notify_region *r, uint64_t free);
+
+static inline void fsh_notify_batch_init(struct fsh_notify_batch *b, const struct fsh_team *t)
 {
     b->sync = (struct fsh_op_track){0, 0, 0};
-    b->slot = slot;
+    b->t = t;
+    b->ring_used = 0;
 }
 
-/* Write len bytes from src to (seg, off) of world PE pe, in pieces of at most the provider's
- * message size; each piece counts one arrival at pe. len 0 sends one data-less arrival. */
-int fsh_notify_put(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
+/* Write len bytes from src to (seg, off) of team PE i, in pieces of at most the provider's
+ * message size; each piece counts one arrival there. len 0 sends one data-less arrival. */
+int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                    const void *src, size_t len);
-/* value into the scratch word `word` (an address from the accessors below) of pe, as one
- * arrival, like a data-less one in cost; src (registered scratch of this PE) holds the value
- * until the batch completes. */
-int fsh_notify_word(struct fsh_notify_batch *b, int pe, uint64_t *word, uint64_t value,
-                    uint64_t *src);
-/* One data-less arrival at pe (a "ready" or a barrier round). */
-int fsh_notify_signal(struct fsh_notify_batch *b, int pe);
+/* value into the mailbox `word` (an address from fsh_notify_words or fsh_notify_asks) of team
+ * PE i, as one arrival, like a data-less one in cost. */
+int fsh_notify_word(struct fsh_notify_batch *b, int i, uint64_t *word, uint64_t value);
+/* One data-less arrival at team PE i (a barrier round). */
+int fsh_notify_signal(struct fsh_notify_batch *b, int i);
 /* Arrivals one fsh_notify_put of len bytes raises at its target. */
 uint32_t fsh_notify_pieces(size_t len);
 /* Wait until every write of the batch completed. */
 int fsh_notify_complete(struct fsh_notify_batch *b, const char *what);
 
-/* Expect n more arrivals from world PE from on slot; wait until all expected ones arrived. */
-void fsh_notify_expect(unsigned slot, int from, uint32_t n);
-int fsh_notify_wait(unsigned slot, int from, const char *what);
+/* Expect n more arrivals from team PE i; wait until all expected ones arrived. */
+void fsh_notify_expect(const struct fsh_team *t, int i, uint32_t n);
+int fsh_notify_wait(const struct fsh_team *t, int i, const char *what);
 
-/* Scratch of a slot. words_in(slot, parity)[i]: the 8-byte mailbox team PE i writes into;
- * words_out(slot)[i]: the source of my 8-byte value for team PE i (registered, stays valid
- * until the batch completes). red(slot, parity, round): a landing buffer of red_chunk bytes
- * for round `round` (< red_rounds) of a reduction step. */
-uint64_t *fsh_notify_words_in(unsigned slot, unsigned parity);
-uint64_t *fsh_notify_words_out(unsigned slot);
-void *fsh_notify_red(unsigned slot, unsigned parity, unsigned round);
-/* asks(slot)[i]: the size team PE i asked for in the "ready" it sent this PE (broadcast.c).
- * Not double buffered: i writes it again only after this PE answered the last one. */
-uint64_t *fsh_notify_asks(unsigned slot);
-size_t fsh_notify_red_chunk(void);
-unsigned fsh_notify_red_rounds(void);
+/* words(t, parity)[i]: the mailbox team PE i writes into in a step of that parity. */
+uint64_t *fsh_notify_words(const struct fsh_team *t, unsigned parity);
+/* asks(t)[i]: the size team PE i asked for in the "ready" it sent this PE (broadcast.c): the
+ * mailboxes of the team's next step, which a broadcast does not take (notify.c says why
+ * sharing them is safe). */
+uint64_t *fsh_notify_asks(const struct fsh_team *t);
+/* A landing buffer of fsh_notify_red_chunk(t) bytes for round `round` of a reduction step:
+ * round 0 receives the fold of a team whose size is no power of two, rounds 1..log2 of the
+ * exchanges. */
+void *fsh_notify_red(const struct fsh_team *t, unsigned parity, unsigned round);
+size_t fsh_notify_red_chunk(const struct fsh_team *t);
 /* The symmetric (seg, off) of a collective's dest of len bytes; -EFAULT (recorded) when it
  * is not symmetric. */
 int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *off);

@@ -14,9 +14,11 @@
  * included, are commutative bit for bit), so PEs never disagree by a rounding.
  *
  * Partner data lands in the team's scratch (notify.c), one buffer per round, double buffered
- * by the step parity; each chunk is one step. dest accumulates (a copy of source first, so
- * dest == source works), and a PE completes its write of a round before it reduces into the
- * buffer it sent from.
+ * by the step parity; each chunk is one step, of the team's landing size (8 KiB on the world
+ * team up to 16 PEs; an arena team leases buffers that size at its first reduction when the
+ * arena has room, notify.c). dest accumulates (a copy of source first, so dest == source
+ * works), and a PE completes its write of a round before it reduces into the buffer it sent
+ * from.
  *
  * Scans (OpenSHMEM 1.6 sum_inscan/sum_exscan) use the same landing buffers and steps. The
  * first 2*rem PEs (rem = N - P) pair up, the lower of each pair handing its chunk to the upper
@@ -109,15 +111,14 @@ struct chunk {
 static int exchange(struct chunk *c, int peer, unsigned round)
 {
     struct fsh_team *t = c->t;
-    int world = fsh_team_world_pe(t, peer);
-    void *land = fsh_notify_red(t->slot, c->par, round);
+    void *land = fsh_notify_red(t, c->par, round);
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
-    fsh_notify_expect(t->slot, world, fsh_notify_pieces(c->bytes));
-    int rc = fsh_notify_put(&b, world, FSH_SEG_HEAP, fsh_notify_scratch_off(land), c->acc,
+    fsh_notify_batch_init(&b, t);
+    fsh_notify_expect(t, peer, fsh_notify_pieces(c->bytes));
+    int rc = fsh_notify_put(&b, peer, FSH_SEG_HEAP, fsh_notify_scratch_off(land), c->acc,
                             c->bytes);
     if (rc == 0) {
-        rc = fsh_notify_wait(t->slot, world, "reduction: waiting for a partner");
+        rc = fsh_notify_wait(t, peer, "reduction: waiting for a partner");
     }
     int crc = fsh_notify_complete(&b, "reduction: sending to a partner");
     if (rc == 0 && crc == 0) {
@@ -135,35 +136,35 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
     }
     int rem = n - p2, rc = 0;
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     if (me >= p2) {
         /* An extra: hand my chunk to my partner, receive the result in dest. */
-        int partner = fsh_team_world_pe(t, me - p2);
-        fsh_notify_expect(t->slot, partner, fsh_notify_pieces(c->bytes));
+        int partner = me - p2;
+        fsh_notify_expect(t, partner, fsh_notify_pieces(c->bytes));
         rc = fsh_notify_put(&b, partner, FSH_SEG_HEAP,
-                            fsh_notify_scratch_off(fsh_notify_red(t->slot, c->par, 0)), c->acc,
+                            fsh_notify_scratch_off(fsh_notify_red(t, c->par, 0)), c->acc,
                             c->bytes);
         int crc = fsh_notify_complete(&b, "reduction: folding into a partner");
         if (rc == 0 && crc == 0) {
-            rc = fsh_notify_wait(t->slot, partner, "reduction: waiting for the result");
+            rc = fsh_notify_wait(t, partner, "reduction: waiting for the result");
         }
         return rc ? rc : crc;
     }
     if (me < rem) {
-        int extra = fsh_team_world_pe(t, me + p2);
-        fsh_notify_expect(t->slot, extra, fsh_notify_pieces(c->bytes));
-        rc = fsh_notify_wait(t->slot, extra, "reduction: waiting for a folded PE");
+        int extra = me + p2;
+        fsh_notify_expect(t, extra, fsh_notify_pieces(c->bytes));
+        rc = fsh_notify_wait(t, extra, "reduction: waiting for a folded PE");
         if (rc != 0) {
             return rc;
         }
-        c->fn(c->acc, fsh_notify_red(t->slot, c->par, 0), c->count);
+        c->fn(c->acc, fsh_notify_red(t, c->par, 0), c->count);
     }
     unsigned round = 1;
     for (int dist = 1; dist < p2 && rc == 0; dist *= 2, round++) {
         rc = exchange(c, me ^ dist, round);
     }
     if (rc == 0 && me < rem) {
-        rc = fsh_notify_put(&b, fsh_team_world_pe(t, me + p2), dseg, doff, c->acc, c->bytes);
+        rc = fsh_notify_put(&b, me + p2, dseg, doff, c->acc, c->bytes);
         int crc = fsh_notify_complete(&b, "reduction: returning the result");
         rc = rc ? rc : crc;
     }
@@ -199,17 +200,16 @@ static int scan_swap(struct scan *c, int to, int from, unsigned round, const voi
 {
     struct fsh_team *t = c->t;
     struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t->slot);
+    fsh_notify_batch_init(&b, t);
     int rc = 0;
     if (to >= 0) {
-        uint64_t off = fsh_notify_scratch_off(fsh_notify_red(t->slot, c->par, round));
-        rc = fsh_notify_put(&b, fsh_team_world_pe(t, to), FSH_SEG_HEAP, off, src, c->bytes);
+        uint64_t off = fsh_notify_scratch_off(fsh_notify_red(t, c->par, round));
+        rc = fsh_notify_put(&b, to, FSH_SEG_HEAP, off, src, c->bytes);
     }
     if (from >= 0) {
-        int world = fsh_team_world_pe(t, from);
-        fsh_notify_expect(t->slot, world, fsh_notify_pieces(c->bytes));
+        fsh_notify_expect(t, from, fsh_notify_pieces(c->bytes));
         if (rc == 0) {
-            rc = fsh_notify_wait(t->slot, world, what);
+            rc = fsh_notify_wait(t, from, what);
         }
     }
     int crc = fsh_notify_complete(&b, what);
@@ -224,7 +224,7 @@ static int scan_chunk(struct scan *c)
         p2 *= 2;
     }
     int rem = n - p2, rc;
-    char *land0 = fsh_notify_red(t->slot, c->par, 0);
+    char *land0 = 2 * rem > 0 ? fsh_notify_red(t, c->par, 0) : NULL;
     if (me < 2 * rem && me % 2 == 0) {
         /* The lower PE of a pair: my chunk up, the sum of everything below the pair back. */
         rc = scan_swap(c, me + 1, me + 1, 0, c->src, "scan: waiting for the sum below");
@@ -249,7 +249,7 @@ static int scan_chunk(struct scan *c)
         if (rc != 0) {
             return rc;
         }
-        char *in = fsh_notify_red(t->slot, c->par, k + 1);
+        char *in = fsh_notify_red(t, c->par, k + 1);
         if (w < v) {
             c->add(c->exc, in, c->count);
         }
@@ -269,7 +269,7 @@ static int scan_chunk(struct scan *c)
 static int scan(struct fsh_team *t, void *dest, const void *src, size_t nelems, size_t esize,
                 kernel_fn add, bool inclusive)
 {
-    size_t per = fsh_notify_red_chunk() / esize;
+    size_t per = fsh_notify_red_chunk(t) / esize;
     char *work = malloc(2 * per * esize);
     if (!work) {
         return fsh_err(-ENOMEM, "free some memory", "no room for the scan's %zu-byte buffers",
@@ -297,6 +297,21 @@ static int scan(struct fsh_team *t, void *dest, const void *src, size_t nelems, 
 
 /* ------------------------------------------------------------------ reductions */
 
+/* An arena team's first reduction or scan: agree with the members on free arena pages and
+ * lease landing buffers of the full size there when there is room (notify.c). */
+static int lease(struct fsh_team *t)
+{
+    if (!fsh_notify_lease_wanted(t->nr)) {
+        return 0;
+    }
+    uint64_t free_pages = fsh_notify_free_pages();
+    int rc = fsh_coll_and_word(t, &free_pages);
+    if (rc == 0) {
+        fsh_notify_lease(t->nr, free_pages);
+    }
+    return rc;
+}
+
 int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nreduce,
                     enum fsh_red_type type, enum fsh_red_op op)
 {
@@ -309,6 +324,10 @@ int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nred
     if (nreduce == 0) {
         return 0;
     }
+    int rc = t->size > 1 ? lease(t) : 0;
+    if (rc != 0) {
+        return rc;
+    }
     if (is_scan) {
         return scan(t, dest, src, nreduce, esize, fn, op == FSH_RED_INSCAN);
     }
@@ -320,11 +339,11 @@ int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nred
     }
     enum fsh_seg seg;
     uint64_t off;
-    int rc = fsh_notify_dest(dest, nreduce * esize, &seg, &off);
+    rc = fsh_notify_dest(dest, nreduce * esize, &seg, &off);
     if (rc != 0) {
         return rc;
     }
-    size_t per = fsh_notify_red_chunk() / esize;
+    size_t per = fsh_notify_red_chunk(t) / esize;
     for (size_t base = 0; base < nreduce && rc == 0; base += per) {
         struct chunk c = {
             .t = t,

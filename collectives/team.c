@@ -1,20 +1,24 @@
 /*
- * team.c: the teams of the job and their slots.
+ * team.c: the teams of the job, their handles and their regions.
  *
- * SHMEM_TEAM_WORLD holds every PE in rank order (slot 0); SHMEM_TEAM_SHARED the PEs of this
- * node in rank order (slot 1, the same number on every node since those teams are disjoint).
- * A split agrees on a slot for the new team(s) with one AND-reduction of the parent members'
- * free-slot masks, so the choice is identical on every member without a coordinator; the
- * members mark it used and give it back in shmem_team_destroy. When no slot is free on all
- * parent members the split fails on all of them alike (a nonzero return and a warning naming
- * FABSHMEM_MAX_TEAMS), never a crash or a hang.
+ * SHMEM_TEAM_WORLD holds every PE in rank order, SHMEM_TEAM_SHARED the PEs of this node in
+ * rank order; the world's region is notify.c's world region, the shared team's is carved
+ * from the team arena at init (every PE's arena is empty then, so the PEs of a node, which
+ * agree on their number, take the same pages). A split agrees on arena pages for the new
+ * team(s) with one AND-reduction of the parent members' free-page masks, so the choice is
+ * identical on every member without a coordinator; the same word carries one bit saying
+ * whether the PE has a free slot (handle) for each new team. When a slot or pages are
+ * missing on some parent member the split fails on all of them alike (a nonzero return and a
+ * warning naming FABSHMEM_MAX_TEAMS), never a crash or a hang.
  *
  * The user holds handles, not pointers (team.h): the table below maps a slot to its live
  * handle and team. World and shared keep generation 1 of slots 0 and 1 for the whole job.
+ * Slots are local: a team's handle may differ between PEs, as the spec allows.
  *
- * Destroy needs no communication: every collective completes its own writes before it
- * returns, so no arrival for a destroyed team can still be in flight, and a slot is only ever
- * reused through a later split in which all its new members take part.
+ * Destroy needs no communication: every collective completes its own writes and waits for
+ * every arrival it expects before it returns, so no arrival for a destroyed team can still be
+ * in flight, and its pages are only ever reused through a later split in which all the new
+ * members say they are free.
  */
 #include "team.h"
 
@@ -28,7 +32,8 @@
 #include "notify.h"
 #include "rt.h"
 
-#define IDX_BITS 6 /* team slots: FABSHMEM_MAX_TEAMS <= 63 (notify.c) */
+#define IDX_BITS 6 /* team slots: FABSHMEM_MAX_TEAMS <= 62 */
+#define SLOTS_OK ((uint64_t)1 << 63) /* in a split's agreement word: slots free here */
 #define NSLOTS (1u << IDX_BITS)
 #define HANDLE(gen, slot) (((uintptr_t)(gen) << IDX_BITS) | (uintptr_t)(slot))
 
@@ -41,6 +46,7 @@ static struct {
     uint64_t used;     /* slots held by teams this PE is in */
     uint64_t all;      /* every team slot */
     unsigned max_teams;
+    struct fsh_notify_region *shared_nr;
     uintptr_t handle[NSLOTS]; /* the live handle of each slot, 0: none */
     struct fsh_team *team[NSLOTS];
     uintptr_t gen[NSLOTS];    /* the generation last given out in each slot */
@@ -98,7 +104,7 @@ int fsh_team_init(int me, int npes, const int *node_of, unsigned max_teams)
     slots.all = ((uint64_t)1 << max_teams) - 1; /* max_teams <= 62 (notify.c checks) */
     slots.used = 3; /* world and shared */
     fsh_team_world = (struct fsh_team){.size = npes, .my_pe = me, .start = 0, .stride = 1,
-                                       .slot = 0, .predefined = true};
+                                       .slot = 0, .nr = fsh_notify_world(), .predefined = true};
     /* Generation 1 on every start, so the handles match SHMEM_TEAM_WORLD/SHARED. */
     slots.gen[0] = slots.gen[1] = 0;
     publish(&fsh_team_world, 0);
@@ -115,7 +121,21 @@ int fsh_team_init(int me, int npes, const int *node_of, unsigned max_teams)
             local[n++] = pe;
         }
     }
-    fsh_team_shared = (struct fsh_team){.my_pe = mine, .slot = 1, .predefined = true};
+    unsigned first;
+    if (!fsh_notify_fit(fsh_notify_free_pages(), fsh_notify_pages_for(n), &first)) {
+        free(local);
+        return fsh_err(-ENOMEM, "raise FABSHMEM_MAX_TEAMS (the team arena grows with it)",
+                       "the team arena (%d pages of %zu bytes) cannot hold SHMEM_TEAM_SHARED "
+                       "of %d PEs (%u pages)", FSH_NOTIFY_PAGES, fsh_notify_page_bytes(), n,
+                       fsh_notify_pages_for(n));
+    }
+    int rc = fsh_notify_carve(n, first, &slots.shared_nr);
+    if (rc != 0) {
+        free(local);
+        return rc;
+    }
+    fsh_team_shared = (struct fsh_team){.my_pe = mine, .slot = 1, .nr = slots.shared_nr,
+                                        .predefined = true};
     publish(&fsh_team_shared, 1);
     return strided_or_list(&fsh_team_shared, local, n);
 }
@@ -125,6 +145,8 @@ void fsh_team_fini(void)
     memset(slots.handle, 0, sizeof(slots.handle));
     free(fsh_team_shared.members);
     fsh_team_shared.members = NULL;
+    fsh_notify_release(slots.shared_nr);
+    slots.shared_nr = NULL;
 }
 
 int fsh_team_index(const struct fsh_team *t, int world)
@@ -154,7 +176,7 @@ int fsh_team_aset(struct fsh_team *t, int start, int log_stride, int size)
                        start, log_stride, size, fsh_rt.npes);
     }
     *t = (struct fsh_team){.size = size, .start = start, .stride = 1 << log_stride,
-                           .slot = fsh_notify_aset_slot()};
+                           .nr = fsh_notify_aset()};
     t->my_pe = fsh_team_index(t, fsh_rt.pe);
     if (t->my_pe < 0) {
         return fsh_err(-EINVAL, "only members of the active set may call its collectives",
@@ -164,9 +186,15 @@ int fsh_team_aset(struct fsh_team *t, int start, int log_stride, int size)
     return 0;
 }
 
-/* A team of the parent's PEs start, start+stride, ... (size of them) on slot `slot`; *out is
- * NULL when this PE is not among them. */
-static int make_team(struct fsh_team *parent, int start, int stride, int size, unsigned slot,
+/* The lowest slot free here (agree() made sure there is one). */
+static unsigned free_slot(void)
+{
+    return (unsigned)__builtin_ctzll(slots.all & ~slots.used);
+}
+
+/* A team of the parent's PEs start, start+stride, ... (size of them) on arena pages from
+ * `first`; *out is NULL when this PE is not among them. */
+static int make_team(struct fsh_team *parent, int start, int stride, int size, unsigned first,
                      const shmem_team_config_t *config, long mask, struct fsh_team **out)
 {
     *out = NULL;
@@ -184,6 +212,13 @@ static int make_team(struct fsh_team *parent, int start, int stride, int size, u
     for (int i = 0; i < size; i++) {
         members[i] = fsh_team_world_pe(parent, start + i * stride);
     }
+    int rc = fsh_notify_carve(size, first, &t->nr);
+    if (rc != 0) {
+        free(t);
+        free(members);
+        return rc;
+    }
+    unsigned slot = free_slot();
     t->my_pe = (int)(rel / stride);
     t->slot = slot;
     if (config && (mask & SHMEM_TEAM_NUM_CONTEXTS)) {
@@ -197,23 +232,39 @@ static int make_team(struct fsh_team *parent, int start, int stride, int size, u
     return 0;
 }
 
-/* The lowest `want` slots free on every member of the parent, agreed by all of them. */
-static int agree_slots(struct fsh_team *parent, int want, unsigned got[2])
+/* Agree over the parent on the arena pages of `want` new teams of sizes size[k], the first
+ * pages of each in first[k] (pages of different teams do not overlap: an x-team and a y-team
+ * of a 2D split share members). Returns 0, 1 (warned: no slot or no room on some member, the
+ * same answer on all) or -errno. */
+static int agree(struct fsh_team *parent, int want, const int size[2], unsigned first[2],
+                 const char *what)
 {
-    uint64_t free_mask = slots.all & ~slots.used;
-    int rc = fsh_coll_and_word(parent, &free_mask);
+    uint64_t word = fsh_notify_free_pages();
+    if (__builtin_popcountll(slots.all & ~slots.used) >= want) {
+        word |= SLOTS_OK;
+    }
+    int rc = fsh_coll_and_word(parent, &word);
     if (rc != 0) {
         return rc;
     }
+    if (!(word & SLOTS_OK)) {
+        FSH_WARN("%s: no free team slot (FABSHMEM_MAX_TEAMS=%u teams may exist at once, "
+                 "counting SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED); destroy teams no longer "
+                 "needed or raise FABSHMEM_MAX_TEAMS", what, slots.max_teams);
+        return 1;
+    }
+    uint64_t free = word & ~SLOTS_OK;
     for (int k = 0; k < want; k++) {
-        if (free_mask == 0) {
-            FSH_WARN("team split: no free team slot (FABSHMEM_MAX_TEAMS=%u teams may exist at "
-                     "once, counting SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED); destroy teams no "
-                     "longer needed or raise FABSHMEM_MAX_TEAMS", slots.max_teams);
+        unsigned pages = fsh_notify_pages_for(size[k]);
+        if (!fsh_notify_fit(free, pages, &first[k])) {
+            FSH_WARN("%s: no room for a team of %d PEs in the team arena (%u pages of %zu bytes "
+                     "needed, %d free on every member of the parent; the arena is %d pages, "
+                     "set by FABSHMEM_MAX_TEAMS=%u); destroy teams no longer needed or raise "
+                     "FABSHMEM_MAX_TEAMS", what, size[k], pages, fsh_notify_page_bytes(),
+                     __builtin_popcountll(free), FSH_NOTIFY_PAGES, slots.max_teams);
             return 1;
         }
-        got[k] = (unsigned)__builtin_ctzll(free_mask);
-        free_mask &= free_mask - 1;
+        free &= ~((((uint64_t)1 << pages) - 1) << first[k]);
     }
     return 0;
 }
@@ -230,12 +281,13 @@ int fsh_team_split_strided(struct fsh_team *parent, int start, int stride, int s
                  size, parent->size, parent->size);
         return 1;
     }
-    unsigned slot[2];
-    int rc = agree_slots(parent, 1, slot);
+    int sizes[2] = {size, 0};
+    unsigned first[2];
+    int rc = agree(parent, 1, sizes, first, "shmem_team_split_strided");
     if (rc != 0) {
         return rc;
     }
-    return make_team(parent, start, stride == 0 ? 1 : stride, size, slot[0], config, mask, out);
+    return make_team(parent, start, stride == 0 ? 1 : stride, size, first[0], config, mask, out);
 }
 
 int fsh_team_split_2d(struct fsh_team *parent, int xrange, const shmem_team_config_t *xconfig,
@@ -249,20 +301,21 @@ int fsh_team_split_2d(struct fsh_team *parent, int xrange, const shmem_team_conf
     }
     int n = parent->size;
     int x = xrange > n ? n : xrange;
-    unsigned slot[2];
-    int rc = agree_slots(parent, 2, slot);
+    /* Rows of x consecutive parent PEs share the pages of the largest row, columns those of
+     * the largest column: rows are disjoint from each other, and so are columns. */
+    int sizes[2] = {x, (n + x - 1) / x};
+    unsigned first[2];
+    int rc = agree(parent, 2, sizes, first, "shmem_team_split_2d");
     if (rc != 0) {
         return rc;
     }
-    /* Rows of x consecutive parent PEs share slot[0], columns slot[1]: rows are disjoint
-     * from each other, and so are columns. */
     int me = parent->my_pe;
     int row = me / x, col = me % x;
     int row_size = n - row * x < x ? n - row * x : x;
     int col_size = (n - col + x - 1) / x;
-    rc = make_team(parent, row * x, 1, row_size, slot[0], xconfig, xmask, xout);
+    rc = make_team(parent, row * x, 1, row_size, first[0], xconfig, xmask, xout);
     if (rc == 0) {
-        rc = make_team(parent, col, x, col_size, slot[1], yconfig, ymask, yout);
+        rc = make_team(parent, col, x, col_size, first[1], yconfig, ymask, yout);
     }
     return rc;
 }
@@ -274,6 +327,7 @@ void fsh_team_destroy(struct fsh_team *t)
     }
     slots.used &= ~((uint64_t)1 << t->slot);
     slots.handle[t->slot] = 0;
+    fsh_notify_release(t->nr);
     free(t->members);
     free(t);
 }

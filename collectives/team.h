@@ -3,8 +3,9 @@
  *
  * A team maps its PE numbers 0..size-1 to world PEs, either arithmetically (start + i*stride:
  * the world team and every split of a strided team) or through a member list (the shared team
- * of a node, and splits of it). Each team owns a slot: its arrival counters and scratch in
- * notify.c. Disjoint teams may hold the same slot number; overlapping ones never do.
+ * of a node, and splits of it). Each team owns a region: its arrival counters and scratch in
+ * notify.c, at the same heap offset on every member (disjoint teams may share one, overlapping
+ * ones never do), and a slot: the local index of its handle.
  */
 #ifndef FSH_TEAM_H
 #define FSH_TEAM_H
@@ -14,12 +15,15 @@
 
 #include <shmem.h>
 
+struct fsh_notify_region;
+
 struct fsh_team {
     int size;
     int my_pe;         /* my index in the team */
     int start, stride; /* world PE of index i when members is NULL */
     int *members;      /* world PE of each index, or NULL */
-    unsigned slot;
+    unsigned slot;     /* in this PE's team table (handles) */
+    struct fsh_notify_region *nr; /* counters and scratch (notify.h) */
     uint64_t steps;    /* scratch steps taken: their parity picks the scratch buffers */
     shmem_team_config_t config;
     long config_mask;
@@ -58,14 +62,14 @@ static inline unsigned fsh_team_step(struct fsh_team *t)
     return (unsigned)(t->steps++ & 1);
 }
 
-/* An active set of the deprecated collectives, as a transient team on the active-set slot.
+/* An active set of the deprecated collectives, as a transient team on the active-set region.
  * Returns -EINVAL (recorded) when the set leaves the world or does not contain this PE. */
 int fsh_team_aset(struct fsh_team *t, int start, int log_stride, int size);
 
 /* Splits, collective over the parent. On success *out is the new team, or NULL on PEs that
  * are not in it. Returns 0, a positive value for the spec's "nonzero" failures (bad
- * arguments, no free slot: reported with a warning, *out NULL everywhere), or -errno on a
- * communication failure. */
+ * arguments, no free slot, no room in the team arena: reported with a warning, *out NULL
+ * everywhere), or -errno on a communication failure. */
 int fsh_team_split_strided(struct fsh_team *parent, int start, int stride, int size,
                            const shmem_team_config_t *config, long mask, struct fsh_team **out);
 int fsh_team_split_2d(struct fsh_team *parent, int xrange, const shmem_team_config_t *xconfig,
