@@ -217,24 +217,36 @@ static int fence_impl(int collect, double timeout_s, void (*progress)(void))
     return 0;
 }
 
-static int pmix_allgather(const void *mine, size_t len, void *all, double timeout_s)
+/* Publish len bytes under key (PMIX_GLOBAL: the job; PMIX_LOCAL: this node's PEs). */
+static int put_bytes(pmix_scope_t scope, const char *key, const void *data, size_t len)
 {
-    char key[PMIX_MAX_KEYLEN];
-    snprintf(key, sizeof(key), "fabshmem.x%u", exchange_seq++);
     pmix_value_t val;
     PMIX_VALUE_CONSTRUCT(&val);
     val.type = PMIX_BYTE_OBJECT;
-    val.data.bo.bytes = (char *)mine;
+    val.data.bo.bytes = (char *)data;
     val.data.bo.size = len;
-    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &val);
+    pmix_status_t rc = PMIx_Put(scope, key, &val);
     if (rc == PMIX_SUCCESS) {
         rc = PMIx_Commit();
     }
     if (rc != PMIX_SUCCESS) {
         return fsh_err(pmix_to_errno(rc), "see the launcher's messages",
-                       "PMIx_Put/Commit of %zu bytes failed: %s", len, PMIx_Error_string(rc));
+                       "PMIx_Put/Commit of %s (%zu bytes) failed: %s", key, len,
+                       PMIx_Error_string(rc));
     }
-    int err = fence_impl(1, timeout_s, NULL);
+    return 0;
+}
+
+static int pmix_allgather(const void *mine, size_t len, void *all, double timeout_s)
+{
+    char key[PMIX_MAX_KEYLEN];
+    snprintf(key, sizeof(key), "fabshmem.x%u", exchange_seq++);
+    int err = put_bytes(PMIX_GLOBAL, key, mine, len);
+    if (err != 0) {
+        return err;
+    }
+    pmix_status_t rc;
+    err = fence_impl(1, timeout_s, NULL);
     if (err != 0) {
         return err;
     }
@@ -269,21 +281,7 @@ static int pmix_allgather(const void *mine, size_t len, void *all, double timeou
 
 static int pmix_node_publish(const char *key, const void *data, size_t len)
 {
-    pmix_value_t val;
-    PMIX_VALUE_CONSTRUCT(&val);
-    val.type = PMIX_BYTE_OBJECT;
-    val.data.bo.bytes = (char *)data;
-    val.data.bo.size = len;
-    pmix_status_t rc = PMIx_Put(PMIX_LOCAL, key, &val);
-    if (rc == PMIX_SUCCESS) {
-        rc = PMIx_Commit();
-    }
-    if (rc != PMIX_SUCCESS) {
-        return fsh_err(pmix_to_errno(rc), "see the launcher's messages",
-                       "PMIx_Put/Commit of %s (%zu bytes) failed: %s", key, len,
-                       PMIx_Error_string(rc));
-    }
-    return 0;
+    return put_bytes(PMIX_LOCAL, key, data, len);
 }
 
 static int pmix_node_fetch(int leader, const char *key, void **data, size_t *len,

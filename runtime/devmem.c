@@ -238,22 +238,11 @@ struct ack_wait {
 static bool acked(const void *arg)
 {
     struct ack_wait *w = (struct ack_wait *)arg;
-    uint64_t off = done_off((unsigned)dv.held, (unsigned)(w->seq % DEPTH));
-    const uint64_t *mapped = fsh_local_addr(w->pe, FSH_SEG_HEAP, off);
-    uint64_t v;
-    if (mapped) {
-        v = __atomic_load_n(mapped, __ATOMIC_ACQUIRE);
-    } else {
-        struct fsh_op_track sync = {0, 0, 0};
-        w->err = fsh_rma_read(&fsh_ctx_default, &sync, dv.probe, sizeof(uint64_t), w->pe,
-                              FSH_SEG_HEAP, off);
-        if (w->err == 0) {
-            w->err = fsh_progress_wait_track(&sync, "device heap: reading the target's progress");
-        }
-        if (w->err != 0) {
-            return true;
-        }
-        v = __atomic_load_n(dv.probe, __ATOMIC_ACQUIRE);
+    uint64_t off = done_off((unsigned)dv.held, (unsigned)(w->seq % DEPTH)), v;
+    w->err = fsh_rma_read_word(w->pe, off, dv.probe, sizeof(uint64_t), &v,
+                               "device heap: reading the target's progress");
+    if (w->err != 0) {
+        return true;
     }
     if ((v & ~DONE_ERR) != w->seq) {
         return false;

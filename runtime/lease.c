@@ -35,7 +35,6 @@
 
 #include "error.h"
 #include "heap.h"
-#include "local.h"
 #include "log.h"
 #include "progress.h"
 #include "rma.h"
@@ -183,25 +182,14 @@ struct answer_wait {
 static bool answered(const void *arg)
 {
     struct answer_wait *w = (struct answer_wait *)arg;
-    uint64_t off = w->p->grant_off + (uint64_t)fsh_rt.pe * sizeof(uint32_t);
-    const uint32_t *mapped = fsh_local_addr(w->pe, FSH_SEG_HEAP, off);
-    uint32_t v;
-    if (mapped) {
-        v = __atomic_load_n(mapped, __ATOMIC_ACQUIRE);
-    } else {
-        struct fsh_op_track sync = {0, 0, 0};
-        w->err = fsh_rma_read(&fsh_ctx_default, &sync, w->p->probe, sizeof(uint32_t), w->pe,
-                              FSH_SEG_HEAP, off);
-        if (w->err == 0) {
-            w->err = fsh_progress_wait_track(&sync, "lease: reading the target's answer");
-        }
-        if (w->err != 0) {
-            return true;
-        }
-        v = __atomic_load_n(w->p->probe, __ATOMIC_ACQUIRE);
+    uint64_t off = w->p->grant_off + (uint64_t)fsh_rt.pe * sizeof(uint32_t), v;
+    w->err = fsh_rma_read_word(w->pe, off, w->p->probe, sizeof(uint32_t), &v,
+                               "lease: reading the target's answer");
+    if (w->err != 0) {
+        return true;
     }
-    w->got = v;
-    return (v >> 8) == (w->want & 0xFFFFFFu);
+    w->got = (uint32_t)v;
+    return (w->got >> 8) == (w->want & 0xFFFFFFu);
 }
 
 int fsh_lease_claim(struct fsh_lease_pool *p, int pe)

@@ -266,6 +266,26 @@ int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, siz
     return post(ctx, sync, FSH_OP_GET, dest, len, pe, raddr, key, false, 0);
 }
 
+int fsh_rma_read_word(int pe, uint64_t off, void *landing, size_t size, uint64_t *value,
+                      const char *what)
+{
+    const void *mapped = fsh_local_addr(pe, FSH_SEG_HEAP, off);
+    const void *from = mapped ? mapped : landing;
+    if (!mapped) {
+        struct fsh_op_track sync = {0, 0, 0};
+        int rc = fsh_rma_read(&fsh_ctx_default, &sync, landing, size, pe, FSH_SEG_HEAP, off);
+        if (rc == 0) {
+            rc = fsh_progress_wait_track(&sync, what);
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    *value = size == sizeof(uint32_t) ? __atomic_load_n((const uint32_t *)from, __ATOMIC_ACQUIRE)
+                                      : __atomic_load_n((const uint64_t *)from, __ATOMIC_ACQUIRE);
+    return 0;
+}
+
 static int quiet_track(struct fsh_ctx *ctx)
 {
     return fsh_progress_wait_track(&ctx->track, "quiet: waiting for outstanding operations");
