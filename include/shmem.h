@@ -11,9 +11,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#if !defined(__cplusplus)
-#include <complex.h>
-#endif
 
 #ifdef __cplusplus
 extern "C" {

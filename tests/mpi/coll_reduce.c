@@ -20,6 +20,8 @@
  */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+#include <complex.h>
+
 #include "../coll_test.h"
 
 #define NAME "coll_reduce"
