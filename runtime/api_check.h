@@ -100,9 +100,10 @@ static inline void check_sym(const char *fn, const char *what, const void *addr,
     }
 }
 
-/* The device heap takes put, get, put-with-signal (data only) and the all-to-all collectives;
- * everything that needs the CPU or the NIC to touch the word itself (atomics, signals, locks,
- * strided transfers, waits) is refused with a clear message. */
+/* The device heap takes RMA (strided too), put-with-signal, atomics, waits and the all-to-all
+ * collectives; what the CPU must read and write in place there (a lock's words, the other
+ * collectives' buffers, which they copy and combine with the CPU) is refused with this
+ * message. */
 static inline void check_not_device(const char *fn, const char *what, enum fsh_seg seg)
 {
     if (__builtin_expect(seg == FSH_SEG_DEVICE, 0)) {

@@ -641,11 +641,6 @@ size_t fsh_progress_depth(void)
     return pg.depth;
 }
 
-uint64_t fsh_progress_inflight(void)
-{
-    return pg.in_use;
-}
-
 /* ------------------------------------------------------------------ progress thread */
 
 /* Polls while there is traffic; when a poll finds nothing it sleeps, doubling the sleep from

@@ -152,7 +152,4 @@ struct fsh_wait_clock {
 };
 int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer);
 
-/* Operations posted and not yet completed, all tracks together (for reports). */
-uint64_t fsh_progress_inflight(void);
-
 #endif
