@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* Quoted, so the installed pair finds each other whatever -I a program passes. */
+#include "fabshmem_version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,10 +25,9 @@ extern "C" {
 #define SHMEM_MAJOR_VERSION 1
 #define SHMEM_MINOR_VERSION 5
 #define SHMEM_MAX_NAME_LEN 256
-#define SHMEM_VENDOR_STRING "fabshmem 0.1.0"
-#define SHMEM_VENDOR_MAJOR_VERSION 0
-#define SHMEM_VENDOR_MINOR_VERSION 1
-#define SHMEM_VENDOR_PATCH_VERSION 0
+/* fabshmem's own release numbers are FABSHMEM_MAJOR/MINOR/PATCH_VERSION (fabshmem_version.h):
+ * the spec reserves the SHMEM_ prefix for its own names. */
+#define SHMEM_VENDOR_STRING "fabshmem " FABSHMEM_VERSION_STRING
 
 #define SHMEM_THREAD_SINGLE 0
 #define SHMEM_THREAD_FUNNELED 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# After 'make install': the installed oshcc, oshrun, pkg-config file and headers build and run a
-# real program (one put around a ring), as a user outside the source tree would; fabshmem-info
+# After 'make install': the installed fabshmem-oshcc, fabshmem-oshrun, pkg-config file and
+# headers build and run a real program (one put around a ring), as a user outside the source tree would; fabshmem-info
 # runs and prints its map.
 set -eu
 prefix=$1
@@ -23,11 +23,14 @@ int main(void)
     return ok ? 0 : 1;
 }
 SRC
-"$prefix/bin/oshcc" -o "$work/ring" "$work/ring.c"
+"$prefix/bin/fabshmem-oshcc" -o "$work/ring" "$work/ring.c"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --exists fabshmem
 cc -o "$work/ring_pc" "$work/ring.c" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs fabshmem)
 "$work/ring"
-"$prefix/bin/oshrun" -n 2 "$work/ring_pc"
+# fabshmem.pc carries no rpath (it would bake this prefix into every program built with it):
+# a program built with pkg-config finds a libfabshmem outside the system paths as any library's
+# users do, through LD_LIBRARY_PATH (Open MPI's -x passes it to every PE).
+"$prefix/bin/fabshmem-oshrun" -x LD_LIBRARY_PATH="$prefix/lib" -n 2 "$work/ring_pc"
 test -f "$prefix/lib/libfabshmem.a"
 # The profiling interface: pshmem.h is installed and its names link and run.
 cat > "$work/pring.c" <<'SRC'
@@ -47,14 +50,17 @@ int main(void)
     return ok ? 0 : 1;
 }
 SRC
-"$prefix/bin/oshcc" -o "$work/pring" "$work/pring.c"
-"$prefix/bin/oshrun" -n 2 "$work/pring"
+"$prefix/bin/fabshmem-oshcc" -o "$work/pring" "$work/pring.c"
+"$prefix/bin/fabshmem-oshrun" -n 2 "$work/pring"
 "$prefix/bin/fabshmem-info" --local-size 2 | grep -q '^map for 2 local rank'
+# The plain names, for scripts that call oshcc/oshrun, live in libexec/fabshmem/bin.
+PATH="$prefix/libexec/fabshmem/bin:$PATH" oshcc -o "$work/ring_plain" "$work/ring.c"
+PATH="$prefix/libexec/fabshmem/bin:$PATH" oshrun -n 2 "$work/ring_plain" | grep -q 'PE 1 ok'
 echo "install_check: PASS"
 
 # oshcc as the C compiler of a build (CC=oshcc in the environment, make CC=oshcc, ./configure
 # CC=oshcc): it must not call itself forever, and SHMEM_CC / a CC with options are honoured.
-osh=$prefix/bin/oshcc
+osh=$prefix/bin/fabshmem-oshcc
 CC=$osh timeout 60 "$osh" -o "$work/ring_envcc" "$work/ring.c"
 "$work/ring_envcc" | grep -q 'PE 0 ok'
 test "$(SHMEM_CC=cc CC=false "$osh" --showme | cut -d' ' -f1)" = cc

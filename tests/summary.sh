@@ -11,7 +11,8 @@
 # Prints the failing cases, a breakdown per configuration (`shm: 40 passed, 0 failed, 0 skipped`;
 # every configuration under its own name, e.g. `shm-chaos` and `tcp-chaos` apart from `shm` and
 # `tcp`; `singleton`, `errors`, `unit` for the runs outside the matrix, and `faults`, `multihost`,
-# `sanitize`, `soak` for the lines of tests/faults, tests/multihost, .ci/sanitize and tests/soak), and as its last line
+# `sanitize`, `soak`, `slurm` for the lines of tests/faults, tests/multihost, .ci/sanitize,
+# tests/soak and tests/slurm), and as its last line
 # exactly `N passed, N failed, N skipped`. Exits 1 when a case failed or none passed.
 
 dir=${1:-.}
@@ -27,7 +28,7 @@ find "$dir" -type f -name '*.log' ! -name 'test-suite.log' -exec cat {} + 2>/dev
         sub(/ \(.*\)$/, "", verdict)
         sub(/.*: /, "", verdict)
         cfg = "unit"
-        if ($0 ~ /^(faults|multihost|sanitize|soak)\//) {
+        if ($0 ~ /^(faults|multihost|sanitize|soak|slurm)\//) {
             cfg = $0
             sub(/\/.*/, "", cfg)
         } else if (match($0, /^[^ ]+ \[[^]]*\]: /)) {

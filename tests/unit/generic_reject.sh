@@ -7,6 +7,8 @@
 # Run by `make check` with top_srcdir and CC set; exits 0 pass, 1 fail, 77 skip.
 
 top_srcdir=${top_srcdir:-${0%/*}/../..}
+# fabshmem_version.h is configured into the build tree (a VPATH build keeps it apart from shmem.h).
+top_builddir=${top_builddir:-.}
 cc=${CC:-cc}
 name=generic_reject
 
@@ -28,7 +30,8 @@ void f_case(void);
 void f_case(void) { $1; }
 EOC
     # shellcheck disable=SC2086 # CC may carry flags
-    $cc -std=c11 -Wno-deprecated-declarations -I"$top_srcdir/include" -c -o "$tmp/case.o" \
+    $cc -std=c11 -Wno-deprecated-declarations -I"$top_builddir/include" \
+        -I"$top_srcdir/include" -c -o "$tmp/case.o" \
         "$tmp/case.c" 2>"$tmp/err"
 }
 

@@ -2,9 +2,11 @@
 # header_names.sh: shmem.h leaves the program's own names alone. It must not define I and
 # complex (<complex.h> does, so a program with `int I = 1;` would not compile), and it must compile on its own as C11 (with the complex reductions' prototypes)
 # and, when a C++ compiler is there, as C++.
-# Run by `make check` with top_srcdir, CC (and CXX) set; exits 0 pass, 1 fail, 77 skip.
+# Run by `make check` with top_srcdir, top_builddir (the configured fabshmem_version.h), CC
+# (and CXX) set; exits 0 pass, 1 fail, 77 skip.
 
 top_srcdir=${top_srcdir:-${0%/*}/../..}
+top_builddir=${top_builddir:-.}
 cc=${CC:-cc}
 cxx=${CXX:-c++}
 name=header_names
@@ -33,7 +35,7 @@ EOC
 
 fails=0
 # shellcheck disable=SC2086 # CC may carry flags
-if ! $cc -std=c11 -Wall -Werror -I"$top_srcdir/include" -c -o "$tmp/names.o" "$tmp/names.c" \
+if ! $cc -std=c11 -Wall -Werror -I"$top_builddir/include" -I"$top_srcdir/include" -c -o "$tmp/names.o" "$tmp/names.c" \
     2>"$tmp/err"; then
     echo "$name: FAIL (C: a program using I and complex for itself does not compile)"
     sed 's/^/    /' "$tmp/err" | head -20
@@ -43,7 +45,7 @@ if command -v "${cxx%% *}" >/dev/null 2>&1; then
     printf '#include <shmem.h>\nint I = 1;\nint complex = 2;\nint main() { return I + complex - 3; }\n' \
         >"$tmp/names.cc"
     # shellcheck disable=SC2086
-    if ! $cxx -Wall -Werror -I"$top_srcdir/include" -c -o "$tmp/names_cc.o" "$tmp/names.cc" \
+    if ! $cxx -Wall -Werror -I"$top_builddir/include" -I"$top_srcdir/include" -c -o "$tmp/names_cc.o" "$tmp/names.cc" \
         2>"$tmp/err"; then
         echo "$name: FAIL (C++: shmem.h with I and complex as the program's names)"
         sed 's/^/    /' "$tmp/err" | head -20
