@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo: atomic latency and rate on a 64-bit counter of PE 1, from PE 0, on a heap target
  * (shmem_malloc) and a static one (a symmetric global).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.c: the shared benchmark driver (see bench.h): options, size sweep, statistics, and the
  * three outputs (table, --csv, --json FILE). It holds the rows of the run so the JSON file can be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.h: the shared benchmark driver (bench.c). It owns the command line every benchmark takes,
  * the size sweep, the statistics (median and minimum of CLOCK_MONOTONIC samples) and the output:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_shmem.h: what the OpenSHMEM benchmarks share beyond the driver: the feature checks that
  * let one source build against OpenSHMEM 1.4 (Open MPI's OSHMEM) and 1.5 (fabshmem), start-up

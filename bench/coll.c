@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll: barrier latency, all-to-all / all-to-allv time and bus bandwidth, broadcast and sum
  * reduction time over a size sweep, on every PE of the job (run it at 2, 4, ... PEs for the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # compare.sh: fabshmem against its peer (Open MPI's OSHMEM) and against the ceiling (raw
 # libfabric on the same provider, and memcpy), all in one run, on this node.
 #

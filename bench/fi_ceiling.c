@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fi_ceiling: what the fabric itself delivers, measured with raw libfabric on the provider and
  * domain fabshmem would open, so fabshmem's figures can be read as a fraction of it. Also the

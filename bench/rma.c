@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma: one-sided latency, bandwidth and message rate between PE 0 and PE 1 over a size sweep,
  * on a heap target (shmem_malloc) and a static one (a symmetric global array).

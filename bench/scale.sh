@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scale.sh: shmem_init time, barrier_all latency and a small all-to-all's latency against the
 # PE count on this one node, for fabshmem (one node; and FABSHMEM_SIM_NODES=2, so half the
 # pairs go through the provider) and its peer (Open MPI's OSHMEM), all in one run.

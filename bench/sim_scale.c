@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sim_scale: what init costs one PE of a large job, in time and memory, without the job.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # smoke.sh FILE.smoke: one short, untimed run of a benchmark or example under mpirun (shm), for
 # make check. Prints one case line in run_test.sh's format, which tests/summary.sh counts:
 #     bench_<name> [shm np=<n>]: PASS | FAIL (why)

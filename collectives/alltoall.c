@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * alltoall.c: all-to-all exchanges: fixed blocks (alltoall), strided elements (alltoalls) and
  * variable blocks (shmemx_alltoallv).

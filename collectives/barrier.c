@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * barrier.c: synchronization of a team, as a dissemination algorithm, and the collectives'
  * setup.

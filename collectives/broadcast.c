@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * broadcast.c: one PE's data to every member of a team, along a binomial tree.
  *

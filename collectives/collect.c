@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * collect.c: all-gather, of equal (fcollect) or differing (collect) sizes, in team order.
  *

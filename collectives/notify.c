@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * notify.c: counted writes and the collectives' symmetric scratch.
  *

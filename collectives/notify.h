@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * notify.h: counted writes, the one mechanism every collective synchronizes with.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reduce.c: all-reduce of every type and operation of the spec's reduction tables.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * team.c: the teams of the job, their handles and their regions.
  *

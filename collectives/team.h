@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * team.h: teams, the ordered PE sets collectives run on.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hello: the smallest OpenSHMEM program. Every PE starts the library, says who it is, and adds
  * one to a counter that lives on PE 0; after a barrier PE 0 checks that it counted everybody.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * page_fill: one PE asks another to fill N random pages of its buffer, and checks every byte.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ring_put: every PE passes a block of numbers to its right-hand neighbour, N times over, so
  * after N steps each block is home again. Shows symmetric heap allocation, a blocking put, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal_pc: a producer (PE 0) streams messages to a consumer (PE 1) through a ring of SLOTS
  * buffers on the consumer, with put-with-signal: the data and a per-slot signal travel together,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pshmem.h: the OpenSHMEM profiling interface: a pshmem_ name for every routine of shmem.h.
  *

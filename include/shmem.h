@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem.h: the OpenSHMEM 1.5 API as fabshmem implements it.
  *

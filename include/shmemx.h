@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmemx.h: fabshmem's extensions to OpenSHMEM.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo.c: OpenSHMEM atomics as libfabric atomics.
  *

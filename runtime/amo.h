@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo.h: remote atomic memory operations through libfabric atomics.
  */

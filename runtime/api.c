@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api.c: the OpenSHMEM entry points that are not generated per type, and the type-erased
  * routines the generated ones call.

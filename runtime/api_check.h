@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api_check.h: the argument checks every public entry point starts with, shared by the API
  * files (api.c, api_coll.c).

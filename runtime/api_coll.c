@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api_coll.c: the OpenSHMEM team and collective entry points (the untyped ones, and the
  * type-erased routines the generated typed ones in api_typed_coll.c call).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api_typed.c: the definitions of the typed and sized RMA routines and of shmem_putmem and its
  * untyped siblings.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api_typed_amo.c: the definitions of the typed atomics (shmem_<T>_atomic_*), of the typed
  * point-to-point synchronization routines (shmem_<T>_wait_until*, shmem_<T>_test*), of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api_typed_coll.c: the typed team collectives, reductions and all-to-allv, and the
  * deprecated active-set reductions.

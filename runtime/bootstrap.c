@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap.c: picks the bootstrap implementation and forwards to it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap.h: who am I, who else is there, and one all-gather to introduce everybody.
  *

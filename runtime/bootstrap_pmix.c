@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap_pmix.c: the job's identity and the address exchange through PMIx.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bootstrap_single.c: the job of one PE, for programs started without a launcher.
  *

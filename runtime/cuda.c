@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuda.c: the CUDA driver loaded with dlopen, and the only code that calls it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * devmem.c: the device symmetric heap and the staging protocol that moves data to and from it.
  *

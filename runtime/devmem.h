@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * devmem.h: the device symmetric heap (FABSHMEM_DEVICE_HEAP_SIZE on each PE's GPU) and RMA to
  * and from GPU memory.

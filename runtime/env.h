@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * env.h: the configuration, parsed once from the environment into one immutable struct.
  *

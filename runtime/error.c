@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * error.c: keeps the first recorded error (cause, fix, where) until the API boundary reports it.
  *

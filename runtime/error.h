@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * error.h: the first function that detects an error records its cause and fix, once.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exchange.c: the one all-gather of init, and the checks on what it brings.
  */

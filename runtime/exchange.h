@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exchange.h: what every PE tells every other at init, in one all-gather.
  *

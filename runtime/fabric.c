@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fabric.c: chooses the libfabric provider and opens the PE's endpoint.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fabric.h: the libfabric endpoint every other transport module posts to.
  *

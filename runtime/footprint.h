@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * footprint.h: what fabshmem itself takes from the symmetric heap, computed from the same
  * functions the modules reserve with, so the memory model (README, SHMEM_INFO, the error when

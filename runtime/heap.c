@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * heap.c: first-fit allocator over the symmetric heap, with coalescing.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init.h: the job's lifecycle (init, finalize, global exit) and the fatal-error exit.
  */

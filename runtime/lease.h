@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lease.h: inbox space a target grants a source on first use (the protocol is in lease.c).
  *

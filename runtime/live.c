@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * live.c: the liveness word and the probes that tell a dead peer from a slow one.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * live.h: is a peer still there? The liveness word and the probes of blocked waits.
  *

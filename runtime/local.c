@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * local.c: PEs on one node map each other's symmetric segments.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * local.h: the intra-node path. PEs on one node map each other's symmetric segments, so
  * puts, gets, signals, atomics and the collectives' writes between them are loads, stores and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock.c: fair distributed locks as ticket locks on PE 0's copy of the lock word.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock.h: the distributed locks of shmem_set_lock/shmem_test_lock/shmem_clear_lock.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.h: leveled diagnostics, one line each, prefixed with the PE, host and pid.
  *

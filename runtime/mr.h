@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mr.h: registered symmetric segments and remote address translation.
  *

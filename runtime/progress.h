@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * progress.h: the completion queue, the per-operation records, the engine lock, and the one
  * wait loop.

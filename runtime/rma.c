@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma.c: puts and gets as libfabric RMA writes and reads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma.h: one-sided puts and gets on the fabric, and their completion.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rt.h: the runtime identity, the one global shared by all modules.
  *

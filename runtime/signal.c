@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal.c: put-with-signal, correct when the fabric delivers out of order.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal.h: put-with-signal (the protocol is described in signal.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topology.c: which GPU, which NIC(s) and which cores each PE of a node uses, and the binding.
  *

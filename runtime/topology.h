@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topology.h: where this PE sits in the node — its GPU, its NIC(s), its cores, its NUMA node.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * types.h: what the library knows about each row of FSH_TYPE_TABLE at run time: its size, the
  * spec tables it belongs to, and the libfabric datatype (enum fi_datatype) that carries it.

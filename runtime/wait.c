@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait.c: waiting for and testing symmetric variables that peers update.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait.h: point-to-point synchronization: wait for, or test, local symmetric variables that
  * peers update.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xport.h: the one place that hands operations to libfabric.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_test.h: what the tests of teams and collectives share beyond test.h.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dispatch.sh: automake's LOG_COMPILER. Called as `dispatch.sh ./tests/<kind>/<name>`, it hands
 # the program to the runner its kind needs:
 #   tests/mpi/*     -> tests/run_test.sh (every provider configuration and PE count)

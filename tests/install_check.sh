@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # After 'make install': the installed fabshmem-oshcc, fabshmem-oshrun, pkg-config file and
 # headers build and run a real program (one put around a ring), as a user outside the source tree would; fabshmem-info
 # runs and prints its map.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_error.sh PROGRAM | CASE.expect: runs one error test (tests/errors/<case>) and checks that it
 # fails the way users are told it fails: its exit status, and its combined stdout+stderr against
 # tests/errors/<case>.expect. Given an .expect file, the case is that file and its program is

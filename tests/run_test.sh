@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_test.sh PROGRAM: runs one MPI test program over the whole matrix and prints one line per
 # case:
 #     <name> [<config> np=<n>]: PASS | FAIL (exit N) | FAIL (timed out after Ns) | SKIP (reason)

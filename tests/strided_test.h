@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * strided_test.h: the driver shared by the strided RMA tests (rma_strided: iput/iget,
  * rma_blocked: ibput/ibget).

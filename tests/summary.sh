@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # summary.sh DIR: counts the cases of every automake test log (*.log) under DIR.
 #
 # A case is a line that starts in the first column and ends in `: PASS`, `: FAIL (...)` or

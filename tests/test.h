@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test.h: the few helpers every fabshmem test program shares.
  *

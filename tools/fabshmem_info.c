@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fabshmem_info.c: the fabshmem-info program — what fabshmem would use on this node, and why.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Quick start on a fresh Debian 12 machine (run as root, or with sudo available):
 #   bash tools/quickstart.sh        install dependencies, build, run the examples and the RMA
 #                                   benchmark with 2 PEs under mpirun (the main job)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * after_finalize: a call after shmem_finalize is reported as such.
  */

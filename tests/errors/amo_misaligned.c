@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo_misaligned: shmem_long_atomic_add on a symmetric address one byte past an aligned one
  * ends the job: atomics need naturally aligned objects (the address is symmetric, so the only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo_nonsym: shmem_int_atomic_fetch_add on a malloc'd (private, not symmetric) int ends the
  * job, naming the address. PE 0 makes the bad call; the other PEs wait in a barrier.

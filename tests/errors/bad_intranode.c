@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bad_intranode: FABSHMEM_INTRANODE that is neither auto nor fabric stops shmem_init with the
  * value quoted and both choices named.

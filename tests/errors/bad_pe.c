@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bad_pe: shmem_putmem to PE shmem_n_pes() (one past the last) ends the job with the
  * PE-range report. PE 0 makes the bad call while the other PEs wait in a barrier: the abort

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bad_symsize: SHMEM_SYMMETRIC_SIZE that is not a size stops shmem_init with the value quoted.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bad_topology_xml: FABSHMEM_TOPOLOGY_XML naming a file that does not exist stops shmem_init
  * with the variable, the path and how to write a topology file.

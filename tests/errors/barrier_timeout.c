@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * barrier_timeout: a PE that never reaches the barrier (it sleeps) makes the others' barrier
  * end after FABSHMEM_TIMEOUT with a report naming the PE they wait for; the abort then ends

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * before_init: an RMA call before shmem_init is reported as such (not as a crash or a bad
  * address), even without a launcher.

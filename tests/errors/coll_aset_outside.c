@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_aset_outside: a PE calling a deprecated active-set collective for a set it is not in
  * (PE_start 1, stride 1, size 1 called by PE 0) ends the job naming the set.

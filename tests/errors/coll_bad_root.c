@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_bad_root: shmem_broadcastmem with PE_root outside the team ends the job naming the
  * root and the team's range; the other PE, waiting in the broadcast for data that will never

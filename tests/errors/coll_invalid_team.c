@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_invalid_team: a collective on the SHMEM_TEAM_INVALID a split handed to a PE outside
  * the new team ends the job with the cause and the fix.

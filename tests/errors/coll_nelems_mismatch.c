@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_nelems_mismatch: a collective whose nelems (or PE_root, or strides) differ between PEs.
  * Without checks a larger sender writes past a smaller receiver's block (fcollect, alltoall,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_nonsym_dest: a collective's dest is written by peers, so it must be symmetric; a stack
  * array ends the job on every PE with the address report.

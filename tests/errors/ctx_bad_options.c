@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctx_bad_options: option bits that are not SHMEM_CTX_* are a programming error, not a soft
  * failure: the job ends naming the unknown bits.

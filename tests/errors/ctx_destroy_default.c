@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctx_destroy_default: SHMEM_CTX_DEFAULT belongs to the library; destroying it ends the job.
  */

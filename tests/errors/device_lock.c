@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * device_lock: a distributed lock word in the device heap ends the job with a message naming
  * the routine and what it supports (the lock protocol spins on the word with CPU loads, and a

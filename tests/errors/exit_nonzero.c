@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exit_nonzero: PE 1 calls exit(3) without shmem_finalize while PE 0 waits in a barrier. The
  * job must end at once with status 3 and a message naming PE 1; PE 0 must never leave the

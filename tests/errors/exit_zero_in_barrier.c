@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exit_zero_in_barrier: PE 1 returns 0 from main without shmem_finalize while PE 0 waits in a
  * barrier PE 1 never enters. PE 1's implicit finalize must not release PE 0's barrier: PE 0's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fork_child_call: a child forked after shmem_init is no PE. Its OpenSHMEM call ends the child
  * at once (status 1) with a message saying so, and not the job: the parents wait for it, report

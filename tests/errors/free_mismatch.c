@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * free_mismatch: PE 0 frees block A while PE 1 frees block B. The heaps then differ (the next
  * shmem_malloc returns different offsets on the two PEs, and a put lands in the wrong block);

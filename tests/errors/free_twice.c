@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * free_twice: shmem_free of a block that was already freed ends the job with a report naming
  * the pointer; the heap is never corrupted by it.

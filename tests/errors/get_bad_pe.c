@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * get_bad_pe: shmem_getmem from PE -1 ends the job with the PE-range report.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * get_nonsym_source: a get whose source is on the caller's stack ends the job: the remote
  * side of a get must be symmetric.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * global_exit: shmem_global_exit(7) on PE 1 ends the whole job, including PE 0 blocked in a
  * barrier that PE 1 never enters, and the job's exit status is 7 (FSH_GLOBAL_EXIT_STATUS sets

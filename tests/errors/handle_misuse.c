@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * handle_misuse: team and context handles that name nothing live end the job with the routine,
  * the cause and the fix, never a crash in the C library or a wait: FSH_HANDLE_CASE picks the

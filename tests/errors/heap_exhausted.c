@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * heap_exhausted: shmem_malloc beyond the symmetric heap returns NULL on every PE with a
  * warning giving the sizes and the fix; it is not fatal, and the heap still works afterwards.

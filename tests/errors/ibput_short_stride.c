@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ibput_short_stride: a block stride of ibput/ibget counts elements and must be at least bsize
  * (blocks would overlap otherwise); a shorter one ends the job instead of writing overlapping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init_after_finalize: the library cannot come up again after shmem_finalize (the spec makes
  * that undefined); the report says so instead of failing somewhere inside the fabric.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init_only: shmem_init, then shmem_finalize. The program of the error cases that are only
  * about the configuration (an .expect file with `program: init_only` and its env: lines): it

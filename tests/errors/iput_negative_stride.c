@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * iput_negative_stride: strides are element counts and must not be negative; a negative one
  * ends the job instead of writing below the destination.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_misuse: distributed locks used against their rules end the job with the routine, the
  * lock and the fix, never a corrupted lock word or a wait forever. FSH_LOCK_CASE picks the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_nonsym: shmem_set_lock on a lock that is a stack variable (not symmetric) ends the job,
  * naming the address. PE 0 makes the bad call; the other PEs wait in a barrier.

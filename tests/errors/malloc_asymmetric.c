@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * malloc_asymmetric: PEs passing different sizes to shmem_malloc get blocks at different
  * offsets, and every later block differs too. With FABSHMEM_CHECK=1 the sizes are compared

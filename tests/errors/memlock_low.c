@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memlock_low: with local memory registration forced (as EFA requires) and a locked-memory
  * limit far below the heap, shmem_init stops with the limit it found and the ulimit fix,

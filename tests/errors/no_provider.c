@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * no_provider: with FI_PROVIDER naming a provider that does not exist, shmem_init fails with a
  * report that says no provider was found and repeats the name asked for.

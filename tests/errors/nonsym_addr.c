@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nonsym_addr: shmem_putmem whose destination is a stack array (not symmetric) ends the job,
  * naming the address. PE 0 makes the bad call; the other PEs wait in a barrier.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * put_freed: with FABSHMEM_CHECK=1, a put into a symmetric block that was freed ends the job:
  * the address is still inside the heap, so only the debug check can tell.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * put_malloc: a put whose dest comes from malloc (private memory, different on every PE) ends
  * the job with the non-symmetric address report.

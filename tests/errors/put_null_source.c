@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * put_null_source: a NULL source with a non-zero size ends the job with a report instead of a
  * segmentation fault inside the provider.

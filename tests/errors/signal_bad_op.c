@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal_bad_op: shmem_putmem_signal with a sig_op that is neither SHMEM_SIGNAL_SET nor
  * SHMEM_SIGNAL_ADD (7) ends the job, naming the value. Everything else is valid. PE 0 makes

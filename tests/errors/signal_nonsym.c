@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal_nonsym: shmem_putmem_signal whose signal word is a stack variable (not symmetric)
  * ends the job, naming the address. The data destination is symmetric, so only sig_addr is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * size_overflow: nelems * sizeof(long) overflowing size_t must not wrap to a small transfer:
  * the job ends with the overflow report.

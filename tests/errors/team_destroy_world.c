@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * team_destroy_world: the predefined teams cannot be destroyed; trying ends the job.
  */

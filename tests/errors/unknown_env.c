@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * unknown_env: a misspelt FABSHMEM_ variable draws a warning naming the nearest valid variable;
  * it is not fatal, the program runs normally (a put to itself, checked) and exits 0.

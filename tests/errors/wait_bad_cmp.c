@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait_bad_cmp: a comparison code that is not one of SHMEM_CMP_* ends the job before waiting
  * (it would otherwise wait forever on a condition nothing can satisfy).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait_overflow: shmem_long_test_all with nelems so large that nelems * sizeof(long) wraps
  * around: the byte count once wrapped to a small number, passed the symmetry check and read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait_timeout: a user wait that nothing will ever satisfy ends after FABSHMEM_WAIT_TIMEOUT
  * with a report naming the routine, instead of hanging the job.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # fault_lib.sh: what the fault tests share (sourced by tests/faults/*.sh, which set fault_name).
 # Sets $prog (tests/faults/fault_pe of the build tree, absolute) and $bound ($FSH_FAULT_BOUND,
 # default 30: seconds a case may take from the fault to the job's end).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fault_pe MODE: the program of the fault tests (tests/faults/kill_pe.sh). Every PE runs MODE's
  * operation in a loop that never ends by itself; PE 1, the victim, kills itself with SIGKILL

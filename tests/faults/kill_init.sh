@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # kill_init.sh: SIGKILL during shmem_init, while the shm provider's region files exist in
 # /dev/shm (from the endpoint's creation until init's barrier removes their names), 3 PEs on
 # shm: one PE, every PE at once, or mpirun; at the files' appearance and a little later. No

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # kill_mpirun.sh: mpirun killed with SIGKILL while 3 PEs run barriers (fault_pe forever) or
 # compute without calling the library (fault_pe compute, progress thread off), on shm and tcp.
 # Nobody is left to end the PEs: each must notice that its launcher is gone (PMIx's

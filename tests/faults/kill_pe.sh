@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # kill_pe.sh: a PE killed with SIGKILL during a barrier, an all-to-all, a signal wait and an
 # atomic (tests/faults/fault_pe.c, 3 PEs, PE 1 dies) on shm and tcp. Each case must end:
 #   - within $FSH_FAULT_BOUND seconds (default 30) of the kill, mpirun exiting non-zero;

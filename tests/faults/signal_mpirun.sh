@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # signal_mpirun.sh: SIGINT (^C) and SIGTERM sent to mpirun while 3 PEs run barriers
 # (tests/faults/fault_pe.c, mode forever), on shm and tcp. Each case must end within
 # $FSH_FAULT_BOUND seconds (default 30) of the signal, mpirun exiting non-zero, with no process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_env: a libFuzzer target for the configuration parser (runtime/env.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_test.h: the start shared by the device-heap tests. Without a driver named in the
  * environment they run on tests/gpu/libmockcuda.so (FSH_MOCK_CUDA, set by Makefile.am where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_cuda.c: a stand-in for libcuda.so.1, for testing the device heap on hosts without a GPU.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # deb_install.sh: build the Debian packages from this tree's distribution files, install them on
 # this machine, build examples/hello.c with the installed fabshmem-oshcc and run it on 2 PEs
 # under mpirun, then remove the packages again, whatever happened (trap). Also runs lintian on

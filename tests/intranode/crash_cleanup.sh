@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # crash_cleanup.sh: a job whose PE 1 is killed with SIGKILL ends within a bounded time, with a
 # non-zero exit, no PE left running, and nothing of it left in /dev/shm: the intra-node path
 # names nothing there (memfds), and the shm provider's regions (one per PE, named

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crash_peer: PE 1 is killed outright (SIGKILL) in the middle of a job, after every PE has
  * used the intra-node path and the shm provider. Run by crash_cleanup.sh, which checks that

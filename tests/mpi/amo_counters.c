@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo_counters: atomics under contention leave exact results, for every standard AMO type, the
  * extended (float/double) and bitwise ones, the ctx forms, the deprecated names and the fetching

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo_cswap: atomic_compare_swap elects exactly one winner per round.
  *

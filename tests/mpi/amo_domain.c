@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo_domain: one atomicity domain for the whole job, whichever path each PE takes to a
  * location. Every PE hammers the same counters of PE 0 and of the last PE (heap and static)

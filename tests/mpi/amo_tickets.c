@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amo_tickets: atomic_fetch_add / atomic_fetch_inc hand out unique tickets. Every PE takes
  * T tickets from one counter (alternating fetch_add of 1 and fetch_inc), checks that its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * barrier_all: shmem_barrier_all completes every PE's earlier puts (it implies shmem_quiet) and
  * no PE leaves it before all have entered; shmem_sync_all synchronises without completing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_alltoall: shmem_alltoallmem, the typed shmem_<T>_alltoall (every standard RMA type,
  * long double included), shmem_alltoallsmem and shmem_<T>_alltoalls with strides other than 1,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_alltoallv: the extension shmemx_alltoallvmem and its typed forms (shmemx.h).
  *

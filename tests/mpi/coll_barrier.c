@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_barrier: shmem_team_sync on the world, shared, tail (odd size) and evens (stride 2)
  * teams, and the deprecated active-set shmem_barrier and shmem_sync.

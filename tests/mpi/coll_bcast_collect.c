@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_bcast_collect: shmem_broadcastmem / shmem_<T>_broadcast, shmem_collectmem /
  * shmem_<T>_collect, shmem_fcollectmem / shmem_<T>_fcollect, and the deprecated active-set

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_mismatch: a broadcast whose nelems differ between PEs never writes past the block a
  * receiver asked for (issue 16). Without FABSHMEM_CHECK the call completes: a PE whose parent

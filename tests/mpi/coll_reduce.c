@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_reduce: every reduction of OpenSHMEM 1.5 (and/or/xor, max/min, sum/prod, each over the
  * types of its table in the spec) and the deprecated active-set shmem_<T>_<op>_to_all (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_scan: the OpenSHMEM 1.6 prefix sums shmem_<T>_sum_inscan and shmem_<T>_sum_exscan, for
  * every type of the sum reduction's table (written here from the spec, so a missing routine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_teams: the team API of OpenSHMEM 1.5.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_zero: every collective takes a zero count, with dest and source NULL or not
  * (OpenSHMEM 1.5, annex "Undefined Behavior": a null pointer with a zero count is supported),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctx_independent: communication contexts. Each context completes and orders its own
  * operations: shmem_ctx_quiet(A) completes A's puts whatever B has in flight, shmem_ctx_fence(A)

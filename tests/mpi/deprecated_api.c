@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * deprecated_api: the names OpenSHMEM 1.5 deprecates still work and mean what they used to.
  *

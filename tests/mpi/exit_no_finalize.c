@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * exit_no_finalize: every PE returns 0 from main without calling shmem_finalize. The at-exit
  * finalize runs on every PE and they synchronize among themselves (finalize's own slot), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * finalize_early: a PE waiting inside shmem_finalize still serves RMA aimed at it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * generic_api: the C11 _Generic interfaces (shmem_put, shmem_get, shmem_p, shmem_g, shmem_iput,
  * shmem_iget, shmem_put_nbi, shmem_get_nbi), with and without a leading context, pick the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * generic_tables: every C11 generic routine of OpenSHMEM 1.5 (and the 1.6 scans and blocked
  * strided transfers), called on every type of its table in the spec, selects a routine of that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_device_amo: atomics, signals, waits and strided transfers on the device heap,
  * data-verified.

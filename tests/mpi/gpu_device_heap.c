@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_device_heap: the device symmetric heap and RMA to and from it, data-verified.
  *

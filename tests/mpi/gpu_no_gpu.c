@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_no_gpu: FABSHMEM_DEVICE_HEAP_SIZE set on a host without a GPU (the real loader: no
  * FABSHMEM_CUDA_LIB). Init must succeed, the device heap must be off on every PE with a reason

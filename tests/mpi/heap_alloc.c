@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * heap_alloc: the symmetric heap routines return usable, correctly aligned, symmetric blocks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * heap_exhaust: a request larger than the symmetric heap returns NULL on every PE and leaves
  * the heap fully usable.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init_phases: SHMEM_INFO's line of init phase times accounts for the whole of shmem_init.
  *

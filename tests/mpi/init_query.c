@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init_query: shmem_init_thread and the query routines report a consistent job.
  *

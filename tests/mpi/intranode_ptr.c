@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * intranode_ptr: shmem_ptr and shmem_team_ptr give load/store access to exactly the PEs the
  * intra-node path maps: with FABSHMEM_INTRANODE=auto (the default) every PE of this node (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * live_slow_pe: a PE that computes (sleeps without calling the library) for 2.5 probe
  * intervals (FABSHMEM_PROBE_INTERVAL=1 in live_slow_pe.env) while its peers wait for it is

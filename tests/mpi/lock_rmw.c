@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lock_rmw: shmem_set_lock / shmem_test_lock / shmem_clear_lock give mutual exclusion, so a
  * read-modify-write made of a plain get and put (no atomic) loses no update.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proc_fork: fork after shmem_init gives the child private memory. The parent sets globals
  * (.data and .bss) and heap words, forks, and stores new values at once; the child checks it

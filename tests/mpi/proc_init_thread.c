@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proc_init_thread: a thread started before shmem_init (an OpenMP or I/O runtime's) stores to
  * globals throughout shmem_init, which moves the data segment onto a memfd when PEs share a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prof_interpose: the OpenSHMEM profiling interface. Run with tests/prof/libfsh_prof_tool.so
  * LD_PRELOADed (prof_interpose.env): the tool defines shmem_putmem, shmem_int_put,

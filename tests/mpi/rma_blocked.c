@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_blocked: the OpenSHMEM 1.6 blocked strided ibput/ibget copy nblocks blocks of bsize
  * contiguous elements, block i from source element i*sst to destination element i*dst, and

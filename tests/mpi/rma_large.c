@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_large: transfers larger than any provider's maximum message arrive whole.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_nbi_quiet: many non-blocking puts and gets in flight at once all complete at one
  * shmem_quiet, and shmem_fence orders two puts to the same location.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_putget_mem: shmem_putmem/shmem_getmem move exactly the bytes asked for, between every
  * neighbouring pair, at any size and alignment.

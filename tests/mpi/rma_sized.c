@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_sized: shmem_putN/getN (N = 8, 16, 32, 64, 128), their _nbi and ctx forms count nelems in
  * N-bit elements.

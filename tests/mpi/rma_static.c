@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_static: global and static variables are symmetric: RMA on them reaches the same variable
  * on the peer, not the heap or a neighbouring variable.

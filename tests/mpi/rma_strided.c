@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_strided: iput/iget place element i of the source (stride sst) at element i*dst of the
  * destination, and touch nothing in between.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma_typed: every typed RMA routine of the spec's standard RMA types moves whole elements of
  * its type, right-neighbour to left-neighbour.

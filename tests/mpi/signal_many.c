@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal_many: put-with-signal from many senders into one target. A signal that counts the
  * puts it guards only reaches its total when every one of those puts has landed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal_order: a put-with-signal's signal is never observed before its data (spec 1.5 section
  * 9.9: "the signal ... is updated after the data transfer completes"), for every size, both

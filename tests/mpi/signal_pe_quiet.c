@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * signal_pe_quiet: OpenSHMEM 1.6's signal updates without data (shmem_signal_add/set and their
  * ctx forms) and shmem_pe_quiet/shmem_ctx_pe_quiet, data-checked.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * threads_multiple: SHMEM_THREAD_MULTIPLE. shmem_init_thread must provide it, and NTHR threads
  * per PE then communicate at once: every thread, interleaved in one loop,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_domain: each PE's endpoint opens on the domain the topology module chose for it.
  *

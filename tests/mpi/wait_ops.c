@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wait_ops: point-to-point synchronization. shmem_<T>_wait_until and shmem_<T>_test with every
  * comparison operator, and the _all/_any/_some forms (scalar and _vector) with status masks,

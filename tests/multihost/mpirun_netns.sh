@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # mpirun_netns.sh ARGS...: mpirun started on simulated host h0 (netns_lib.sh) for a job over
 # the hosts of $MH_DIR/hostfile: rsh agent rsh_netns.sh, no tree spawn, Open MPI's own traffic
 # and libfabric's tcp on the veth fsh0, and keepalives short enough that a dead link ends the

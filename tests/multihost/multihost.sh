@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # multihost.sh: fabshmem across simulated hosts (network namespaces, netns_lib.sh): 2 hosts x 2
 # PEs on libfabric's tcp over veth fsh0. Skipped (77) without root or `ip netns`. Prints one
 # line per case (counted by tests/summary.sh under `multihost`):

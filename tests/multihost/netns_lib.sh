@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # netns_lib.sh: simulated hosts on one machine, for the multi-host tests (sourced).
 #
 # mh_setup N     (needs $top_srcdir) creates a bridge namespace and N host namespaces (fsh<tag>h0..), each joined to

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # rsh_netns.sh HOST COMMAND...: mpirun's rsh agent for the simulated hosts of netns_lib.sh. Runs
 # COMMAND in HOST's network namespace with its own UTS namespace named HOST, as ssh would run it
 # on that host. The host-to-namespace map is $MH_DIR/hosts.

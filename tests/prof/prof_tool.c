@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prof_tool.c: a profiling tool for tests/mpi/prof_interpose, as a user would write one with
  * the OpenSHMEM profiling interface: a shared library, LD_PRELOADed (or linked before

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run.sh: Slurm as a launcher. Starts a one-node Slurm cluster on this machine (munged,
 # slurmctld, slurmd, with their key, sockets, state, spool and logs under one temporary
 # directory and ports of their own, so an installed Slurm and other runs are not touched),

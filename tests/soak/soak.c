@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * soak SECONDS: every PE mixes every kind of operation with random sizes and random peers for
  * SECONDS (default 30), verifying all data, until the time is up (agreed by a max-reduction, so

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # soak.sh [SECONDS] [NP]: the soak test (tests/soak/soak.c: every operation from every PE with
 # random sizes and peers, all data verified) for SECONDS in all (default 60, the CI setting;
 # give more for a longer soak), split evenly between the shm and tcp providers, NP PEs

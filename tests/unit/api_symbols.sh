@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # api_symbols.sh: the exported symbols of libfabshmem.so against tests/data/shmem_api_symbols.txt.
 #
 # The list is data, generated once from the spec's tables and reviewed: every routine in it must

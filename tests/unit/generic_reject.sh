@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # generic_reject.sh: a C11 generic routine called on a type outside its spec table must not
 # compile. Each case below is a one-line call that the header's _Generic selection has to
 # refuse (naming the selection, fsh_generic_type_not_in_spec_table or, for shmem_sync,

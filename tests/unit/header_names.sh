@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # header_names.sh: shmem.h leaves the program's own names alone. It must not define I and
 # complex (<complex.h> does, so a program with `int I = 1;` would not compile), and it must compile on its own as C11 (with the complex reductions' prototypes)
 # and, when a C++ compiler is there, as C++.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_env: configuration parsing without a launcher — size suffixes, booleans, rejection of
  * malformed values with a message naming the variable, the "did you mean" hint, and defaults.

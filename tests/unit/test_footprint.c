@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_footprint: the memory model. Computes, from the functions init reserves with, what
  * fabshmem takes of the symmetric heap at 2, 1,024, 16,384 and 131,072 PEs with the default

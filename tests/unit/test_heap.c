@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_heap: the symmetric allocator's invariants without a launcher.
  *

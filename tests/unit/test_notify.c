@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_notify: the collectives' symmetric reservation, from fsh_notify_heap_bytes alone (no
  * launcher, no init), against the budget issue 21 sets: O(1) per team plus a few bytes per

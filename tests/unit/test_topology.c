@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_topology: the local rank -> GPU, NIC(s), cores map on hwloc XML topologies of real and
  * synthetic machines, without a launcher.

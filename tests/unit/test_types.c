@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_types.c: checks runtime/types.h, the map from FSH_TYPE_TABLE rows to libfabric
  * datatypes, against expectations written independently of the table.
