@@ -32,6 +32,9 @@ prog="" args="" np=2 kind=bench expect="" sizes="" env="" needs=""
 mpirun=${MPIRUN:-mpirun}
 limit=${FSH_TEST_TIMEOUT:-120}
 label="bench_$name [shm np=$np]"
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$top_srcdir/tests/progress.sh"
+fsh_case_start
 SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-64M}
 export SHMEM_SYMMETRIC_SIZE
 
@@ -39,17 +42,17 @@ out=$(mktemp "${TMPDIR:-/tmp}/fsh_smoke.XXXXXX") || exit 1
 trap 'rm -f "$out"' EXIT
 
 fail() {
-    echo "$label: FAIL ($1)"
+    fsh_verdict "$label: FAIL ($1)"
     tail -n 30 "$out" | sed 's/^/    /'
     exit 1
 }
 
 if [ ! -x "$top_builddir/$prog" ]; then
-    echo "$label: FAIL (no executable $top_builddir/$prog)"
+    fsh_verdict "$label: FAIL (no executable $top_builddir/$prog)"
     exit 1
 fi
 if [ -n "$needs" ] && [ ! -e "$top_builddir/$needs" ]; then
-    echo "$label: SKIP (no $needs: configured without CUDA headers)"
+    fsh_verdict "$label: SKIP (no $needs: configured without CUDA headers)"
     exit 77
 fi
 xenv=""
@@ -80,5 +83,5 @@ if [ "$kind" = bench ]; then
         done
     done
 fi
-echo "$label: PASS"
+fsh_verdict "$label: PASS"
 exit 0

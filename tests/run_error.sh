@@ -51,15 +51,17 @@ case $prog in
     ;;
 esac
 label="errors/$name"
+. "$top_srcdir/tests/progress.sh"
+fsh_case_start
 mpirun=${MPIRUN:-mpirun}
 limit=${FSH_ERROR_TIMEOUT:-60}
 
 if [ ! -f "$expect" ]; then
-    echo "$label: FAIL (no $expect)"
+    fsh_verdict "$label: FAIL (no $expect)"
     exit 1
 fi
 if [ ! -x "$prog" ]; then
-    echo "$label: FAIL (no executable $prog)"
+    fsh_verdict "$label: FAIL (no executable $prog)"
     exit 1
 fi
 
@@ -99,7 +101,7 @@ done <"$expect"
 
 case $np in
 '' | *[!0-9]*)
-    echo "$label: FAIL (bad 'np: $np' in $expect)"
+    fsh_verdict "$label: FAIL (bad 'np: $np' in $expect)"
     exit 1
     ;;
 esac
@@ -177,9 +179,9 @@ if [ -z "$why" ]; then
 fi
 
 if [ -z "$why" ]; then
-    echo "$label: PASS"
+    fsh_verdict "$label: PASS"
     exit 0
 fi
-echo "$label: FAIL ($why)"
+fsh_verdict "$label: FAIL ($why)"
 tail -n 40 "$out" | sed 's/^/    /'
 exit 1

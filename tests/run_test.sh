@@ -38,6 +38,12 @@
 #               --bind-to none -n NP -x VAR... $FSH_MPIRUN_ARGS PROGRAM
 #   plus one singleton run: the program started directly, without a launcher, FI_PROVIDER=shm
 #   (skipped when FSH_TEST_SINGLETON=0).
+#   Quick mode (the default of `make check`): unless FSH_TEST_FULL=1 (`make check-full`, what CI
+#   runs) or the caller chose configurations or PE counts, each test runs once: shm (the
+#   default path) at 2 PEs, or at the first PE count of its .nps when 2 is not in it.
+#
+# Live progress: when fd 9 is open (`make check 9>&1`, as .ci/run does), every case's line is
+# also written there as it ends, with its time in seconds; the log keeps the line without it.
 #
 # Per-test files beside the source, tests/mpi/<name>.*, all optional ('#' starts a comment):
 #   <name>.nps  the PE counts this test runs with (intersected with $FSH_TEST_NPS when the
@@ -65,14 +71,19 @@ fi
 testdir=$top_srcdir/tests/mpi
 mpirun=${MPIRUN:-mpirun}
 limit=${FSH_TEST_TIMEOUT:-120}
+quick=0
+if [ "$FSH_TEST_FULL" != 1 ] && [ -z "$FSH_TEST_CONFIGS" ] && [ -z "$FSH_TEST_NPS" ]; then
+    quick=1
+fi
 configs=${FSH_TEST_CONFIGS:-"shm tcp shm-efamr shm-nodes2"}
+[ "$quick" = 1 ] && configs=shm
 
 # Strip comments and join the words of a .nps or .configs file's lines.
 words() {
     sed -e 's/#.*//' "$1" | tr -s ' \t\n' '   '
 }
 
-if [ -z "$FSH_TEST_CONFIGS" ] && [ -f "$testdir/$name.configs" ]; then
+if [ "$quick" = 0 ] && [ -z "$FSH_TEST_CONFIGS" ] && [ -f "$testdir/$name.configs" ]; then
     for c in $(words "$testdir/$name.configs"); do
         case " $configs " in *" $c "*) ;; *) configs="$configs $c" ;; esac
     done
@@ -91,6 +102,13 @@ if [ -f "$testdir/$name.nps" ]; then
         nps=$file_nps
     fi
     case " $file_nps " in *" 1 "*) ;; *) singleton=0 ;; esac
+fi
+if [ "$quick" = 1 ]; then
+    singleton=0
+    case " $nps " in
+    *" 2 "*) nps=2 ;;
+    *) for n in $nps; do nps=$n; break; done ;;
+    esac
 fi
 
 # The caller's variables that every PE must see.
@@ -117,9 +135,12 @@ npass=0
 nfail=0
 nskip=0
 
+. "$top_srcdir/tests/progress.sh"
+
 # run_case LABEL CONFIG NP: one run; NP=0 means the singleton (no launcher).
 run_case() {
     label=$1
+    fsh_case_start
     out=$tmp/out
     (
         exec >"$out" 2>&1 </dev/null
@@ -206,19 +227,19 @@ run_case() {
     rc=$?
     case $rc in
     0)
-        echo "$label: PASS"
+        fsh_verdict "$label: PASS"
         npass=$((npass + 1))
         ;;
     77)
         why=$(sed -n 's/.*: SKIP (\(.*\))$/\1/p' "$out" | head -n 1)
-        echo "$label: SKIP (${why:-exit 77})"
+        fsh_verdict "$label: SKIP (${why:-exit 77})"
         nskip=$((nskip + 1))
         ;;
     *)
         case $rc in
-        124 | 137) echo "$label: FAIL (timed out after ${limit}s)" ;;
-        99) echo "$label: FAIL (runner: $(head -n 1 "$out"))" ;;
-        *) echo "$label: FAIL (exit $rc)" ;;
+        124 | 137) fsh_verdict "$label: FAIL (timed out after ${limit}s)" ;;
+        99) fsh_verdict "$label: FAIL (runner: $(head -n 1 "$out"))" ;;
+        *) fsh_verdict "$label: FAIL (exit $rc)" ;;
         esac
         tail -n 30 "$out" | sed 's/^/    /'
         nfail=$((nfail + 1))

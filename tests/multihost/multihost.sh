@@ -18,6 +18,10 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-.}
 export top_srcdir
 . "$top_srcdir/tests/multihost/netns_lib.sh"
+if [ "$FSH_TEST_FULL" != 1 ]; then
+    echo "multihost: SKIP (two simulated hosts take minutes: make check-full runs them)"
+    exit 77
+fi
 mh_skip
 if ! mh_setup 2 || ! mh_wait_up; then
     echo "multihost/setup: FAIL (could not build the namespaces and veths; see above)"

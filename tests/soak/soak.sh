@@ -1,11 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # soak.sh [SECONDS] [NP]: the soak test (tests/soak/soak.c: every operation from every PE with
-# random sizes and peers, all data verified) for SECONDS in all (default 60, the CI setting;
-# give more for a longer soak), split evenly between the shm and tcp providers, NP PEs
-# (default 4). Each run is bounded by its share plus 120 s. Prints
-# `soak/<provider>: PASS (PEs, rounds, operations, bytes, seconds)` or FAIL with the output.
-secs=${1:-${FSH_SOAK_SECONDS:-60}}
+# random sizes and peers, all data verified) for SECONDS in all (default 60 under make
+# check-full, the CI setting, 10 under make check; give more for a longer soak), split evenly
+# between the shm and tcp providers, NP PEs (default 4). Each run is bounded by its share plus
+# 120 s. Prints `soak/<provider>: PASS (PEs, rounds, operations, bytes, seconds)` or FAIL with
+# the output.
+default_secs=10
+[ "$FSH_TEST_FULL" = 1 ] && default_secs=60
+secs=${1:-${FSH_SOAK_SECONDS:-$default_secs}}
 np=${2:-4}
 top_builddir=${top_builddir:-.}
 prog=$top_builddir/tests/soak/soak
