@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # After 'make install': the installed fabshmem-oshcc, fabshmem-oshrun, pkg-config file and
-# headers build and run a real program (one put around a ring), as a user outside the source tree would; fabshmem-info
-# runs and prints its map.
+# headers build and run a real program (one put around a ring), as a user outside the source
+# tree would; fabshmem-info runs and prints its map; the installed benchmarks run on 2 PEs.
 set -eu
 prefix=$1
 work=$(mktemp -d)
@@ -54,6 +54,14 @@ SRC
 "$prefix/bin/fabshmem-oshcc" -o "$work/pring" "$work/pring.c"
 "$prefix/bin/fabshmem-oshrun" -n 2 "$work/pring"
 "$prefix/bin/fabshmem-info" --local-size 2 | grep -q '^map for 2 local rank'
+# The installed benchmarks: one size each on 2 PEs, every row's data right (#wrong 0).
+for b in rma amo coll; do
+    "$prefix/bin/fabshmem-oshrun" -n 2 "$prefix/bin/fabshmem-bench-$b" -b 8 -e 8 -n 5 -w 1 --csv \
+        >"$work/bench_$b.csv"
+    grep -q '^[a-z]' "$work/bench_$b.csv"
+    awk -F, '/^[a-z_0-9]+,/ && $1 != "test" && $NF != 0 { bad = 1 } END { exit bad }' \
+        "$work/bench_$b.csv"
+done
 # The plain names, for scripts that call oshcc/oshrun, live in libexec/fabshmem/bin.
 PATH="$prefix/libexec/fabshmem/bin:$PATH" oshcc -o "$work/ring_plain" "$work/ring.c"
 PATH="$prefix/libexec/fabshmem/bin:$PATH" oshrun -n 2 "$work/ring_plain" | grep -q 'PE 1 ok'
