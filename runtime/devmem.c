@@ -149,16 +149,17 @@ static size_t slot_bytes(size_t chunk)
     return (HDR + chunk + FSH_HEAP_MIN_ALIGN - 1) & ~(size_t)(FSH_HEAP_MIN_ALIGN - 1);
 }
 
-unsigned fsh_dev_inboxes(int npes, long peers)
+/* Our outbox: DEPTH slots, then the landing of done reads. */
+static size_t outbox_bytes(size_t slot)
 {
-    return (unsigned)(peers < npes ? peers : npes);
+    return DEPTH * slot + 64;
 }
 
 size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
 {
     size_t slot = slot_bytes(chunk);
-    return fsh_lease_heap_bytes(npes, fsh_dev_inboxes(npes, peers), inbox_bytes(slot)) +
-           fsh_heap_rounded(DEPTH * slot + 64);
+    return fsh_lease_heap_bytes(npes, fsh_lease_chunks(npes, peers), inbox_bytes(slot)) +
+           fsh_heap_rounded(outbox_bytes(slot));
 }
 
 /* ---------------------------------------------------------------- target side */
@@ -771,7 +772,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
                        cfg->FABSHMEM_DEVICE_PEERS);
     }
     /* Every PE reserves the same blocks at the same point of init: symmetric. */
-    unsigned inboxes = fsh_dev_inboxes(fsh_rt.npes, cfg->FABSHMEM_DEVICE_PEERS);
+    unsigned inboxes = fsh_lease_chunks(fsh_rt.npes, cfg->FABSHMEM_DEVICE_PEERS);
     char what[192];
     snprintf(what, sizeof(what), "the device heap's staging inboxes (%u x %d slots x %zu bytes "
              "of FABSHMEM_DEVICE_CHUNK + header)", inboxes, DEPTH, dv.slot);
@@ -781,7 +782,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     if (rc != 0) {
         return rc;
     }
-    size_t total = DEPTH * dv.slot + 64;
+    size_t total = outbox_bytes(dv.slot);
     snprintf(what, sizeof(what), "the device heap's staging outbox (%d x %zu bytes)", DEPTH,
              dv.slot);
     dv.block = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_DEVICE_CHUNK");

@@ -28,10 +28,9 @@ int fsh_dev_open(const struct fsh_config *cfg);
  * allocate and manage the heap and set up the staging slots (a symmetric-heap allocation, the
  * same on every PE). Without a GPU somewhere it returns 0 with the heap off and a warning. */
 int fsh_dev_init(const struct fsh_config *cfg, bool everywhere);
-/* Staging inboxes each PE keeps, and the host heap bytes the staging path reserves, for npes
- * PEs with FABSHMEM_DEVICE_CHUNK chunk and FABSHMEM_DEVICE_PEERS peers (the memory model's
- * figures; fsh_dev_init reserves exactly this). */
-unsigned fsh_dev_inboxes(int npes, long peers);
+/* The host heap bytes the staging path reserves for npes PEs with FABSHMEM_DEVICE_CHUNK chunk
+ * and FABSHMEM_DEVICE_PEERS peers (the memory model's figure; fsh_dev_init reserves exactly
+ * this). */
 size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers);
 void fsh_dev_fini(void);
 /* The device heap is usable (on every PE). Read on every put and get: a plain flag. */

@@ -34,6 +34,12 @@ struct fsh_lease_pool {
     uint32_t *claims;   /* [pe]: claims sent to pe (initiator side) */
 };
 
+/* The chunks of a pool of at most `wanted` for npes PEs: no more than there are sources. */
+static inline unsigned fsh_lease_chunks(int npes, long wanted)
+{
+    return (unsigned)(wanted < npes ? wanted : npes);
+}
+
 /* Heap bytes a pool of nchunks chunks of `chunk` bytes reserves for npes PEs: what
  * fsh_lease_init takes (the memory model's table is computed from it). */
 size_t fsh_lease_heap_bytes(int npes, unsigned nchunks, size_t chunk);

@@ -116,7 +116,6 @@ struct ring_entry {
 static struct {
     unsigned slots;
     size_t inline_max; /* largest data sent inside the descriptor */
-    int npes;
     /* target side: the inboxes, one lease chunk per source that asked */
     struct fsh_lease_pool pool;
     struct slot_state *state; /* [chunk * slots + k] */
@@ -236,12 +235,16 @@ static unsigned ring_size(unsigned slots)
     return 4 * slots > RING_MIN ? 4 * slots : RING_MIN;
 }
 
+/* The outgoing ring and the read landings, one block. */
+static size_t ring_block_bytes(unsigned slots, int npes)
+{
+    return ring_size(slots) * sizeof(struct desc) + (size_t)npes * sizeof(uint64_t);
+}
+
 size_t fsh_signal_heap_bytes(int npes, long slots, long peers)
 {
-    unsigned chunks = (unsigned)(peers < npes ? peers : npes);
-    return fsh_lease_heap_bytes(npes, chunks, BOX_BYTES(slots)) +
-           fsh_heap_rounded(ring_size((unsigned)slots) * sizeof(struct desc) +
-                            (size_t)npes * sizeof(uint64_t));
+    return fsh_lease_heap_bytes(npes, fsh_lease_chunks(npes, peers), BOX_BYTES(slots)) +
+           fsh_heap_rounded(ring_block_bytes((unsigned)slots, npes));
 }
 
 int fsh_signal_init(long slots, long peers)
@@ -259,9 +262,8 @@ int fsh_signal_init(long slots, long peers)
      * flight; at least one slot's worth. */
     size_t quarter = sg.slots * sizeof(struct desc) / 4;
     sg.inline_max = (quarter > sizeof(struct desc) ? quarter : sizeof(struct desc)) - HEADER;
-    sg.npes = fsh_rt.npes;
-    size_t n = (size_t)sg.npes;
-    unsigned chunks = (unsigned)(peers < sg.npes ? peers : sg.npes);
+    size_t n = (size_t)fsh_rt.npes;
+    unsigned chunks = fsh_lease_chunks(fsh_rt.npes, peers);
     char what[192];
     snprintf(what, sizeof(what), "put-with-signal's inboxes (%u sources x %u slots x %zu bytes)",
              chunks, sg.slots, sizeof(struct desc));
@@ -274,7 +276,7 @@ int fsh_signal_init(long slots, long peers)
     size_t ring = sg.ring_slots * sizeof(struct desc);
     snprintf(what, sizeof(what), "put-with-signal's outgoing ring (%u x %zu bytes) and %zu PEs' "
              "read landings", sg.ring_slots, sizeof(struct desc), n);
-    uint8_t *block = fsh_heap_reserve(ring + n * sizeof(uint64_t), 64, what,
+    uint8_t *block = fsh_heap_reserve(ring_block_bytes(sg.slots, fsh_rt.npes), 64, what,
                                       "lower FABSHMEM_SIGNAL_SLOTS");
     if (!block) {
         return fsh_err_last()->code;
@@ -325,21 +327,29 @@ struct slot_wait {
     unsigned need; /* slots to take, padding included */
 };
 
-/* Start reading pe's applied prefix for us (in our chunk there) into probe[pe]. */
+/* Where pe keeps its applied prefix for us: the end of our chunk there. */
+static uint64_t applied_off(int pe)
+{
+    return fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + sg.slots * sizeof(struct desc);
+}
+
+/* Start reading pe's applied prefix for us into probe[pe]. */
 static int probe_post(struct fsh_op_track *sync, int pe)
 {
-    uint64_t off = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) +
-                   sg.slots * sizeof(struct desc);
     return fsh_rma_read(&fsh_ctx_default, sync, &sg.probe[pe], sizeof(uint64_t), pe,
-                        FSH_SEG_HEAP, off);
+                        FSH_SEG_HEAP, applied_off(pe));
+}
+
+static void known_at_least(int pe, uint64_t v)
+{
+    if (v > sg.known[pe]) {
+        sg.known[pe] = v;
+    }
 }
 
 static void probe_take(int pe)
 {
-    uint64_t v = __atomic_load_n(&sg.probe[pe], __ATOMIC_ACQUIRE);
-    if (v > sg.known[pe]) {
-        sg.known[pe] = v;
-    }
+    known_at_least(pe, __atomic_load_n(&sg.probe[pe], __ATOMIC_ACQUIRE));
 }
 
 /* Is there a free slot toward pe? Reads pe's applied prefix for us when there is not. */
@@ -349,10 +359,10 @@ static bool slot_free(const void *arg)
     if (w->seq + w->need - sg.known[w->pe] <= sg.slots) {
         return true;
     }
-    struct fsh_op_track sync = {0, 0, 0};
-    if (probe_post(&sync, w->pe) == 0 &&
-        fsh_progress_wait_track(&sync, "put-with-signal: reading the target's applied count") == 0) {
-        probe_take(w->pe);
+    uint64_t v;
+    if (fsh_rma_read_word(w->pe, applied_off(w->pe), &sg.probe[w->pe], sizeof(uint64_t), &v,
+                          "put-with-signal: reading the target's applied count") == 0) {
+        known_at_least(w->pe, v);
     }
     return w->seq + w->need - sg.known[w->pe] <= sg.slots;
 }
