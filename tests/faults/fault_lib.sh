@@ -10,8 +10,8 @@
 #                            fresh tmpfs, so every file left there is this job's litter.
 # fault_wait                 waits for it; sets $fault_rc and $fault_secs (since fault_start)
 # fault_litter               fabshmem files the job left in /dev/shm (empty when none; with a
-#                            private /dev/shm, those still there $FSH_FAULT_SETTLE seconds,
-#                            default 0, after the launcher ended)
+#                            private /dev/shm, those there when the job's last process ended,
+#                            or $FSH_FAULT_SETTLE seconds, default 0, after the launcher ended)
 # fault_orphans PATTERN      pids of processes whose command line matches PATTERN
 # fault_ready N              waits until N PEs printed `ready`; sets $pid (mpirun's) or $why
 # fault_verdict LABEL TAG    the orphan and litter checks, then verdict
@@ -62,10 +62,21 @@ fault_start() {
             echo $! >"$shm_list.pid"
             wait $!
             rc=$?
-            # PEs may outlive the launcher by design (kill_mpirun.sh): give them $settle
-            # seconds to remove their files before they count as left behind.
+            # PEs (and their name guards) may outlive the launcher by design
+            # (kill_mpirun.sh): give them $settle seconds to end before what is left counts as
+            # left behind. Judged by the processes in this namespace, not by the files: a PE
+            # still creating its region when the launcher died makes its file later, and
+            # removes it when it ends.
+            ns=$(readlink /proc/$$/ns/mnt)
+            job_alive() {
+                for d in /proc/[0-9]*; do
+                    [ "${d#/proc/}" = $$ ] && continue
+                    [ "$(readlink "$d/ns/mnt" 2>/dev/null)" = "$ns" ] && return 0
+                done
+                return 1
+            }
             i=0
-            while [ $i -lt $((settle * 10)) ] && ls -A /dev/shm | grep -q "^fabshmem"; do
+            while [ $i -lt $((settle * 10)) ] && job_alive; do
                 sleep 0.1
                 i=$((i + 1))
             done
