@@ -17,6 +17,7 @@
 #include "error.h"
 
 static const struct fsh_boot_ops *ops = &fsh_boot_single_ops;
+static int up; /* fsh_boot_init ran: ops is chosen until the process ends */
 static void (*lost_fn)(void);
 
 void fsh_boot_set_lost(void (*fn)(void))
@@ -58,6 +59,10 @@ static int launched_without_pmix(void)
 
 int fsh_boot_init(struct fsh_boot_info *info)
 {
+    if (ops == &fsh_boot_single_ops && up) {
+        return ops->init(info); /* a later shmem_init of a singleton: no launcher appeared */
+    }
+    up = 1;
     if (fsh_boot_pmix_ops.init(info) == 0) {
         ops = &fsh_boot_pmix_ops;
         return 0;

@@ -131,18 +131,24 @@ static void watch_launcher(void)
     lost_registered = 1;
 }
 
+/* PMIx stays up from the first shmem_init to the process's end (pmix_fini at exit), so that
+ * a program may initialize OpenSHMEM again after shmem_finalize (1.6): a client that finalized
+ * PMIx cannot rejoin its job, and a launcher takes a process that exits without PMIx_Finalize
+ * for one that died. A later init only reads the job's identity again. */
 static int pmix_init(struct fsh_boot_info *info)
 {
-    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
-    if (rc != PMIX_SUCCESS) {
-        /* No launcher: the caller falls back to a singleton. PMIx_Init may still have set up
-         * some state; release it. */
-        PMIx_Finalize(NULL, 0);
-        return pmix_to_errno(rc);
+    if (!initialized) {
+        pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            /* No launcher: the caller falls back to a singleton. PMIx_Init may still have set
+             * up some state; release it. */
+            PMIx_Finalize(NULL, 0);
+            return pmix_to_errno(rc);
+        }
+        initialized = 1;
+        __atomic_store_n(&leaving, 0, __ATOMIC_RELEASE);
+        watch_launcher();
     }
-    initialized = 1;
-    __atomic_store_n(&leaving, 0, __ATOMIC_RELEASE);
-    watch_launcher();
     pmix_proc_t job = me;
     job.rank = PMIX_RANK_WILDCARD;
     memset(info, 0, sizeof(*info));

@@ -449,7 +449,13 @@ static int exchange(double timeout)
 static void at_exit(int status, void *arg)
 {
     (void)arg;
+    if (fsh_rt.forked) {
+        return; /* a child of a PE: its parent's library is not its own */
+    }
     if (fsh_rt.state != FSH_STATE_RUNNING) {
+        /* The bootstrap outlives shmem_finalize (a later shmem_init may need it) and ends
+         * with the process. */
+        fsh_boot_fini();
         return;
     }
     fsh_live_publish(FSH_LIVE_EXIT, status);
@@ -464,6 +470,7 @@ static void at_exit(int status, void *arg)
      * peers are not left waiting in theirs. Peers still in a collective see the published
      * state and end the job naming this PE. */
     fsh_init_finalize("shmem_finalize (at exit)");
+    fsh_boot_fini();
 }
 
 /* The shm provider of libfabric >= 1.18 maps a peer's region at the first operation to it,
@@ -502,9 +509,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         }
         return;
     }
-    if (fsh_rt.state == FSH_STATE_FINALIZED) {
-        fsh_init_fatal(fn, "initialize once per program run",
-                       "called after shmem_finalize: the library cannot be re-initialized");
+    if (fsh_rt.forked) {
+        fsh_init_fatal(fn, "initialize in the PE itself; a child made by fork() may only exec or compute without OpenSHMEM",
+                       "called in a child forked from a PE: it is no PE of the job");
     }
     phase(NULL);
     int rc = fsh_env_load();
@@ -760,6 +767,7 @@ void fsh_init_finalize(const char *fn)
     }
     fsh_rt.state = FSH_STATE_FINALIZED;
     fsh_progress_thread_stop();
+    fsh_rma_fini();
     fsh_dev_fini();
     fsh_signal_fini();
     fsh_coll_fini();
@@ -774,7 +782,6 @@ void fsh_init_finalize(const char *fn)
     fsh_local_fini();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);
     lc.heap_base = NULL;
-    fsh_boot_fini();
 }
 
 void fsh_init_global_exit(int status)

@@ -250,12 +250,13 @@ static void fork_child(void)
             fork_fail("unmapping a peer's symmetric memory");
         }
     }
-    /* The child is not a PE: no at-exit finalize (it would join its parent's barrier), and an
-     * OpenSHMEM call in it ends the child (not the job) with a message saying why. */
+    /* The child is not a PE, also when forked after shmem_finalize: no at-exit finalize (it
+     * would join its parent's barrier) nor bootstrap's end (its parent's PMIx connection), and
+     * an OpenSHMEM call in it ends the child (not the job) with a message saying why. */
     if (fsh_rt.state == FSH_STATE_RUNNING) {
         fsh_rt.state = FSH_STATE_FINALIZED;
-        fsh_rt.forked = true;
     }
+    fsh_rt.forked = true;
     if (fk.pipe[1] >= 0) {
         char c = 1;
         if (write(fk.pipe[1], &c, 1) < 0) {
@@ -510,6 +511,12 @@ void fsh_local_share_data(void *base, size_t len)
     FSH_INFO("ThreadSanitizer build: the data segment is not shared");
     return;
 #endif
+    lo.mine.page_off = (uint32_t)((uintptr_t)base - start);
+    if (fk.seg[FSH_SEG_DATA].addr == (uint8_t *)start && fk.seg[FSH_SEG_DATA].len == span) {
+        /* An earlier shmem_init of this process moved it already (it stays on its memfd). */
+        lo.mine.fd[FSH_SEG_DATA] = fk.seg[FSH_SEG_DATA].fd;
+        return;
+    }
     int fd = make_memfd("fabshmem-data", span);
     if (fd < 0) {
         return;
@@ -521,7 +528,6 @@ void fsh_local_share_data(void *base, size_t len)
         return;
     }
     lo.mine.fd[FSH_SEG_DATA] = fd;
-    lo.mine.page_off = (uint32_t)((uintptr_t)base - start);
     fork_track(FSH_SEG_DATA, (void *)start, span, fd);
 }
 

@@ -415,6 +415,23 @@ int fsh_rma_ctx_destroy(struct fsh_ctx *ctx)
     return rc;
 }
 
+void fsh_rma_fini(void)
+{
+    /* Contexts the program did not destroy end with the library (their operations completed
+     * in finalize's quiet); their slots keep their generations, so a handle kept across a
+     * later shmem_init is still recognised as destroyed. The default context starts over: a
+     * new engine counts its writes from zero. */
+    while (ctx_list != &fsh_ctx_default) {
+        struct fsh_ctx *c = ctx_list;
+        ctx_list = c->next;
+        fsh_ctx_slots[c->handle & (FSH_CTX_SLOTS - 1)].handle = 0;
+        free(c);
+    }
+    memset(&fsh_ctx_default.track, 0, sizeof(fsh_ctx_default.track));
+    fsh_ctx_default.next = NULL;
+    quiet_hook = NULL;
+}
+
 int fsh_rma_ctx_count_on(const void *team, long mask)
 {
     int n = 0;

@@ -57,6 +57,9 @@ const char *fsh_rma_ctx_why(uintptr_t handle);
  * context's operations first. */
 int fsh_rma_ctx_create(long options, struct fsh_ctx **ctx);
 int fsh_rma_ctx_destroy(struct fsh_ctx *ctx);
+/* At shmem_finalize, after its quiet: frees the contexts left alive and resets the default
+ * one, for a later shmem_init. */
+void fsh_rma_fini(void);
 /* Contexts created on team (struct fsh_team *) whose options have a bit of mask. */
 int fsh_rma_ctx_count_on(const void *team, long mask);
 /* Destroy every context created on team (shmem_team_destroy); the first failure is returned,
