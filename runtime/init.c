@@ -760,6 +760,7 @@ void fsh_init_finalize(const char *fn)
     }
     fsh_rt.state = FSH_STATE_FINALIZED;
     fsh_progress_thread_stop();
+    fsh_rma_fini();
     fsh_dev_fini();
     fsh_signal_fini();
     fsh_coll_fini();
