@@ -19,6 +19,13 @@
  *   bibw            PE 0 and PE 1 run put_bw rounds at each other at once; the sum, MB/s
  *   put_signal_lat  ping-pong of shmem_putmem_signal (SET) + shmem_signal_wait_until: half a
  *                   round trip, the time until PE 1 may use the data
+ *   put_session_rate (OpenSHMEM 1.6) rounds of WINDOW shmem_ctx_putmem_nbi + shmem_ctx_quiet on
+ *                   a context of its own, put w to element w of an array (consecutive), every
+ *                   other round inside a SHMEM_CTX_SESSION_BATCH session (total_ops WINDOW):
+ *                   Mmsg/s with the session, and as put_nosession_rate the rounds without it,
+ *                   measured alternately in the same run; sizes up to 4 KiB
+ *   put_session_scatter_rate  the same with put w to element 2w (no two puts adjacent), and
+ *                   put_nosession_scatter_rate
  * After each test's timed loop the data is checked: PE 0 sends a size- and test-specific pattern
  * the same way (for gets, PE 1's target holds it and PE 0 reads it back) and every byte is
  * compared; #wrong counts those not as sent.
@@ -40,6 +47,13 @@ static unsigned char static_local[STATIC_MAX];
 #if BENCH_HAVE_SIGNAL
 static uint64_t sig;
 #endif
+/* sessions (1.6): shmem_ctx_session_start and its constants */
+#ifdef SHMEM_CTX_SESSION_BATCH
+#define BENCH_HAVE_SESSION 1
+#else
+#define BENCH_HAVE_SESSION 0
+#endif
+#define SESSION_MAX 4096 /* largest size of the session tests: sessions batch small puts */
 
 /* remote: where peers write and read; local: PE 0's source/destination. On the device
  * target (fabshmem's shmemx_malloc_device) remote is GPU memory, local host heap, and the
@@ -53,7 +67,8 @@ struct target {
 
 static const struct bench_desc desc = {
     .name = "rma",
-    .tests = "put_lat,put_nbi_lat,put_ret,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat",
+    .tests = "put_lat,put_nbi_lat,put_ret,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat,"
+             "put_session_rate,put_session_scatter_rate",
 #if BENCH_HAVE_DEVICE
     .targets = "heap,static,device",
 #else
@@ -305,6 +320,112 @@ static void signal_test(const struct target *t)
 #endif
 }
 
+#if BENCH_HAVE_SESSION
+/* One round of WINDOW puts of size bytes, put w from src + w*size to dst + w*gap*size, and the
+ * quiet, on ctx; inside a BATCH session when session. Its time in us. */
+static double session_round(shmem_ctx_t ctx, unsigned char *dst, const unsigned char *src,
+                            size_t size, size_t gap, int session)
+{
+    shmem_ctx_session_config_t cfg = {.total_ops = (size_t)opts.window};
+    double t0 = bench_now_us();
+    if (session) {
+        shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &cfg, SHMEM_CTX_SESSION_TOTAL_OPS);
+    }
+    for (int w = 0; w < opts.window; w++) {
+        shmem_ctx_putmem_nbi(ctx, dst + (size_t)w * gap * size, src + (size_t)w * size, size,
+                             peer);
+    }
+    if (session) {
+        shmem_ctx_session_stop(ctx);
+    }
+    shmem_ctx_quiet(ctx);
+    return bench_now_us() - t0;
+}
+
+/* put_session_rate (gap 1) and put_session_scatter_rate (gap 2): rounds with and without a
+ * session alternate, so both see the same machine; two sections from one run. */
+static void session_test(const char *name, const char *off_name, size_t gap)
+{
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    size_t top = opts.max < SESSION_MAX ? opts.max : SESSION_MAX;
+    size_t span = (size_t)opts.window * top;
+    unsigned char *dst = shmem_malloc(span * gap), *src = shmem_malloc(span);
+    double *off = malloc(sizeof(double) * (size_t)(opts.iters > 3 ? opts.iters : 3));
+    size_t nsizes = 0;
+    double res[64][4];
+    long wrong[64];
+    shmem_ctx_t ctx;
+    if (!dst || !src || !off || shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) != 0) {
+        if (me == 0) {
+            fprintf(stderr, "rma: %s: no context or %zu bytes of heap\n", name, span * (gap + 1));
+        }
+        shmem_global_exit(1);
+    }
+    for (size_t size = opts.min; size <= top && nsizes < 64; size = bench_next_size(&opts, size)) {
+        int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+        int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+        memset(src, 0x5a, span);
+        shmem_barrier_all();
+        if (me == 0) {
+            for (int r = -warm; r < rounds; r++) {
+                double a = session_round(ctx, dst, src, size, gap, 0);
+                double b = session_round(ctx, dst, src, size, gap, 1);
+                if (r >= 0) {
+                    off[r] = a;
+                    samples[r] = b;
+                }
+            }
+            double per = (double)opts.window, best_on, best_off;
+            double on = bench_stats(samples, rounds, &best_on);
+            double no = bench_stats(off, rounds, &best_off);
+            res[nsizes][0] = per / on;
+            res[nsizes][1] = per / best_on;
+            res[nsizes][2] = per / no;
+            res[nsizes][3] = per / best_off;
+        }
+        /* the check: a pattern over the WINDOW puts of one session, PE 1 gathers its slots */
+        unsigned long seed = size * 8 + 9 + gap;
+        shmem_barrier_all();
+        if (me == 0) {
+            bench_fill(src, (size_t)opts.window * size, seed);
+            session_round(ctx, dst, src, size, gap, 1);
+        }
+        shmem_barrier_all();
+        long bad = 0;
+        if (me == peer) {
+            for (int w = 0; w < opts.window; w++) {
+                memmove(src + (size_t)w * size, dst + (size_t)w * gap * size, size);
+            }
+            bad = bench_count_wrong(src, (size_t)opts.window * size, seed);
+            memset(dst, 0, span * gap);
+        }
+        wrong[nsizes++] = bench_sum(bad);
+    }
+    const char *sep = gap > 1 ? "every other element" : "consecutive elements";
+    char what[160];
+    snprintf(what, sizeof(what),
+             "WINDOW shmem_ctx_putmem_nbi (%s) + quiet per round in a BATCH session", sep);
+    bench_section(name, "heap", "Mmsg/s", what);
+    size_t i = 0;
+    for (size_t size = opts.min; i < nsizes; size = bench_next_size(&opts, size), i++) {
+        bench_row(size, res[i][0], res[i][1], wrong[i]);
+    }
+    snprintf(what, sizeof(what),
+             "the same rounds without a session, alternating with them (%s)", sep);
+    bench_section(off_name, "heap", "Mmsg/s", what);
+    i = 0;
+    for (size_t size = opts.min; i < nsizes; size = bench_next_size(&opts, size), i++) {
+        bench_row(size, res[i][2], res[i][3], wrong[i]);
+    }
+    shmem_ctx_destroy(ctx);
+    free(off);
+    shmem_free(src);
+    shmem_free(dst);
+}
+#endif
+
 static void run_target(const struct target *t)
 {
     if (opts.max > t->cap && opts.min <= t->cap) {
@@ -385,6 +506,15 @@ int main(int argc, char **argv)
 #if BENCH_HAVE_DEVICE
     if (bench_want_target(&opts, "device")) {
         run_device();
+    }
+#endif
+#if BENCH_HAVE_SESSION
+    session_test("put_session_rate", "put_nosession_rate", 1);
+    session_test("put_session_scatter_rate", "put_nosession_scatter_rate", 2);
+#else
+    if (bench_want(&opts, "put_session_rate") || bench_want(&opts, "put_session_scatter_rate")) {
+        bench_note("put_session_rate: n/a (this OpenSHMEM %d.%d has no sessions)",
+                   SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
     }
 #endif
     int rc = bench_finish();

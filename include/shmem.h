@@ -64,6 +64,10 @@ extern "C" {
 #define SHMEM_CTX_PRIVATE (1L << 1)
 #define SHMEM_CTX_NOSTORE (1L << 2)
 
+/* OpenSHMEM 1.6 sessions: the option of shmem_ctx_session_start, and the config_mask bit. */
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+
 /* Deprecated names of the constants (spec section "Deprecated API"): same values. */
 #define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
 #define _SHMEM_MINOR_VERSION SHMEM_MINOR_VERSION
@@ -253,6 +257,17 @@ FSH_API void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t n
 FSH_API int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 FSH_API void shmem_ctx_destroy(shmem_ctx_t ctx);
 FSH_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+
+/* OpenSHMEM 1.6 sessions: a hint that a phase of RMA/AMO calls on ctx follows. It never changes
+ * completion or ordering; stop neither quiets nor synchronizes. total_ops (used when
+ * config_mask has SHMEM_CTX_SESSION_TOTAL_OPS; default SIZE_MAX) is the expected number of RMA
+ * calls in the session. */
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
+FSH_API void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
+                                     const shmem_ctx_session_config_t *config, long config_mask);
+FSH_API void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* ------------------------------------------------------------------ signals */
 FSH_API uint64_t shmem_signal_fetch(const uint64_t *sig_addr);

@@ -459,6 +459,32 @@ int pshmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
     return 0;
 }
 
+/* OpenSHMEM 1.6 sessions. On SHMEM_CTX_INVALID start performs no action (the spec); stop does
+ * the same, as every other context routine does there. Unknown option or mask bits are ignored:
+ * no combination of options is undefined, and a session is only a hint. */
+FSH_PROFILED(shmem_ctx_session_start)
+void pshmem_ctx_session_start(shmem_ctx_t ctx, long options,
+                              const shmem_ctx_session_config_t *config, long config_mask)
+{
+    running(FSH_FN);
+    if (ctx == SHMEM_CTX_INVALID) {
+        return;
+    }
+    struct fsh_ctx *c = check_ctx(FSH_FN, ctx);
+    bool has_total = config && (config_mask & SHMEM_CTX_SESSION_TOTAL_OPS);
+    done(FSH_FN, fsh_rma_session_start(c, (options & SHMEM_CTX_SESSION_BATCH) != 0,
+                                       has_total ? config->total_ops : SIZE_MAX, has_total));
+}
+
+FSH_PROFILED(shmem_ctx_session_stop)
+void pshmem_ctx_session_stop(shmem_ctx_t ctx)
+{
+    running(FSH_FN);
+    if (ctx != SHMEM_CTX_INVALID) {
+        done(FSH_FN, fsh_rma_session_stop(check_ctx(FSH_FN, ctx)));
+    }
+}
+
 /* ------------------------------------------------------------------ setup, exit, query */
 
 FSH_PROFILED(shmem_init)

@@ -345,6 +345,7 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
         a->inject_size = (size_t)cfg->FABSHMEM_INJECT_SIZE;
     }
     a->max_msg_size = fi->ep_attr->max_msg_size;
+    a->rma_iov_limit = fi->tx_attr->rma_iov_limit ? fi->tx_attr->rma_iov_limit : 1;
     if (cfg->FABSHMEM_MAX_MSG_SIZE && cfg->FABSHMEM_MAX_MSG_SIZE < a->max_msg_size) {
         a->max_msg_size = cfg->FABSHMEM_MAX_MSG_SIZE;
     }

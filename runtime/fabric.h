@@ -38,6 +38,7 @@ struct fsh_fabric_attr {
     bool manual_progress;    /* data moves only while someone reads the CQ */
     size_t inject_size;      /* 0: never inject */
     size_t max_msg_size;     /* transfers are split into pieces of at most this */
+    size_t rma_iov_limit;    /* remote segments one write may scatter to (1 on EFA) */
     size_t cq_data_size;     /* bytes of immediate data (4 on EFA) */
     size_t tx_depth;         /* operations in flight before new ones wait */
     size_t mr_key_size;

@@ -49,6 +49,7 @@ static struct {
     double timeout, user_timeout;
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
     void (*poll_hook)(void);
+    int (*flush_hook)(void);
     int failed; /* a fabric error was seen: every later wait fails at once */
     fsh_probe_fn probe; /* liveness (live.c) */
     double probe_interval;
@@ -146,6 +147,11 @@ int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn)
 void fsh_progress_set_poll_hook(void (*fn)(void))
 {
     pg.poll_hook = fn;
+}
+
+void fsh_progress_set_flush_hook(int (*fn)(void))
+{
+    pg.flush_hook = fn;
 }
 
 void fsh_progress_enable_locking(void)
@@ -357,6 +363,12 @@ static int poll_locked(void)
 {
     if (pg.heartbeat) {
         __atomic_store_n(pg.heartbeat, *pg.heartbeat + 1, __ATOMIC_RELAXED);
+    }
+    if (pg.flush_hook) {
+        int rc = pg.flush_hook();
+        if (rc < 0) {
+            return rc;
+        }
     }
     if (pg.poll_hook) {
         pg.poll_hook();

@@ -75,6 +75,10 @@ void fsh_progress_fini(void);
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
 void fsh_progress_set_poll_hook(void (*fn)(void));
+/* Also called on every poll, first: operations a higher layer holds back (rma.c: a session's
+ * batched puts) are posted, so anybody who waits makes them move. 0 or -errno (recorded), which
+ * the poll returns. */
+void fsh_progress_set_flush_hook(int (*fn)(void));
 
 /* Make the engine lock real (before a second thread may enter the library). */
 void fsh_progress_enable_locking(void);

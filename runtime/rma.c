@@ -20,6 +20,15 @@
  * It never reads the CQ itself (progress.c does) and never blocks except through
  * fsh_progress_wait*.
  *
+ * Sessions (OpenSHMEM 1.6, a hint): in a BATCH session small puts to fabric peers are copied
+ * into a per-context, per-PE batch and posted as one injected write that scatters them over up
+ * to the provider's rma_iov_limit remote segments (contiguous ones merged), so N puts cost the
+ * provider one message, one operation and one completion. Nothing is held while anybody waits:
+ * every poll of the progress engine posts what is held (the flush hook), as do quiet, fence,
+ * pe_quiet, a get on the context, session stop and destroy. Puts in a batch are as unordered
+ * as puts always are; one that overlaps a held one is not merged with it (the batch goes
+ * first), so overlapping puts keep the order they would have had without the session.
+ *
  * A PE whose segments are mapped here (local.c: PEs of this node, and this PE itself) is not
  * reached through the fabric at all: puts and gets are memory copies, complete on return, and
  * quiet and fence add the full memory fence local.c's ordering rules ask for.
@@ -50,6 +59,26 @@ static struct {
 } hs = {.gen = {[0] = 1}, .used = 1};
 static int (*quiet_hook)(void);
 
+/* A session's batches: BATCH_SLOTS open batches per context, chosen by PE (a put to another PE
+ * of the same slot posts the held one first). Guarded by the engine lock. */
+#define BATCH_SLOTS 4
+struct batch_slot {
+    int pe; /* -1: empty */
+    size_t len, nseg;
+    struct fsh_xseg seg[FSH_XREQ_SEGS];
+    uint8_t *data; /* cap bytes: the payloads, in segment order */
+};
+struct fsh_batch {
+    size_t cap;  /* bytes per write: the inject size, so the write is injected */
+    size_t segs; /* remote segments per write */
+    size_t ops;  /* puts batched since the last total_ops flush */
+    struct batch_slot slot[BATCH_SLOTS];
+};
+static struct {
+    unsigned held;  /* non-empty slots, all contexts: the flush hook's fast exit at 0 */
+    bool flushing;  /* the hook is posting (a post that polls must not re-enter it) */
+} bs;
+
 void fsh_rma_set_quiet_hook(int (*hook)(void))
 {
     quiet_hook = hook;
@@ -67,9 +96,11 @@ bool fsh_rma_injects(const void *src, size_t len)
     return injects(len, fsh_mr_is_device(src, len));
 }
 
-/* Post one piece: a write (optionally with immediate data) or a read. */
+/* Post one piece: a write (optionally with immediate data) or a read, of the local buffer
+ * [local, local + len) to or from the remote segments seg[0..nseg) (their lengths add up to
+ * len; more than one only for a batch's write). */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
-                int pe, uint64_t raddr, uint64_t key, bool has_imm, uint32_t imm)
+                int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm, uint32_t imm)
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
@@ -124,15 +155,27 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         .local = local,
         .len = len,
         .desc = desc,
-        .raddr = raddr,
-        .key = key,
+        .raddr = seg[0].addr,
+        .key = seg[0].key,
         .data = imm,
         .flags = flags,
     };
+    if (nseg > 1) {
+        memcpy(r.seg, seg, nseg * sizeof(*seg));
+        r.nseg = nseg;
+    }
     rc = fsh_xport_post(&r);
 unlock:
     fsh_progress_unlock();
     return rc;
+}
+
+/* Post one piece to one remote range. */
+static int post_to(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local,
+                   size_t len, int pe, uint64_t raddr, uint64_t key, bool has_imm, uint32_t imm)
+{
+    struct fsh_xseg seg = {raddr, len, key};
+    return post(ctx, sync, kind, local, len, pe, &seg, 1, has_imm, imm);
 }
 
 /* Post [0, len) in pieces of at most the provider's message size. */
@@ -144,13 +187,185 @@ static int post_split(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, 
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     for (size_t done = 0; done < len;) {
         size_t n = len - done < max ? len - done : max;
-        int rc = post(ctx, sync, kind, (char *)local + done, n, pe, raddr + done, key, false, 0);
+        int rc = post_to(ctx, sync, kind, (char *)local + done, n, pe, raddr + done, key, false,
+                         0);
         if (rc != 0) {
             return rc;
         }
         done += n;
     }
     return 0;
+}
+
+/* Post what the slot holds (one injected write) and empty it. Caller holds the engine lock. */
+static int flush_slot(struct fsh_ctx *ctx, struct batch_slot *s)
+{
+    if (s->pe < 0) {
+        return 0;
+    }
+    /* Emptied first: a post that polls (queue full) runs the flush hook, which must not post
+     * this batch again. The payload stays put until the post returned (it is injected). */
+    struct batch_slot out = *s;
+    s->pe = -1;
+    s->len = 0;
+    s->nseg = 0;
+    bs.held--;
+    return post(ctx, NULL, FSH_OP_PUT, out.data, out.len, out.pe, out.seg, out.nseg, false, 0);
+}
+
+static int flush_ctx(struct fsh_ctx *ctx)
+{
+    int rc = 0;
+    for (size_t i = 0; ctx->batch && i < BATCH_SLOTS; i++) {
+        int frc = flush_slot(ctx, &ctx->batch->slot[i]);
+        rc = rc ? rc : frc;
+    }
+    return rc;
+}
+
+static int flush_ctx_locked(struct fsh_ctx *ctx)
+{
+    if (!ctx->batch) {
+        return 0;
+    }
+    fsh_progress_lock();
+    int rc = flush_ctx(ctx);
+    fsh_progress_unlock();
+    return rc;
+}
+
+/* The flush hook: any poll posts every held batch. */
+static int flush_held(void)
+{
+    if (bs.held == 0 || bs.flushing) {
+        return 0;
+    }
+    bs.flushing = true;
+    int rc = 0;
+    for (struct fsh_ctx *c = ctx_list; c; c = c->next) {
+        int frc = flush_ctx(c);
+        rc = rc ? rc : frc;
+    }
+    bs.flushing = false;
+    return rc;
+}
+
+/* May the put [raddr, raddr + len) under key join what slot s holds for pe? */
+static bool joins(const struct fsh_batch *b, const struct batch_slot *s, int pe, uint64_t raddr,
+                  uint64_t key, size_t len)
+{
+    if (s->pe != pe || s->len + len > b->cap) {
+        return false;
+    }
+    for (size_t i = 0; i < s->nseg; i++) {
+        const struct fsh_xseg *g = &s->seg[i];
+        if (g->key == key && raddr < g->addr + g->len && g->addr < raddr + len) {
+            return false; /* overlaps a held put: that one goes first */
+        }
+    }
+    const struct fsh_xseg *last = &s->seg[s->nseg - 1];
+    return s->nseg < b->segs || (last->key == key && last->addr + last->len == raddr);
+}
+
+/* Add a put to ctx's batch for pe. Caller holds the engine lock; ctx->batch is set. */
+static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, const void *src,
+                     size_t len)
+{
+    struct fsh_batch *b = ctx->batch;
+    struct batch_slot *s = &b->slot[(unsigned)pe % BATCH_SLOTS];
+    if (s->pe >= 0 && !joins(b, s, pe, raddr, key, len)) {
+        int rc = flush_slot(ctx, s);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if (s->pe < 0) {
+        s->pe = pe;
+        bs.held++;
+    }
+    struct fsh_xseg *last = s->nseg ? &s->seg[s->nseg - 1] : NULL;
+    if (last && last->key == key && last->addr + last->len == raddr) {
+        last->len += len;
+    } else {
+        s->seg[s->nseg++] = (struct fsh_xseg){raddr, len, key};
+    }
+    memcpy(s->data + s->len, src, len);
+    s->len += len;
+    /* total_ops puts issued: the session's expected work is all here, nothing more will join
+     * it, so it goes now rather than at the next poll. */
+    if (++b->ops >= ctx->total_ops) {
+        b->ops = 0;
+        return flush_ctx(ctx);
+    }
+    return 0;
+}
+
+/* Batching pays when at least two puts fit a write and the session expects more than one. */
+static bool batch_wanted(const struct fsh_ctx *ctx)
+{
+    return ctx->session_batch && ctx->total_ops >= 2 && fsh_fabric_attr()->inject_size >= 16;
+}
+
+static int batch_alloc(struct fsh_ctx *ctx)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    size_t cap = fa->inject_size;
+    struct fsh_batch *b = calloc(1, sizeof(*b) + BATCH_SLOTS * cap);
+    if (!b) {
+        FSH_DEBUG("session: no memory for a batch; the session's puts are posted one by one");
+        return 0; /* a hint: without the batch, puts go as always */
+    }
+    b->cap = cap;
+    b->segs = fa->rma_iov_limit < FSH_XREQ_SEGS ? fa->rma_iov_limit : FSH_XREQ_SEGS;
+    for (size_t i = 0; i < BATCH_SLOTS; i++) {
+        b->slot[i].pe = -1;
+        b->slot[i].data = (uint8_t *)(b + 1) + i * cap;
+    }
+    ctx->batch = b;
+    fsh_progress_set_flush_hook(flush_held);
+    return 0;
+}
+
+/* Post what is held and drop the batch. Caller holds the engine lock. */
+static int batch_free(struct fsh_ctx *ctx)
+{
+    int rc = flush_ctx(ctx);
+    free(ctx->batch);
+    ctx->batch = NULL;
+    return rc;
+}
+
+int fsh_rma_session_start(struct fsh_ctx *ctx, bool batch, size_t total_ops, bool has_total)
+{
+    fsh_progress_lock();
+    if (!ctx->session) {
+        ctx->session = true;
+        ctx->session_batch = false;
+        ctx->total_ops = SIZE_MAX;
+    }
+    ctx->session_batch |= batch;
+    if (has_total) {
+        ctx->total_ops = total_ops;
+    }
+    int rc = 0;
+    if (batch_wanted(ctx) && !ctx->batch) {
+        rc = batch_alloc(ctx);
+    } else if (!batch_wanted(ctx) && ctx->batch) {
+        rc = batch_free(ctx);
+    }
+    fsh_progress_unlock();
+    return rc;
+}
+
+int fsh_rma_session_stop(struct fsh_ctx *ctx)
+{
+    fsh_progress_lock();
+    int rc = ctx->batch ? batch_free(ctx) : 0;
+    ctx->session = false;
+    ctx->session_batch = false;
+    ctx->total_ops = SIZE_MAX;
+    fsh_progress_unlock();
+    return rc;
 }
 
 int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
@@ -163,6 +378,21 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     if (dst) {
         memcpy(dst, src, len);
         return 0;
+    }
+    /* In a batch session a small put is copied into the batch: the source is free at once,
+     * blocking or not, as an injected put's is. */
+    if (ctx->batch && !fsh_mr_is_device(src, len)) {
+        uint64_t raddr, key;
+        fsh_mr_remote(pe, seg, off, &raddr, &key);
+        fsh_progress_lock();
+        int rc = 1;
+        if (ctx->batch && len <= ctx->batch->cap / 2) {
+            rc = batch_put(ctx, pe, raddr, key, src, len);
+        }
+        fsh_progress_unlock();
+        if (rc <= 0) {
+            return rc;
+        }
     }
     /* An injected put leaves the source free at once; anything larger must complete before a
      * blocking put returns, because the provider reads the source until then. */
@@ -185,6 +415,10 @@ int fsh_rma_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     if (from) {
         memcpy(dest, from, len);
         return 0;
+    }
+    int frc = flush_ctx_locked(ctx); /* a get reads after the puts held before it */
+    if (frc != 0) {
+        return frc;
     }
     if (nbi) {
         return post_split(ctx, NULL, FSH_OP_GET, dest, seg, off, len, pe);
@@ -250,8 +484,8 @@ int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *sr
 {
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
-    return post(ctx, sync, has_imm ? FSH_OP_PUT_IMM : FSH_OP_PUT, (void *)src, len, pe, raddr,
-                key, has_imm, imm);
+    return post_to(ctx, sync, has_imm ? FSH_OP_PUT_IMM : FSH_OP_PUT, (void *)src, len, pe, raddr,
+                   key, has_imm, imm);
 }
 
 size_t fsh_rma_max_write(void)
@@ -264,7 +498,7 @@ int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, siz
 {
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
-    return post(ctx, sync, FSH_OP_GET, dest, len, pe, raddr, key, false, 0);
+    return post_to(ctx, sync, FSH_OP_GET, dest, len, pe, raddr, key, false, 0);
 }
 
 int fsh_rma_read_word(int pe, uint64_t off, void *landing, size_t size, uint64_t *value,
@@ -289,6 +523,10 @@ int fsh_rma_read_word(int pe, uint64_t off, void *landing, size_t size, uint64_t
 
 static int quiet_track(struct fsh_ctx *ctx)
 {
+    int rc = flush_ctx_locked(ctx);
+    if (rc != 0) {
+        return rc;
+    }
     return fsh_progress_wait_track(&ctx->track, "quiet: waiting for outstanding operations");
 }
 
@@ -319,9 +557,13 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     if (!pes) {
         return 0;
     }
+    int rc = flush_ctx_locked(ctx);
+    if (rc != 0) {
+        return rc;
+    }
     struct pe_wait w = {&ctx->track, pes};
-    int rc = fsh_progress_wait(pes_idle, &w, "pe_quiet: waiting for the operations to the chosen PEs",
-                               one);
+    rc = fsh_progress_wait(pes_idle, &w, "pe_quiet: waiting for the operations to the chosen PEs",
+                           one);
     /* Signals are applied per target PE, not per context: the hook waits for them all. */
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();
@@ -410,6 +652,10 @@ int fsh_rma_ctx_destroy(struct fsh_ctx *ctx)
             break;
         }
     }
+    if (ctx->batch) {
+        int brc = batch_free(ctx); /* quiet posted what it held: nothing left to post */
+        rc = rc ? rc : brc;
+    }
     fsh_progress_unlock();
     free(ctx);
     return rc;
@@ -425,10 +671,15 @@ void fsh_rma_fini(void)
         struct fsh_ctx *c = ctx_list;
         ctx_list = c->next;
         fsh_ctx_slots[c->handle & (FSH_CTX_SLOTS - 1)].handle = 0;
+        free(c->batch);
         free(c);
     }
-    memset(&fsh_ctx_default.track, 0, sizeof(fsh_ctx_default.track));
-    fsh_ctx_default.next = NULL;
+    /* A session left open on the default context must not reach the next init (its batch
+     * was sized for this fabric); quiet_all posted what every batch held. */
+    free(fsh_ctx_default.batch);
+    memset(&fsh_ctx_default, 0, sizeof(fsh_ctx_default));
+    fsh_ctx_default.handle = FSH_CTX_DEFAULT_HANDLE;
+    memset(&bs, 0, sizeof(bs));
     quiet_hook = NULL;
 }
 

@@ -17,9 +17,15 @@
 #include "mr.h"
 #include "progress.h"
 
+struct fsh_batch;
+
 struct fsh_ctx {
     struct fsh_op_track track;
     long options;
+    bool session;         /* a session is open (shmem_ctx_session_start) */
+    bool session_batch;   /* ... with the BATCH hint */
+    size_t total_ops;     /* its total_ops hint (SIZE_MAX: none) */
+    struct fsh_batch *batch; /* small puts held to be posted together, while batching */
     void *team;           /* the team it was created on (collectives' object), NULL: world */
     struct fsh_ctx *next; /* live contexts, for quiet of all */
     uintptr_t handle;     /* what the user holds (below) */
@@ -58,13 +64,26 @@ const char *fsh_rma_ctx_why(uintptr_t handle);
 int fsh_rma_ctx_create(long options, struct fsh_ctx **ctx);
 int fsh_rma_ctx_destroy(struct fsh_ctx *ctx);
 /* At shmem_finalize, after its quiet: frees the contexts left alive and resets the default
- * one, for a later shmem_init. */
+ * one (its session closed), for a later shmem_init. */
 void fsh_rma_fini(void);
 /* Contexts created on team (struct fsh_team *) whose options have a bit of mask. */
 int fsh_rma_ctx_count_on(const void *team, long mask);
 /* Destroy every context created on team (shmem_team_destroy); the first failure is returned,
  * every context is destroyed. */
 int fsh_rma_ctx_destroy_on(const void *team);
+
+/* OpenSHMEM 1.6 sessions, a hint that never changes semantics. Start opens one on ctx or adds
+ * to the open one: batch (the BATCH option) is OR-ed in; has_total replaces the total_ops hint
+ * (else the open session's stays, SIZE_MAX on a new one). While a BATCH session is open, small
+ * host-memory puts to fabric peers are copied into a per-PE batch and posted together, one
+ * write carrying up to the inject size over up to the provider's rma_iov_limit remote segments
+ * (contiguous puts merge into one). A batch is posted when it is full, when a put does not fit
+ * or overlaps it, when total_ops puts were issued, before a get on the context, by quiet,
+ * fence, pe_quiet, stop and destroy, and by any poll of the progress engine (every wait), so
+ * nothing is held while this PE waits. Stop posts what is held; it does not quiet (the spec).
+ * 0 or -errno (recorded); a batch that cannot be allocated just means no batching. */
+int fsh_rma_session_start(struct fsh_ctx *ctx, bool batch, size_t total_ops, bool has_total);
+int fsh_rma_session_stop(struct fsh_ctx *ctx);
 
 /* nbi false: return when src may be reused (put) / dest holds the data (get). */
 int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,

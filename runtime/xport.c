@@ -55,10 +55,15 @@ static ssize_t issue(struct fsh_xreq *r)
     fi_addr_t peer = fsh_fabric_peer(r->pe);
     if (r->type == FSH_X_WRITE || r->type == FSH_X_READ) {
         struct iovec iov = {.iov_base = r->local, .iov_len = r->len};
-        struct fi_rma_iov rma = {.addr = r->raddr, .len = r->len, .key = r->key};
+        struct fi_rma_iov rma[FSH_XREQ_SEGS] = {{.addr = r->raddr, .len = r->len, .key = r->key}};
+        size_t nrma = r->nseg ? r->nseg : 1;
+        for (size_t i = 0; i < r->nseg; i++) {
+            rma[i] = (struct fi_rma_iov){.addr = r->seg[i].addr, .len = r->seg[i].len,
+                                         .key = r->seg[i].key};
+        }
         struct fi_msg_rma msg = {
             .msg_iov = &iov, .desc = &r->desc, .iov_count = 1, .addr = peer,
-            .rma_iov = &rma, .rma_iov_count = 1, .context = r->op, .data = r->data,
+            .rma_iov = rma, .rma_iov_count = nrma, .context = r->op, .data = r->data,
         };
         return r->type == FSH_X_WRITE ? fi_writemsg(ep, &msg, r->flags)
                                       : fi_readmsg(ep, &msg, r->flags);

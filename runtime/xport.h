@@ -18,6 +18,13 @@
 
 enum fsh_xreq_type { FSH_X_WRITE = 1, FSH_X_READ, FSH_X_ATOMIC, FSH_X_FETCH, FSH_X_COMPARE };
 
+/* A write may scatter its one local buffer over up to this many remote segments (a session's
+ * batch, rma.c), as far as the provider's rma_iov_limit allows. */
+#define FSH_XREQ_SEGS 4
+struct fsh_xseg {
+    uint64_t addr, len, key;
+};
+
 struct fsh_xreq {
     int type;
     struct fsh_op *op;    /* context of the operation; its track and sync get the counts;
@@ -28,7 +35,10 @@ struct fsh_xreq {
     void *local;          /* write source / read destination / atomic operand */
     size_t len;           /* bytes (write/read) or element count 1 (atomics: size in len) */
     void *desc;           /* local descriptor of `local`, or NULL */
-    uint64_t raddr, key;
+    uint64_t raddr, key;  /* the remote side, when nseg is 0 */
+    struct fsh_xseg seg[FSH_XREQ_SEGS]; /* writes: the remote segments, in order, when nseg > 0
+                                         * (their lengths add up to len) */
+    size_t nseg;
     uint64_t data;        /* immediate data (with FI_REMOTE_CQ_DATA) */
     uint64_t flags;       /* FI_INJECT, FI_REMOTE_CQ_DATA, FI_DELIVERY_COMPLETE, ... */
     /* atomics */

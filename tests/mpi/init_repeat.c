@@ -2,11 +2,12 @@
 /*
  * init_repeat: OpenSHMEM 1.6 lets a program initialize the library again after shmem_finalize;
  * every round must get a working library anew: heap, static data, AMOs, put-with-signal,
- * teams, contexts and collectives, checked by data in each round, with the round's own pattern
- * so that a value left over from an earlier round is caught. shmem_query_initialized follows
- * the rounds, and what a round holds is given back by its finalize: its heap is unmapped, and
- * the file descriptors, threads and file mappings (memfds, /dev/shm) counted after each later
- * finalize equal those after the first.
+ * teams, contexts (a BATCH session on the default one, left open at the first finalize) and
+ * collectives, checked by data in each round, with the round's own pattern so that a value
+ * left over from an earlier round is caught. shmem_query_initialized follows the rounds, and
+ * what a round holds is given back by its finalize: its heap is unmapped, and the file
+ * descriptors, threads and file mappings (memfds, /dev/shm) counted after each later finalize
+ * equal those after the first.
  * FSH_INIT_ROUNDS sets the number of rounds (default 3); round 1 asks SHMEM_THREAD_MULTIPLE.
  */
 #include <dirent.h>
@@ -79,11 +80,16 @@ static void one_round(int round)
         return;
     }
     round_heap = (uintptr_t)heap;
+    /* A BATCH session on the default context (round 0 leaves it open at finalize). */
+    shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH, NULL, 0);
     t_fill(src, N * sizeof(uint64_t), me, salt);
     shmem_putmem(heap, src, N * sizeof(uint64_t), next);
     /* Static data: the same variable in every round, a new pattern. */
     t_fill(src, N * sizeof(uint64_t), me, salt + 1);
     shmem_putmem(sdata, src, N * sizeof(uint64_t), next);
+    if (round > 0) {
+        shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+    }
     shmem_barrier_all();
     t_verify(heap, N * sizeof(uint64_t), prev, salt, "round %d: heap data from PE %d", round,
              prev);
