@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * shmem.h: the OpenSHMEM 1.5 API as fabshmem implements it.
+ * shmem.h: the OpenSHMEM 1.6 API as fabshmem implements it.
  *
  * Only names from the OpenSHMEM specification live here (extensions are in shmemx.h). Typed
  * routines are generated from one table, FSH_TYPE_TABLE, so the spec's type lists are written
@@ -24,7 +24,7 @@ extern "C" {
 
 /* ------------------------------------------------------------------ library constants */
 #define SHMEM_MAJOR_VERSION 1
-#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MINOR_VERSION 6
 #define SHMEM_MAX_NAME_LEN 256
 /* fabshmem's own release numbers are FABSHMEM_MAJOR/MINOR/PATCH_VERSION (fabshmem_version.h):
  * the spec reserves the SHMEM_ prefix for its own names. */

@@ -5,7 +5,7 @@
  * Checks: init_thread returns 0 with a usable thread level (at least FUNNELED, which any
  * implementation can give) that shmem_query_thread repeats; my_pe/n_pes are in range and the
  * PE numbers form a permutation of 0..n-1 (each PE writes its number into PE 0's table, PE 0
- * checks every slot); version is 1.5; the name is non-empty and fits SHMEM_MAX_NAME_LEN;
+ * checks every slot); version is 1.6; the name is non-empty and fits SHMEM_MAX_NAME_LEN;
  * pe_accessible is 1 for every PE and 0 outside the range; addr_accessible is 1 for heap and
  * global symmetric data and 0 for the stack; shmem_ptr of one's own heap is the address itself;
  * shmem_query_initialized (OpenSHMEM 1.6) says 0 before shmem_init, 1 after it and 0 after
@@ -60,8 +60,8 @@ int main(void)
 
     int major = -1, minor = -1;
     shmem_info_get_version(&major, &minor);
-    t_check(major == 1 && minor == 5, "version %d.%d, want 1.5", major, minor);
-    t_check(SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION == 5, "header version %d.%d",
+    t_check(major == 1 && minor == 6, "version %d.%d, want 1.6", major, minor);
+    t_check(SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION == 6, "header version %d.%d",
             SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
 
     char name[SHMEM_MAX_NAME_LEN + 16];
