@@ -55,12 +55,20 @@ FSH_PDECL(shmem_team_ptr)
 FSH_PDECL(shmem_alltoallmem) FSH_PDECL(shmem_alltoallsmem) FSH_PDECL(shmem_broadcastmem)
 FSH_PDECL(shmem_collectmem) FSH_PDECL(shmem_fcollectmem)
 /* deprecated */
-FSH_PDECL(shmem_barrier) FSH_PDECL(shmem_sync) FSH_PDECL(start_pes) FSH_PDECL(_my_pe)
+FSH_PDECL(shmem_barrier) FSH_PDECL(start_pes) FSH_PDECL(_my_pe)
 FSH_PDECL(_num_pes) FSH_PDECL(shmalloc) FSH_PDECL(shfree) FSH_PDECL(shrealloc)
 FSH_PDECL(shmemalign) FSH_PDECL(shmem_clear_cache_inv) FSH_PDECL(shmem_set_cache_inv)
 FSH_PDECL(shmem_clear_cache_line_inv) FSH_PDECL(shmem_set_cache_line_inv)
-FSH_PDECL(shmem_udcflush) FSH_PDECL(shmem_udcflush_line) FSH_PDECL(shmem_swap)
-FSH_PDECL(shmem_wait) FSH_PDECL(shmem_wait_until)
+FSH_PDECL(shmem_udcflush) FSH_PDECL(shmem_udcflush_line) FSH_PDECL(shmem_wait)
+#ifdef __cplusplus
+/* In C++ these names are overload sets (shmem.h's generic overloads), which __typeof__ cannot
+ * name, so the C routines' prototypes are written out. */
+FSH_API void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+FSH_API long pshmem_swap(long *target, long value, int pe);
+FSH_API void pshmem_wait_until(long *ivar, int cmp, long cmp_value);
+#else
+FSH_PDECL(shmem_sync) FSH_PDECL(shmem_swap) FSH_PDECL(shmem_wait_until)
+#endif
 #define FSH_PDECL_ASET_COLL(BITS)                                                                \
     FSH_PDECL(shmem_alltoall##BITS) FSH_PDECL(shmem_alltoalls##BITS)                             \
     FSH_PDECL(shmem_broadcast##BITS) FSH_PDECL(shmem_collect##BITS)                              \
@@ -153,10 +161,8 @@ FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_PDECL_TO_ALL_MINMAX)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_PDECL_TO_ALL_MINMAX)
 FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_PDECL_TO_ALL_ARITH)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_PDECL_TO_ALL_ARITH)
-#if !defined(__cplusplus)
-FSH_PDECL_TO_ALL_ARITH(double _Complex, complexd)
-FSH_PDECL_TO_ALL_ARITH(float _Complex, complexf)
-#endif
+FSH_PDECL_TO_ALL_ARITH(FSH_COMPLEXD, complexd)
+FSH_PDECL_TO_ALL_ARITH(FSH_COMPLEXF, complexf)
 
 #pragma GCC diagnostic pop
 

@@ -16,6 +16,11 @@
 #include "fabshmem_version.h"
 
 #ifdef __cplusplus
+/* For the C++ overloads at the end (outside extern "C", where C++ headers must be included):
+ * std::complex<T> is the C++ name of the complex reductions' types (same layout as T _Complex,
+ * the standard's guarantee), and std::enable_if picks the exact-width overloads. */
+#include <complex>
+#include <type_traits>
 extern "C" {
 #endif
 
@@ -159,14 +164,19 @@ typedef struct {
     M(E, ptrdiff_t,          ptrdiff,    1,  1,  1,  0,  1,   0,   1,  1,  0) \
     FSH_TYPE_ROWS_COMPLEX(M, E)
 
-/* Complex types exist only for sum/prod reductions, and only in C. */
+/* Complex types exist only for sum/prod reductions (and the scans). C++ spells them
+ * std::complex<double> and std::complex<float>: layout-compatible with double _Complex and
+ * float _Complex (an array of two, real part first), so the same exported routines serve both. */
 #if !defined(__cplusplus)
-#define FSH_TYPE_ROWS_COMPLEX(M, E)                                          \
-    M(E, double _Complex,    complexd,   0,  0,  0,  0,  0,   0,   0,  1,  1) \
-    M(E, float _Complex,     complexf,   0,  0,  0,  0,  0,   0,   0,  1,  1)
+#define FSH_COMPLEXD double _Complex
+#define FSH_COMPLEXF float _Complex
 #else
-#define FSH_TYPE_ROWS_COMPLEX(M, E)
+#define FSH_COMPLEXD std::complex<double>
+#define FSH_COMPLEXF std::complex<float>
 #endif
+#define FSH_TYPE_ROWS_COMPLEX(M, E)                                          \
+    M(E, FSH_COMPLEXD,       complexd,   0,  0,  0,  0,  0,   0,   0,  1,  1) \
+    M(E, FSH_COMPLEXF,       complexf,   0,  0,  0,  0,  0,   0,   0,  1,  1)
 
 /* The two views of the GENERIC column, and the row handed on with it. */
 #define FSH_GEN_FIRST_0 0
@@ -528,7 +538,11 @@ FSH_TYPE_TABLE(FSH_DECL_AMO_ROW)
     FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_swap(CTYPE *dest, CTYPE value, int pe);
 FSH_DEPRECATED_AMO_TYPES(FSH_DECL_DEPRECATED_AMO)
 FSH_DEPRECATED_EXTAMO_TYPES(FSH_DECL_DEPRECATED_EXTAMO)
+/* In C++ the untyped shmem_swap is the long overload of the deprecated generic (the C++
+ * overloads at the end): a C-linkage function of the same signature would clash with it. */
+#if !defined(__cplusplus)
 FSH_API FSH_DEPRECATED long shmem_swap(long *target, long value, int pe);
+#endif
 
 /* ------------------------------------------------------------------ typed p2p sync (generated) */
 /* SYNC=1 rows: wait_until and test on one ivar, and the _all/_any/_some forms on an array of
@@ -577,7 +591,11 @@ FSH_TYPE_TABLE(FSH_DECL_SYNC_ROW)
     FSH_API FSH_DEPRECATED void shmem_##NAME##_wait(CTYPE *ivar, CTYPE cmp_value);
 FSH_DEPRECATED_WAIT_TYPES(FSH_DECL_DEPRECATED_WAIT)
 FSH_API FSH_DEPRECATED void shmem_wait(long *ivar, long cmp_value);
+/* In C++ the long overload of shmem_wait_until (not deprecated) takes this one's place, as
+ * shmem_swap's does above. */
+#if !defined(__cplusplus)
 FSH_API FSH_DEPRECATED void shmem_wait_until(long *ivar, int cmp, long cmp_value);
+#endif
 
 /* ------------------------------------------------------------------ put with signal (generated) */
 /* nelems elements to dest on pe, then the 64-bit signal at sig_addr on pe updated with sig_op
@@ -669,10 +687,8 @@ FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_MINMAX)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_DECL_TO_ALL_MINMAX)
 FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_ARITH)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_DECL_TO_ALL_ARITH)
-#if !defined(__cplusplus)
-FSH_DECL_TO_ALL_ARITH(double _Complex, complexd)
-FSH_DECL_TO_ALL_ARITH(float _Complex, complexf)
-#endif
+FSH_DECL_TO_ALL_ARITH(FSH_COMPLEXD, complexd)
+FSH_DECL_TO_ALL_ARITH(FSH_COMPLEXF, complexf)
 
 /* END GENERATED TYPED API */
 
@@ -1008,6 +1024,247 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 
 #ifdef __cplusplus
 }
-#endif
+
+/* ------------------------------------------------------------------ C++ overloads */
+/* What the C11 generics are to C, inline overloads of the same names are to C++:
+ * shmem_put(dest, source, nelems, pe) and shmem_put(ctx, dest, source, nelems, pe) resolve, by
+ * the type of the pointer the routine is typed by (as in C: dest, source, fetch or ivars), to
+ * the typed C routine of that type, over every type of the routine's spec table. They are
+ * generated from FSH_TYPE_TABLE's rows and columns, like the prototypes above; a type of no row
+ * has no overload, so the call does not compile.
+ *
+ * The GENERIC column plays the part it plays in C. The distinct standard types (1) get plain
+ * overloads. An exact-width typedef (W) usually names one of them, and an overload of its own
+ * would then be a second definition, so each is a template enabled for exactly that type, and
+ * only when the routine's table holds no standard type of the same identity: int32_t * selects
+ * the int overload of shmem_put, and the int32 routine of shmem_atomic_and, whose table has no
+ * int. size_t and ptrdiff_t (0) are standard types of every table that holds them.
+ *
+ * Each overload is one call of the typed routine; names of operations are only pasted, as in
+ * the C section, so a program's macro named like one cannot break them. */
+
+/* FSH_CXX_COL_<COL>(K, row): K(IN, GEN, COL, CTYPE, NAME), IN being the row's COL column; used
+ * as FSH_TYPE_ROWS(FSH_CXX_COL_<COL>, K). */
+#define FSH_CXX_COL_RMA(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(R, G, RMA, T, N)
+#define FSH_CXX_COL_AMO(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(A, G, AMO, T, N)
+#define FSH_CXX_COL_EXT(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(E, G, EXT, T, N)
+#define FSH_CXX_COL_BIT(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(B, G, BIT, T, N)
+#define FSH_CXX_COL_SYNC(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(S, G, SYNC, T, N)
+#define FSH_CXX_COL_RBIT(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(RB, G, RBIT, T, N)
+#define FSH_CXX_COL_RMM(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(RM, G, RMM, T, N)
+#define FSH_CXX_COL_RAR(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(RA, G, RAR, T, N)
+
+/* fsh_cxx_std_<COL><T>::value: T is one of the column's standard (GEN 1) types. */
+#define FSH_CXX_STD(IN, G, COL, T, N) FSH_CXX_STD_##IN##G(T)
+#define FSH_CXX_STD_11(T) || std::is_same<fsh_t, T>::value
+#define FSH_CXX_STD_10(T)
+#define FSH_CXX_STD_1W(T)
+#define FSH_CXX_STD_00(T)
+#define FSH_CXX_STD_01(T)
+#define FSH_CXX_STD_0W(T)
+#define FSH_CXX_TRAIT(COL)                                                                       \
+    template <class fsh_t>                                                                       \
+    struct fsh_cxx_std_##COL                                                                     \
+        : std::integral_constant<bool, false FSH_TYPE_ROWS(FSH_CXX_COL_##COL, FSH_CXX_STD)> {};
+FSH_CXX_TRAIT(RMA)
+FSH_CXX_TRAIT(AMO)
+FSH_CXX_TRAIT(EXT)
+FSH_CXX_TRAIT(BIT)
+FSH_CXX_TRAIT(SYNC)
+FSH_CXX_TRAIT(RBIT)
+FSH_CXX_TRAIT(RMM)
+FSH_CXX_TRAIT(RAR)
+
+/* FSH_CXX_H(G, COL, T): how an overload of row T opens; FSH_CXX_P(G, T): the pointee type of
+ * the pointer it is selected by (deduced in a template). D marks the deprecated generics. */
+#define FSH_CXX_H(G, COL, T) FSH_CXX_H_##G(COL, T)
+#define FSH_CXX_H_1(COL, T) inline
+#define FSH_CXX_H_D(COL, T) FSH_DEPRECATED inline
+#define FSH_CXX_H_W(COL, T)                                                                      \
+    template <class fsh_t, typename std::enable_if<std::is_same<fsh_t, T>::value &&              \
+                                                       !fsh_cxx_std_##COL<fsh_t>::value,         \
+                                                   int>::type = 0>                               \
+    inline
+#define FSH_CXX_P(G, T) FSH_CXX_P_##G(T)
+#define FSH_CXX_P_1(T) T
+#define FSH_CXX_P_D(T) T
+#define FSH_CXX_P_W(T) fsh_t
+/* One overload: RET NAME PARAMS, returning CALLEE ARGS. */
+#define FSH_CXX_FN(G, COL, T, RET, NAME, PARAMS, CALLEE, ARGS)                                   \
+    FSH_CXX_H(G, COL, T) RET NAME PARAMS { return CALLEE ARGS; }
+/* The ctx argument of the ctx forms, beside FSH_PARAM_##PFX. */
+#define FSH_ARG_
+#define FSH_ARG_ctx_ ctx,
+
+/* The shapes of the overloads, each for a plain (X empty) or ctx (X ctx_) form of OP. */
+#define FSH_CXX_PUT(G, C, T, N, X, OP)                                                           \
+    FSH_CXX_FN(G, C, T, void, shmem_##OP,                                                        \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, const T *source, size_t nelems, int pe),    \
+               shmem_##X##N##_##OP, (FSH_ARG_##X dest, source, nelems, pe))
+#define FSH_CXX_STRIDED(G, C, T, N, X, OP)                                                       \
+    FSH_CXX_FN(G, C, T, void, shmem_##OP,                                                        \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, const T *source, ptrdiff_t dst,             \
+                ptrdiff_t sst, size_t nelems, int pe),                                           \
+               shmem_##X##N##_##OP, (FSH_ARG_##X dest, source, dst, sst, nelems, pe))
+#define FSH_CXX_BLOCKED(G, C, T, N, X, OP)                                                       \
+    FSH_CXX_FN(G, C, T, void, shmem_##OP,                                                        \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, const T *source, ptrdiff_t dst,             \
+                ptrdiff_t sst, size_t bsize, size_t nblocks, int pe),                            \
+               shmem_##X##N##_##OP, (FSH_ARG_##X dest, source, dst, sst, bsize, nblocks, pe))
+#define FSH_CXX_SIGNAL(G, C, T, N, X, OP)                                                        \
+    FSH_CXX_FN(G, C, T, void, shmem_##OP,                                                        \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, const T *source, size_t nelems,             \
+                uint64_t *sig_addr, uint64_t signal, int sig_op, int pe),                        \
+               shmem_##X##N##_##OP,                                                              \
+               (FSH_ARG_##X dest, source, nelems, sig_addr, signal, sig_op, pe))
+#define FSH_CXX_RMA_(G, C, T, N, X)                                                              \
+    FSH_CXX_PUT(G, C, T, N, X, put) FSH_CXX_PUT(G, C, T, N, X, put_nbi)                          \
+    FSH_CXX_PUT(G, C, T, N, X, get) FSH_CXX_PUT(G, C, T, N, X, get_nbi)                          \
+    FSH_CXX_FN(G, C, T, void, shmem_p, (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, T value, int pe),   \
+               shmem_##X##N##_p, (FSH_ARG_##X dest, value, pe))                                  \
+    FSH_CXX_FN(G, C, T, T, shmem_g, (FSH_PARAM_##X const FSH_CXX_P(G, T) *source, int pe),       \
+               shmem_##X##N##_g, (FSH_ARG_##X source, pe))                                       \
+    FSH_CXX_STRIDED(G, C, T, N, X, iput) FSH_CXX_STRIDED(G, C, T, N, X, iget)                    \
+    FSH_CXX_BLOCKED(G, C, T, N, X, ibput) FSH_CXX_BLOCKED(G, C, T, N, X, ibget)                  \
+    FSH_CXX_SIGNAL(G, C, T, N, X, put_signal) FSH_CXX_SIGNAL(G, C, T, N, X, put_signal_nbi)
+/* Team collectives: the team first, selected on dest. */
+#define FSH_CXX_TEAM(G, C, T, N, OP)                                                             \
+    FSH_CXX_FN(G, C, T, int, shmem_##OP,                                                         \
+               (shmem_team_t team, FSH_CXX_P(G, T) *dest, const T *source, size_t nelems),       \
+               shmem_##N##_##OP, (team, dest, source, nelems))
+#define FSH_CXX_OPS_RMA(G, C, T, N)                                                              \
+    FSH_CXX_RMA_(G, C, T, N, ) FSH_CXX_RMA_(G, C, T, N, ctx_)                                    \
+    FSH_CXX_TEAM(G, C, T, N, alltoall) FSH_CXX_TEAM(G, C, T, N, collect)                         \
+    FSH_CXX_TEAM(G, C, T, N, fcollect)                                                           \
+    FSH_CXX_FN(G, C, T, int, shmem_alltoalls,                                                    \
+               (shmem_team_t team, FSH_CXX_P(G, T) *dest, const T *source, ptrdiff_t dst,        \
+                ptrdiff_t sst, size_t nelems),                                                   \
+               shmem_##N##_alltoalls, (team, dest, source, dst, sst, nelems))                    \
+    FSH_CXX_FN(G, C, T, int, shmem_broadcast,                                                    \
+               (shmem_team_t team, FSH_CXX_P(G, T) *dest, const T *source, size_t nelems,        \
+                int PE_root),                                                                    \
+               shmem_##N##_broadcast, (team, dest, source, nelems, PE_root))
+#define FSH_CXX_OPS_RBIT(G, C, T, N)                                                             \
+    FSH_CXX_TEAM(G, C, T, N, and_reduce) FSH_CXX_TEAM(G, C, T, N, or_reduce)                     \
+    FSH_CXX_TEAM(G, C, T, N, xor_reduce)
+#define FSH_CXX_OPS_RMM(G, C, T, N)                                                              \
+    FSH_CXX_TEAM(G, C, T, N, max_reduce) FSH_CXX_TEAM(G, C, T, N, min_reduce)
+#define FSH_CXX_OPS_RAR(G, C, T, N)                                                              \
+    FSH_CXX_TEAM(G, C, T, N, sum_reduce) FSH_CXX_TEAM(G, C, T, N, prod_reduce)                   \
+    FSH_CXX_TEAM(G, C, T, N, sum_inscan) FSH_CXX_TEAM(G, C, T, N, sum_exscan)
+
+/* Atomics: (dest[, value...], pe) returning R, and the fetching _nbi forms (fetch, dest, ...). */
+#define FSH_CXX_AMO0(G, C, T, N, X, R, OP)                                                       \
+    FSH_CXX_FN(G, C, T, R, shmem_##OP, (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, int pe),            \
+               shmem_##X##N##_##OP, (FSH_ARG_##X dest, pe))
+#define FSH_CXX_AMO1(G, C, T, N, X, R, OP)                                                       \
+    FSH_CXX_FN(G, C, T, R, shmem_##OP, (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, T value, int pe),   \
+               shmem_##X##N##_##OP, (FSH_ARG_##X dest, value, pe))
+#define FSH_CXX_NBI0(G, C, T, N, X, OP)                                                          \
+    FSH_CXX_FN(G, C, T, void, shmem_##OP,                                                        \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *fetch, T *dest, int pe), shmem_##X##N##_##OP,     \
+               (FSH_ARG_##X fetch, dest, pe))
+#define FSH_CXX_NBI1(G, C, T, N, X, OP)                                                          \
+    FSH_CXX_FN(G, C, T, void, shmem_##OP,                                                        \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *fetch, T *dest, T value, int pe),                 \
+               shmem_##X##N##_##OP, (FSH_ARG_##X fetch, dest, value, pe))
+#define FSH_CXX_AMO_(G, C, T, N, X)                                                              \
+    FSH_CXX_FN(G, C, T, T, shmem_atomic_compare_swap,                                            \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *dest, T cond, T value, int pe),                   \
+               shmem_##X##N##_atomic_compare_swap, (FSH_ARG_##X dest, cond, value, pe))          \
+    FSH_CXX_AMO0(G, C, T, N, X, T, atomic_fetch_inc) FSH_CXX_AMO0(G, C, T, N, X, void, atomic_inc) \
+    FSH_CXX_AMO1(G, C, T, N, X, T, atomic_fetch_add) FSH_CXX_AMO1(G, C, T, N, X, void, atomic_add) \
+    FSH_CXX_FN(G, C, T, void, shmem_atomic_compare_swap_nbi,                                     \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *fetch, T *dest, T cond, T value, int pe),         \
+               shmem_##X##N##_atomic_compare_swap_nbi,                                           \
+               (FSH_ARG_##X fetch, dest, cond, value, pe))                                       \
+    FSH_CXX_NBI0(G, C, T, N, X, atomic_fetch_inc_nbi)                                            \
+    FSH_CXX_NBI1(G, C, T, N, X, atomic_fetch_add_nbi)
+#define FSH_CXX_OPS_AMO(G, C, T, N) FSH_CXX_AMO_(G, C, T, N, ) FSH_CXX_AMO_(G, C, T, N, ctx_)
+/* atomic_fetch and atomic_fetch_nbi read through const T *source. */
+#define FSH_CXX_EXT_(G, C, T, N, X)                                                              \
+    FSH_CXX_FN(G, C, T, T, shmem_atomic_fetch,                                                   \
+               (FSH_PARAM_##X const FSH_CXX_P(G, T) *source, int pe), shmem_##X##N##_atomic_fetch, \
+               (FSH_ARG_##X source, pe))                                                         \
+    FSH_CXX_AMO1(G, C, T, N, X, void, atomic_set) FSH_CXX_AMO1(G, C, T, N, X, T, atomic_swap)   \
+    FSH_CXX_FN(G, C, T, void, shmem_atomic_fetch_nbi,                                            \
+               (FSH_PARAM_##X FSH_CXX_P(G, T) *fetch, const T *source, int pe),                  \
+               shmem_##X##N##_atomic_fetch_nbi, (FSH_ARG_##X fetch, source, pe))                 \
+    FSH_CXX_NBI1(G, C, T, N, X, atomic_swap_nbi)
+#define FSH_CXX_OPS_EXT(G, C, T, N) FSH_CXX_EXT_(G, C, T, N, ) FSH_CXX_EXT_(G, C, T, N, ctx_)
+#define FSH_CXX_BIT_(G, C, T, N, X)                                                              \
+    FSH_CXX_AMO1(G, C, T, N, X, T, atomic_fetch_and) FSH_CXX_AMO1(G, C, T, N, X, void, atomic_and) \
+    FSH_CXX_NBI1(G, C, T, N, X, atomic_fetch_and_nbi)                                            \
+    FSH_CXX_AMO1(G, C, T, N, X, T, atomic_fetch_or) FSH_CXX_AMO1(G, C, T, N, X, void, atomic_or)   \
+    FSH_CXX_NBI1(G, C, T, N, X, atomic_fetch_or_nbi)                                             \
+    FSH_CXX_AMO1(G, C, T, N, X, T, atomic_fetch_xor) FSH_CXX_AMO1(G, C, T, N, X, void, atomic_xor) \
+    FSH_CXX_NBI1(G, C, T, N, X, atomic_fetch_xor_nbi)
+#define FSH_CXX_OPS_BIT(G, C, T, N) FSH_CXX_BIT_(G, C, T, N, ) FSH_CXX_BIT_(G, C, T, N, ctx_)
+
+/* Point-to-point synchronization (no ctx forms): on an array of ivars, against one cmp_value
+ * (V = T) or a vector of them (V = T *). */
+#define FSH_CXX_WAIT(G, C, T, N, R, OP, V)                                                       \
+    FSH_CXX_FN(G, C, T, R, shmem_##OP,                                                           \
+               (FSH_CXX_P(G, T) *ivars, size_t nelems, const int *status, int cmp, V cmp_value), \
+               shmem_##N##_##OP, (ivars, nelems, status, cmp, cmp_value))
+#define FSH_CXX_SOME(G, C, T, N, OP, V)                                                          \
+    FSH_CXX_FN(G, C, T, size_t, shmem_##OP,                                                      \
+               (FSH_CXX_P(G, T) *ivars, size_t nelems, size_t *indices, const int *status,       \
+                int cmp, V cmp_value),                                                           \
+               shmem_##N##_##OP, (ivars, nelems, indices, status, cmp, cmp_value))
+#define FSH_CXX_SYNC_(G, C, T, N, RA, OP, SFX, V)                                                \
+    FSH_CXX_WAIT(G, C, T, N, RA, OP##_all##SFX, V)                                               \
+    FSH_CXX_WAIT(G, C, T, N, size_t, OP##_any##SFX, V) FSH_CXX_SOME(G, C, T, N, OP##_some##SFX, V)
+#define FSH_CXX_OPS_SYNC(G, C, T, N)                                                             \
+    FSH_CXX_FN(G, C, T, void, shmem_wait_until,                                                  \
+               (FSH_CXX_P(G, T) *ivar, int cmp, T cmp_value), shmem_##N##_wait_until,            \
+               (ivar, cmp, cmp_value))                                                           \
+    FSH_CXX_FN(G, C, T, int, shmem_test, (FSH_CXX_P(G, T) *ivar, int cmp, T cmp_value),          \
+               shmem_##N##_test, (ivar, cmp, cmp_value))                                         \
+    FSH_CXX_SYNC_(G, C, T, N, void, wait_until, , T)                                             \
+    FSH_CXX_SYNC_(G, C, T, N, void, wait_until, _vector, T *)                                    \
+    FSH_CXX_SYNC_(G, C, T, N, int, test, , T) FSH_CXX_SYNC_(G, C, T, N, int, test, _vector, T *)
+
+/* Every row's overloads, column by column: rows of GEN 1 and W whose column is 1. */
+#define FSH_CXX_OVL(IN, G, COL, T, N) FSH_CXX_OVL_##IN##G(G, COL, T, N)
+#define FSH_CXX_OVL_11(G, COL, T, N) FSH_CXX_OPS_##COL(G, COL, T, N)
+#define FSH_CXX_OVL_1W(G, COL, T, N) FSH_CXX_OPS_##COL(G, COL, T, N)
+#define FSH_CXX_OVL_10(G, COL, T, N)
+#define FSH_CXX_OVL_00(G, COL, T, N)
+#define FSH_CXX_OVL_01(G, COL, T, N)
+#define FSH_CXX_OVL_0W(G, COL, T, N)
+FSH_TYPE_ROWS(FSH_CXX_COL_RMA, FSH_CXX_OVL)
+FSH_TYPE_ROWS(FSH_CXX_COL_AMO, FSH_CXX_OVL)
+FSH_TYPE_ROWS(FSH_CXX_COL_EXT, FSH_CXX_OVL)
+FSH_TYPE_ROWS(FSH_CXX_COL_BIT, FSH_CXX_OVL)
+FSH_TYPE_ROWS(FSH_CXX_COL_SYNC, FSH_CXX_OVL)
+FSH_TYPE_ROWS(FSH_CXX_COL_RBIT, FSH_CXX_OVL)
+FSH_TYPE_ROWS(FSH_CXX_COL_RMM, FSH_CXX_OVL)
+FSH_TYPE_ROWS(FSH_CXX_COL_RAR, FSH_CXX_OVL)
+
+/* shmem_sync(team) is shmem_team_sync; the deprecated active-set shmem_sync(PE_start,
+ * logPE_stride, PE_size, pSync) above is the other overload. */
+inline int shmem_sync(shmem_team_t team)
+{
+    return shmem_team_sync(team);
+}
+
+/* The deprecated generic AMOs over the 1.3 type lists (distinct standard types), deprecated
+ * themselves, so a program is warned where it calls one and not where this header defines it. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#define FSH_CXX_DEP_AMO(T, N)                                                                    \
+    FSH_CXX_FN(D, , T, T, shmem_cswap, (T *dest, T cond, T value, int pe), shmem_##N##_cswap,    \
+               (dest, cond, value, pe))                                                          \
+    FSH_CXX_AMO0(D, , T, N, , T, finc) FSH_CXX_AMO0(D, , T, N, , void, inc)                      \
+    FSH_CXX_AMO1(D, , T, N, , T, fadd) FSH_CXX_AMO1(D, , T, N, , void, add)
+#define FSH_CXX_DEP_EXTAMO(T, N)                                                                 \
+    FSH_CXX_FN(D, , T, T, shmem_fetch, (const T *source, int pe), shmem_##N##_fetch,             \
+               (source, pe))                                                                     \
+    FSH_CXX_AMO1(D, , T, N, , void, set) FSH_CXX_AMO1(D, , T, N, , T, swap)
+FSH_DEPRECATED_AMO_TYPES(FSH_CXX_DEP_AMO)
+FSH_DEPRECATED_EXTAMO_TYPES(FSH_CXX_DEP_EXTAMO)
+#pragma GCC diagnostic pop
+#endif /* __cplusplus */
 
 #endif /* FABSHMEM_SHMEM_H */

@@ -17,6 +17,7 @@
  * Everything is static and marked unused: each test program includes this header once and uses
  * what it needs without warnings. Call t_start() right after shmem_init() so that messages name
  * the PE; t_check() never calls into the library, so it is safe before init and after finalize.
+ * It compiles as C++ too (tests/mpi/cxx_generics.cc), hence the casts from void *.
  */
 #ifndef FSH_TEST_H
 #define FSH_TEST_H
@@ -149,7 +150,7 @@ static inline T_UNUSED uint8_t t_byte(int pe, uint64_t salt, size_t i)
 /* Fill n bytes with the pattern (pe, salt). */
 static inline T_UNUSED void t_fill(void *buf, size_t n, int pe, uint64_t salt)
 {
-    uint8_t *p = buf;
+    uint8_t *p = (uint8_t *)buf;
     uint64_t seed = t_pattern(pe, salt ^ 0xb0f7e5ULL);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -181,7 +182,7 @@ static inline T_UNUSED void t_bytes_failed(const char *what, va_list ap, const c
 static inline T_UNUSED __attribute__((format(printf, 5, 6))) size_t
 t_verify(const void *buf, size_t n, int pe, uint64_t salt, const char *what, ...)
 {
-    const uint8_t *p = buf;
+    const uint8_t *p = (const uint8_t *)buf;
     uint64_t seed = t_pattern(pe, salt ^ 0xb0f7e5ULL);
     size_t bad = 0, first = 0;
     uint8_t got = 0, want = 0;
@@ -209,7 +210,7 @@ t_verify(const void *buf, size_t n, int pe, uint64_t salt, const char *what, ...
 static inline T_UNUSED __attribute__((format(printf, 4, 5))) size_t
 t_compare(const void *got, const void *want, size_t n, const char *what, ...)
 {
-    const uint8_t *g = got, *w = want;
+    const uint8_t *g = (const uint8_t *)got, *w = (const uint8_t *)want;
     if (memcmp(got, want, n) == 0) {
         return 0;
     }

@@ -9,14 +9,18 @@
  * exactly the program's own calls: the library's internal work (the barriers inside
  * shmem_malloc and shmem_free, shmalloc and shmem_realloc allocating through the
  * implementation, shmem_team_sync) never goes through the interposable shmem_ names.
- * Without the tool the counts stay -1 and the test fails.
+ * Without the tool the counts stay -1 and the test fails. prof_static is this program with the
+ * tool's object linked in and libfabshmem linked statically (Makefile.am): no LD_PRELOAD, the
+ * same counts.
  */
 /* shmalloc and shfree are called on purpose: deprecated routines must not reach shmem_ names. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #include "../test.h"
 
+#ifndef NAME
 #define NAME "prof_interpose"
+#endif
 
 enum { C_PUTMEM, C_INT_PUT, C_BARRIER_ALL, C_MALLOC, C_FREE, C_PCONTROL, C_N };
 static const char *cname[C_N] = {"shmem_putmem",  "shmem_int_put", "shmem_barrier_all",
@@ -59,7 +63,8 @@ int main(void)
     shmem_pcontrol(3, got); /* pcontrol 2: the tool's counts */
     for (int i = 0; i < C_N; i++) {
         t_check(got[i] == want[i], "the tool counted %ld calls of %s, want %ld%s", got[i],
-                cname[i], want[i], got[i] == -1 ? " (tool not loaded: LD_PRELOAD)" : "");
+                cname[i], want[i],
+                got[i] == -1 ? " (tool not loaded: LD_PRELOAD, or its object not linked in)" : "");
     }
 
     shmem_free(more); /* counted after the check: free 1 */

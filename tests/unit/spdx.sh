@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # spdx.sh: every source file of the tree names its license (the root LICENSE, BSD-3-Clause) in
 # an SPDX line among its first three lines, so a file copied out of the tree still says under
-# what terms. Sources: C and headers (also .def and .h.in), shell scripts, the build files and
+# what terms. Sources: C, C++ and headers (also .def and .h.in), shell scripts, the build files and
 # the wrappers' templates. Run by `make check` with top_srcdir set; exits 0 pass, 1 fail.
 
 top_srcdir=${top_srcdir:-${0%/*}/../..}
@@ -17,7 +17,7 @@ missing=$(
     cd "$top_srcdir" || exit 1
     {
         find runtime collectives include tests bench tools examples -type f \
-            \( -name '*.c' -o -name '*.h' -o -name '*.def' -o -name '*.h.in' -o -name '*.sh' \
+            \( -name '*.c' -o -name '*.cc' -o -name '*.h' -o -name '*.def' -o -name '*.h.in' -o -name '*.sh' \
             -o -name '*-osh*.in' \) ! -name '*_version.h' ! -path '*/.libs/*' ! -path '*/.deps/*'
         for f in configure.ac Makefile.am autogen.sh fabshmem.pc.in .ci/run .ci/sanitize \
             debian/rules; do
