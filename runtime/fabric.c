@@ -13,6 +13,12 @@
  * completion then means the data is visible at the target, which is what shmem_quiet promises.
  * No ordering between RMA operations is ever assumed, whatever msg_order the provider reports.
  *
+ * Profile: FABSHMEM_PROVIDER_PROFILE=efa-direct makes any provider look like EFA's lean fabric
+ * (efa-direct) to the rest of the runtime: neither FI_ATOMIC nor FI_DELIVERY_COMPLETE is asked
+ * for, local descriptors, provider keys and allocated memory are obeyed as FABSHMEM_MR_MODE
+ * would (the same mechanism), one remote segment per write and 4 bytes of immediate data. So
+ * the code paths efa-direct needs run, and are tested, on shm and tcp.
+ *
  * NIC choice: init passes the NIC topology.c chose (or FABSHMEM_NIC). It goes into the
  * domain-name hint for efa and verbs, whose domains are the NICs; for other providers the entry
  * of that name is taken from fi_getinfo's list when the user forced it (tcp ignores the hint but
@@ -52,6 +58,7 @@ static struct {
     int npes;
     struct fsh_fabric_attr attr;
     bool want_hmem;     /* a device heap may be registered directly: ask for FI_HMEM first */
+    bool efa_direct;    /* FABSHMEM_PROVIDER_PROFILE=efa-direct: use no more than it has */
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
     char *peer_shm;     /* [pe * SHM_PATH_MAX]: peers' shm regions (ours too), or "" */
     int guard_fd;       /* write end of the guard's pipe, while guard is set */
@@ -156,9 +163,14 @@ static int probe(const char *prov, const char *domain, uint64_t mr_offer, struct
         {rma, 0},
     };
     int rc = -FI_ENODATA;
+    /* efa-direct offers neither: never ask, so nothing of them is used. */
+    uint64_t refused = fab.efa_direct ? FI_ATOMIC | FI_DELIVERY_COMPLETE : 0;
     /* With a device heap to register, FI_HMEM (and FI_MR_HMEM) first: providers enable GPU
      * memory only when asked. Without it, the same list: the staging path needs nothing. */
     for (size_t i = 0; fab.want_hmem && i < sizeof(tries) / sizeof(tries[0]); i++) {
+        if ((tries[i][0] | tries[i][1]) & refused) {
+            continue;
+        }
         rc = fsh_fabric_getinfo(prov, domain, mr_offer | FI_MR_HMEM, tries[i][0] | FI_HMEM,
                                 tries[i][1], out);
         if (rc == 0) {
@@ -166,6 +178,9 @@ static int probe(const char *prov, const char *domain, uint64_t mr_offer, struct
         }
     }
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+        if ((tries[i][0] | tries[i][1]) & refused) {
+            continue;
+        }
         rc = fsh_fabric_getinfo(prov, domain, mr_offer, tries[i][0], tries[i][1], out);
         if (rc == 0) {
             return 0;
@@ -330,6 +345,10 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
      * (local descriptors, provider keys, registration of allocated memory only) then run on
      * providers that would not require them. Virtual addressing always follows the provider. */
     uint64_t obey = a->mr_mode | (fsh_env_is_set("FABSHMEM_MR_MODE") ? mr_offer : 0);
+    if (fab.efa_direct) {
+        /* efa-direct requires these (virtual addressing it has too, and follows here). */
+        obey |= FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    }
     a->mr_local = (obey & FI_MR_LOCAL) != 0;
     a->mr_virt_addr = (a->mr_mode & FI_MR_VIRT_ADDR) != 0;
     a->mr_prov_key = (obey & FI_MR_PROV_KEY) != 0;
@@ -359,7 +378,16 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
         a->tx_depth = (size_t)cfg->FABSHMEM_TX_DEPTH;
     }
     a->mr_key_size = fi->domain_attr->mr_key_size;
+    if (fab.efa_direct) {
+        /* probe() asked for neither atomics nor delivery-complete; the rest is clamped. */
+        a->has_atomics = false;
+        a->delivery_complete = false;
+        a->rma_iov_limit = 1;
+        a->cq_data_size = a->cq_data_size < 4 ? a->cq_data_size : 4;
+    }
 }
+
+static const char *const profiles[] = {"native", "efa-direct"};
 
 /* The CQ, and where the provider has them a write counter with the CQ bound for selective
  * completion: an injected put then needs no completion entry and no operation record, the
@@ -397,6 +425,13 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     if (rc != 0) {
         return rc;
     }
+    int profile;
+    rc = fsh_env_parse_choice("FABSHMEM_PROVIDER_PROFILE", cfg->FABSHMEM_PROVIDER_PROFILE,
+                              profiles, 2, &profile);
+    if (rc != 0) {
+        return rc;
+    }
+    fab.efa_direct = profile == 1;
     fab.want_hmem = cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0 &&
                     strcmp(cfg->FABSHMEM_DEVICE_PATH, "staging") != 0;
     rc = choose(cfg, boot, nic, mr_offer);
@@ -416,8 +451,8 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
                        a->prov, a->mr_key_size);
     }
     if (!a->delivery_complete) {
-        FSH_WARN("provider %s lacks FI_DELIVERY_COMPLETE: quiet relies on its default completion "
-                 "semantics", a->prov);
+        FSH_WARN("provider %s%s lacks FI_DELIVERY_COMPLETE: quiet relies on its default "
+                 "completion semantics", a->prov, fab.efa_direct ? " (profile efa-direct)" : "");
     }
     fab.npes = boot->size;
 
@@ -481,9 +516,10 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     }
     char mm[96];
     mr_mode_str(a->mr_mode, mm, sizeof(mm));
-    FSH_INFO("provider %s domain %s%s%s mr_mode %s inject %zu max_msg %zu cq_data %zu "
-             "tx_depth %zu", a->prov, a->domain, a->nic_hint[0] ? " (nic hint) " : "",
-             a->nic_hint, mm, a->inject_size, a->max_msg_size, a->cq_data_size, a->tx_depth);
+    FSH_INFO("provider %s (profile %s) domain %s%s%s mr_mode %s inject %zu max_msg %zu "
+             "cq_data %zu tx_depth %zu", a->prov, profiles[fab.efa_direct], a->domain,
+             a->nic_hint[0] ? " (nic hint) " : "", a->nic_hint, mm, a->inject_size,
+             a->max_msg_size, a->cq_data_size, a->tx_depth);
     return 0;
 }
 
@@ -636,14 +672,15 @@ void fsh_fabric_describe(char *buf, size_t len)
     char mm[96];
     mr_mode_str(fab.attr.mr_mode, mm, sizeof(mm));
     snprintf(buf, len,
-             "provider %s, domain %s, address %zu bytes, mr_mode %s%s%s, inject %zu, "
-             "max message %zu, immediate data %zu bytes, tx depth %zu, atomics %s, "
-             "delivery-complete %s, %s progress, write counter %s",
-             fab.attr.prov, fab.attr.domain, fab.attr.addrlen, mm,
+             "provider %s (profile %s), domain %s, address %zu bytes, mr_mode %s%s%s, "
+             "inject %zu, max message %zu, remote segments per write %zu, immediate data %zu "
+             "bytes, tx depth %zu, atomics %s, delivery-complete %s, %s progress, write "
+             "counter %s",
+             fab.attr.prov, profiles[fab.efa_direct], fab.attr.domain, fab.attr.addrlen, mm,
              fab.attr.mr_local && !(fab.attr.mr_mode & FI_MR_LOCAL) ? " (+local forced)" : "",
              fab.attr.mr_virt_addr ? "" : " (offset addressing)", fab.attr.inject_size,
-             fab.attr.max_msg_size, fab.attr.cq_data_size, fab.attr.tx_depth,
-             fab.attr.has_atomics ? "yes" : "no", fab.attr.delivery_complete ? "yes" : "no",
+             fab.attr.max_msg_size, fab.attr.rma_iov_limit, fab.attr.cq_data_size,
+             fab.attr.tx_depth, fab.attr.has_atomics ? "yes" : "no", fab.attr.delivery_complete ? "yes" : "no",
              fab.attr.manual_progress ? "manual" : "auto",
              fab.counting ? "yes (with selective completion)" : "no");
 }

@@ -24,6 +24,12 @@
 #       shm-efamr  FI_PROVIDER=shm FABSHMEM_MR_MODE=local,allocated,prov_key: no virt_addr, so
 #                  remote addresses are offsets and every buffer passes a local descriptor, as
 #                  on EFA
+#       shm-efadirect  shm with FABSHMEM_PROVIDER_PROFILE=efa-direct: the provider used as EFA's
+#                  lean fabric allows (no provider atomics: AMOs applied by the target's
+#                  engine; local descriptors; one remote segment per write; 4-byte immediate;
+#                  no delivery-complete)
+#       tcp-efadirect  tcp with the same profile
+#       shm-efadirect-chaos, tcp-efadirect-chaos  the profile under FABSHMEM_CHAOS=reorder,delay
 #       shm-chaos  shm with FABSHMEM_CHAOS=reorder,delay: the transport holds back posted
 #                  operations and remote events and releases them in random order, as EFA's
 #                  SRD may deliver them
@@ -118,7 +124,7 @@ caller_vars=$(env | grep -E '^(FABSHMEM|SHMEM|FI)_[A-Za-z0-9_]*=' | cut -d= -f1 
 tcp_iface=""
 if [ -z "$FI_TCP_IFACE" ]; then
     case " $configs " in
-    *" tcp "* | *" tcp-chaos "* | *" tcp-hosts "*)
+    *" tcp "* | *" tcp-chaos "* | *" tcp-hosts "* | *" tcp-efadirect "* | *" tcp-efadirect-chaos "*)
         if ! command -v fi_info >/dev/null 2>&1 ||
             FI_TCP_IFACE=lo fi_info -p tcp >/dev/null 2>&1; then
             tcp_iface=lo
@@ -156,6 +162,12 @@ run_case() {
             ;;
         esac
         case $2 in
+        *-efadirect | *-efadirect-chaos)
+            export FABSHMEM_PROVIDER_PROFILE=efa-direct
+            names="$names FABSHMEM_PROVIDER_PROFILE"
+            ;;
+        esac
+        case $2 in
         *-gpudirect)
             export FABSHMEM_DEVICE_PATH=cuda FABSHMEM_DEVICE_IFACE=system MOCK_CUDA_HOST_VISIBLE=1
             names="$names FABSHMEM_DEVICE_PATH FABSHMEM_DEVICE_IFACE MOCK_CUDA_HOST_VISIBLE"
@@ -169,7 +181,7 @@ run_case() {
             ;;
         esac
         case $2 in
-        shm | shm-chaos | shm-gpudirect)
+        shm | shm-chaos | shm-gpudirect | shm-efadirect | shm-efadirect-chaos)
             export FI_PROVIDER=shm
             ;;
         shm-nodes2)
@@ -179,7 +191,7 @@ run_case() {
                 names="$names FABSHMEM_SIM_NODES"
             fi
             ;;
-        tcp | tcp-chaos | tcp-hosts)
+        tcp | tcp-chaos | tcp-hosts | tcp-efadirect | tcp-efadirect-chaos)
             export FI_PROVIDER=tcp FI_TCP_NODELAY=1
             names="$names FI_TCP_NODELAY"
             if [ -n "$tcp_iface" ]; then
@@ -192,7 +204,7 @@ run_case() {
             names="$names FABSHMEM_MR_MODE"
             ;;
         *)
-            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp tcp-hosts shm-efamr shm-chaos tcp-chaos shm-gpudirect efamr-gpudirect)"
+            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp tcp-hosts shm-efamr shm-chaos tcp-chaos shm-efadirect tcp-efadirect shm-efadirect-chaos tcp-efadirect-chaos shm-gpudirect efamr-gpudirect)"
             exit 99
             ;;
         esac
