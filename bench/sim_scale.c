@@ -367,7 +367,7 @@ static int run_step(struct sim *s, enum step k)
     case S_LOCKS:
         return fsh_lock_init(s->cfg->FABSHMEM_PROBE_INTERVAL);
     case S_AMO:
-        return fsh_amo_init();
+        return fsh_amo_init(s->cfg->FABSHMEM_AMO_PEERS);
     case S_COLLECTIVES:
         return fsh_coll_init(s->node_of, teams < 0 ? 0 : (unsigned)teams);
     case S_SIGNALS:

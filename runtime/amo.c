@@ -22,6 +22,28 @@
  * Operand, compare value and result travel through a bounce slot tied to the operation record
  * (registered once), so providers that need local descriptors work without a registration per
  * call; a fetched value is copied to the caller's buffer on completion.
+ *
+ * Without provider atomics (efa-direct, or FABSHMEM_PROVIDER_PROFILE=efa-direct) every AMO is
+ * a CPU atomic on the target's memory, so the job is still one atomicity domain: this PE's own
+ * memory and that of PEs it maps (local.c) are updated directly; any other PE's memory is
+ * updated by that PE's progress engine, applied by the target:
+ *
+ *   - the source holds an inbox of REQ_SLOTS 64-byte request slots at the target, granted on
+ *     its first AMO there and kept (lease.c, pool FSH_LEASE_AMO, FABSHMEM_AMO_PEERS sources);
+ *   - a request {target segment << 56 | offset, operand, compare value, reply offset, op,
+ *     size, tag} is staged in one of the source's OUT_SLOTS outbox slots (symmetric heap) and
+ *     written into a free slot k of its inbox with immediate data FSH_IMM_AMO | chunk << 4 | k;
+ *   - the target's engine, at that event (the whole request has landed), applies the op with
+ *     fsh_amo_apply and queues the answer; at the end of the poll (handlers never post) it
+ *     writes the 8-byte old value from the request slot back into the source's outbox slot
+ *     (the reply offset) with immediate data FSH_IMM_AMO_REPLY | tag;
+ *   - that event completes the AMO's operation record at the source (the fetched value is
+ *     copied out, the context's track counts it complete) and frees slot k and the outbox slot.
+ * Non-fetching AMOs are answered the same way: the answer is the acknowledgement that quiet
+ * waits for (the record stays in flight on the context's track until it arrives), and it is
+ * also the flow control (a slot is reused only after its answer, so after the target read it).
+ * Arrival order does not matter: each request and answer is self-contained. A target that
+ * stops progressing is found by the waits' liveness probes (the record names its PE).
  */
 #include "amo.h"
 
@@ -35,10 +57,13 @@
 #include "devmem.h"
 #include "error.h"
 #include "fabric.h"
+#include "heap.h"
+#include "lease.h"
 #include "local.h"
 #include "log.h"
 #include "progress.h"
 #include "rma.h"
+#include "rt.h"
 #include "xport.h"
 
 struct bounce {
@@ -81,6 +106,47 @@ static struct {
     bool queried;
 } am;
 
+/* ---- AMOs applied by the target (no provider atomics), see the top of the file ---- */
+#define REQ_SLOTS 16 /* requests in flight from one source to one target */
+#define SLOT_BITS 4
+#define OUT_SLOTS 64 /* requests in flight from this PE, all targets */
+#define SEG_SHIFT 56
+#define NO_BOX (-1)
+
+struct req {
+    uint64_t addr;    /* at the target: segment << SEG_SHIFT | offset */
+    uint64_t operand;
+    uint64_t compare;
+    uint64_t reply;   /* heap offset at the source where the old value goes */
+    uint64_t old;     /* the answer: the target writes it back from here, it lands here */
+    uint32_t op;      /* enum fsh_amo_op */
+    uint32_t size;    /* 4 or 8 */
+    uint32_t tag;     /* the source's outbox slot, named by the answer's immediate data */
+    uint32_t reserved[3];
+};
+_Static_assert(sizeof(struct req) == 64, "an AMO request slot is 64 bytes on the wire");
+_Static_assert(REQ_SLOTS == 1 << SLOT_BITS, "slot bits");
+
+struct pending {
+    struct fsh_op *rec; /* the AMO's record, completed by the answer; NULL: slot free */
+    int pe;
+    unsigned k;         /* its slot in our inbox at pe */
+};
+
+static struct {
+    bool on;
+    struct fsh_lease_pool pool; /* target side: inboxes of REQ_SLOTS requests */
+    uint32_t *answers;          /* target side: chunk << SLOT_BITS | k of requests to answer */
+    unsigned nanswers;
+    bool answering;
+    struct req *out;            /* [OUT_SLOTS] outgoing requests, in the registered heap */
+    uint64_t out_off;
+    uint64_t out_busy;          /* bit per outbox slot */
+    struct pending pend[OUT_SLOTS];
+    int16_t *box;               /* [pe]: our chunk at pe, NO_BOX before the first AMO */
+    uint16_t *busy;             /* [pe]: slots of our inbox at pe awaiting their answer */
+} tg;
+
 static const char *op_name(int op)
 {
     static const char *const names[] = {
@@ -114,7 +180,9 @@ static bool query(int op, int dt)
            attr.count >= 1;
 }
 
-int fsh_amo_init(void)
+static int by_target_init(long peers);
+
+int fsh_amo_init(long peers)
 {
     size_t depth = fsh_progress_depth();
     am.bufs = calloc(depth, sizeof(*am.bufs));
@@ -126,9 +194,9 @@ int fsh_amo_init(void)
         return rc;
     }
     if (!fsh_fabric_attr()->has_atomics) {
-        FSH_INFO("provider %s has no FI_ATOMIC: every AMO will fail with a message",
-                 fsh_fabric_attr()->prov);
-        return 0;
+        FSH_INFO("provider %s has no FI_ATOMIC: AMOs are CPU atomics, applied by the target's "
+                 "progress engine where its memory is not mapped here", fsh_fabric_attr()->prov);
+        return by_target_init(peers);
     }
     for (size_t op = 1; op < NOPS; op++) {
         am.supported[op][0] = query((int)op, FI_UINT32);
@@ -140,6 +208,14 @@ int fsh_amo_init(void)
 
 void fsh_amo_fini(void)
 {
+    if (tg.on) {
+        fsh_progress_set_answer_hook(NULL);
+        fsh_lease_fini(&tg.pool);
+        free(tg.answers);
+        free(tg.box);
+        free(tg.busy);
+        memset(&tg, 0, sizeof(tg));
+    }
     fsh_mr_dereg_local(am.mr);
     free(am.bufs);
     memset(&am, 0, sizeof(am));
@@ -197,6 +273,239 @@ void fsh_amo_apply(int op, void *target, const void *value, const void *cond, vo
     }
 }
 
+bool fsh_amo_by_target(void)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    return fa->prov[0] && !fa->has_atomics;
+}
+
+size_t fsh_amo_heap_bytes(int npes, long peers)
+{
+    return fsh_lease_heap_bytes(npes, fsh_lease_chunks(npes, peers),
+                                REQ_SLOTS * sizeof(struct req)) +
+           fsh_heap_rounded(OUT_SLOTS * sizeof(struct req));
+}
+
+static struct req *in_slot(unsigned chunk, unsigned k)
+{
+    return (struct req *)fsh_lease_chunk(&tg.pool, chunk) + k;
+}
+
+/* Target side, in the engine: a request landed in slot k of chunk c. Apply it, queue the
+ * answer (posted by answer_all at the end of the poll). */
+static void on_request(uint32_t payload)
+{
+    unsigned k = payload & (REQ_SLOTS - 1), c = payload >> SLOT_BITS;
+    int src = fsh_lease_owner(&tg.pool, c);
+    if (src < 0) {
+        FSH_WARN("atomic request in inbox %u, which no PE holds: dropped", c);
+        return;
+    }
+    struct req *r = in_slot(c, k);
+    enum fsh_seg seg = (enum fsh_seg)(r->addr >> SEG_SHIFT);
+    uint64_t off = r->addr & ((1ULL << SEG_SHIFT) - 1);
+    void *at = seg < FSH_SEG_DEVICE ? fsh_mr_local_addr(seg, off) : NULL;
+    enum fsh_seg got;
+    uint64_t got_off;
+    r->old = 0;
+    if (at && (r->size == 4 || r->size == 8) && off % r->size == 0 && r->op > 0 &&
+        r->op <= FSH_AMO_XOR && fsh_mr_lookup(at, r->size, &got, &got_off) == 0 && got == seg) {
+        fsh_amo_apply((int)r->op, at, &r->operand, &r->compare, &r->old, r->size);
+    } else {
+        /* The source checked its arguments: this is no request of ours. Answered anyway, so
+         * the source does not wait forever. */
+        FSH_WARN("atomic request from PE %d (op %u, %u bytes at segment %d offset %llu) is "
+                 "malformed: not applied", src, r->op, r->size, (int)seg,
+                 (unsigned long long)off);
+    }
+    tg.answers[tg.nanswers++] = payload;
+}
+
+/* The answer hook: post the queued answers. A post that polls (queue full) runs the hook
+ * again: it then returns at once, and this loop posts what the nested poll queued. */
+static int answer_all(void)
+{
+    if (tg.answering || tg.nanswers == 0) {
+        return 0;
+    }
+    tg.answering = true;
+    int rc = 0;
+    while (tg.nanswers && rc == 0) {
+        uint32_t payload = tg.answers[--tg.nanswers];
+        unsigned k = payload & (REQ_SLOTS - 1), c = payload >> SLOT_BITS;
+        struct req *r = in_slot(c, k);
+        uint32_t imm = ((uint32_t)FSH_IMM_AMO_REPLY << FSH_IMM_KIND_SHIFT) |
+                       (r->tag & FSH_IMM_PAYLOAD_MASK);
+        rc = fsh_rma_write(&fsh_ctx_default, NULL, &r->old, sizeof(r->old),
+                           fsh_lease_owner(&tg.pool, c), FSH_SEG_HEAP, r->reply, true, imm);
+    }
+    tg.answering = false;
+    return rc;
+}
+
+/* Source side, in the engine: the target applied the request of outbox slot tag. */
+static void on_answer(uint32_t tag)
+{
+    struct pending *p = tag < OUT_SLOTS ? &tg.pend[tag] : NULL;
+    if (!p || !p->rec) {
+        FSH_WARN("answer to atomic request %u, which is not in flight: dropped", tag);
+        return;
+    }
+    struct fsh_op *rec = p->rec;
+    p->rec = NULL;
+    tg.busy[p->pe] &= (uint16_t)~(1u << p->k);
+    tg.out_busy &= ~(1ULL << tag);
+    fsh_progress_op_complete(rec);
+}
+
+static int by_target_init(long peers)
+{
+    if (peers < 1 || peers > FSH_LEASE_MAX_CHUNKS) {
+        return fsh_err(-EINVAL, "use 1 to 254", "FABSHMEM_AMO_PEERS=%ld is out of range", peers);
+    }
+    unsigned chunks = fsh_lease_chunks(fsh_rt.npes, peers);
+    char what[160];
+    snprintf(what, sizeof(what), "atomics' inboxes (%u sources x %d requests x %zu bytes)",
+             chunks, REQ_SLOTS, sizeof(struct req));
+    int rc = fsh_lease_init(&tg.pool, FSH_LEASE_AMO, chunks, REQ_SLOTS * sizeof(struct req),
+                            NULL, what, "lower FABSHMEM_AMO_PEERS");
+    if (rc != 0) {
+        return rc;
+    }
+    tg.on = true;
+    tg.out = fsh_heap_reserve(OUT_SLOTS * sizeof(struct req), 64, "atomics' outgoing requests",
+                              NULL);
+    if (!tg.out) {
+        return fsh_err_last()->code;
+    }
+    enum fsh_seg seg;
+    if (fsh_mr_lookup(tg.out, OUT_SLOTS * sizeof(struct req), &seg, &tg.out_off) != 0 ||
+        seg != FSH_SEG_HEAP) {
+        return fsh_err(-EFAULT, "", "atomics' outgoing requests are not in the registered heap");
+    }
+    size_t n = (size_t)fsh_rt.npes;
+    tg.answers = calloc((size_t)chunks * REQ_SLOTS, sizeof(uint32_t));
+    tg.box = malloc(n * sizeof(int16_t));
+    tg.busy = calloc(n, sizeof(uint16_t));
+    if (!tg.answers || !tg.box || !tg.busy) {
+        return fsh_err(-ENOMEM, "", "out of memory for the atomics' state of %zu PEs", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        tg.box[i] = NO_BOX;
+    }
+    rc = fsh_progress_register_imm(FSH_IMM_AMO, on_request);
+    if (rc == 0) {
+        rc = fsh_progress_register_imm(FSH_IMM_AMO_REPLY, on_answer);
+    }
+    fsh_progress_set_answer_hook(answer_all);
+    return rc;
+}
+
+struct slot_wait {
+    int pe;
+};
+
+/* A free request slot at pe and a free outbox slot. */
+static bool slot_free(const void *arg)
+{
+    const struct slot_wait *w = arg;
+    return tg.busy[w->pe] != (uint16_t)((1u << REQ_SLOTS) - 1) && tg.out_busy != ~0ULL;
+}
+
+/* The AMO as a request to pe's engine. Caller holds the engine lock; *rec is the record
+ * (counted posted) on success. */
+static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
+                   const void *value, const void *cond, void *fetch, size_t size, int pe,
+                   struct fsh_op_track *sync)
+{
+    if (tg.box[pe] == NO_BOX) {
+        int c = fsh_lease_claim(&tg.pool, pe);
+        if (c == -ENOSPC) {
+            return fsh_err(-ENOSPC, "raise FABSHMEM_AMO_PEERS (at most 254) on every PE",
+                           "PE %d keeps atomics inboxes for %u source PEs, all taken: this PE's "
+                           "atomics to it cannot be applied", pe, tg.pool.nchunks);
+        }
+        if (c < 0) {
+            return c;
+        }
+        tg.box[pe] = (int16_t)c;
+    }
+    struct slot_wait w = {pe};
+    if (!slot_free(&w)) {
+        int rc = fsh_progress_wait(slot_free, &w, "atomic: waiting for the target to apply "
+                                                  "earlier atomics", pe);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    struct fsh_op *rec = fsh_progress_op_get(FSH_OP_ATOMIC, pe, size);
+    if (!rec) {
+        return fsh_err_last() ? fsh_err_last()->code : -EIO;
+    }
+    unsigned k = (unsigned)__builtin_ctz(~(unsigned)tg.busy[pe]);
+    unsigned tag = (unsigned)__builtin_ctzll(~tg.out_busy);
+    struct req *r = &tg.out[tag];
+    *r = (struct req){
+        .addr = ((uint64_t)seg << SEG_SHIFT) | off,
+        .reply = tg.out_off + tag * sizeof(struct req) + offsetof(struct req, old),
+        .op = (uint32_t)op,
+        .size = (uint32_t)size,
+        .tag = tag,
+    };
+    if (value) {
+        memcpy(&r->operand, value, size);
+    }
+    if (cond) {
+        memcpy(&r->compare, cond, size);
+    }
+    rec->track = &ctx->track;
+    rec->sync = sync;
+    if (fetch && fsh_amo_fetches(op)) {
+        rec->copy_dst = fetch;
+        rec->copy_src = &r->old;
+        rec->copy_len = size;
+    }
+    tg.busy[pe] |= (uint16_t)(1u << k);
+    tg.out_busy |= 1ULL << tag;
+    tg.pend[tag] = (struct pending){rec, pe, k};
+    /* Counted before the request goes: its answer may arrive within the post's own polls. */
+    fsh_progress_op_posted(rec, NULL, false);
+    uint64_t slot = fsh_lease_chunk_off(&tg.pool, (unsigned)tg.box[pe]) + k * sizeof(struct req);
+    uint32_t imm = ((uint32_t)FSH_IMM_AMO << FSH_IMM_KIND_SHIFT) |
+                   ((uint32_t)tg.box[pe] << SLOT_BITS) | k;
+    /* On the default context: the record, on ctx's track, covers it (answered means landed). */
+    int rc = fsh_rma_write(&fsh_ctx_default, NULL, r, sizeof(*r), pe, FSH_SEG_HEAP, slot, true,
+                           imm);
+    if (rc != 0 && tg.pend[tag].rec == rec) {
+        tg.pend[tag].rec = NULL;
+        tg.busy[pe] &= (uint16_t)~(1u << k);
+        tg.out_busy &= ~(1ULL << tag);
+        fsh_progress_op_unissued(rec, false);
+    }
+    return rc;
+}
+
+static int by_target(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
+                     const void *value, const void *cond, void *fetch, size_t size, int pe,
+                     bool nbi)
+{
+    /* Our own memory and memory we map: the same CPU atomic the target's engine applies. */
+    void *at = pe == fsh_rt.pe ? fsh_mr_local_addr(seg, off) : fsh_local_addr(pe, seg, off);
+    if (at) {
+        fsh_amo_apply(op, at, value, cond, fetch, size);
+        return 0;
+    }
+    struct fsh_op_track sync = {0, 0, 0};
+    bool wait = fsh_amo_fetches(op) && !nbi;
+    fsh_progress_lock();
+    int rc = request(ctx, op, seg, off, value, cond, fetch, size, pe, wait ? &sync : NULL);
+    fsh_progress_unlock();
+    if (rc == 0 && wait) {
+        rc = fsh_progress_wait_track(&sync, "atomic: waiting for the target to apply it");
+    }
+    return rc;
+}
+
 int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const void *value,
             const void *cond, void *fetch, size_t size, int pe, bool nbi)
 {
@@ -212,6 +521,9 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         }
         /* Unreachable in a one-node job where every PE is mapped; a segment that does not
          * exist (no data) falls through to the fabric's error. */
+    }
+    if (tg.on) {
+        return by_target(ctx, op, seg, off, value, cond, fetch, size, pe, nbi);
     }
     if (!am.queried || !am.supported[op][size == 8]) {
         return fsh_err(-ENOTSUP, "choose a provider with atomics (efa, shm, tcp;ofi_rxm: FI_PROVIDER)",

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * amo.h: remote atomic memory operations through libfabric atomics.
+ * amo.h: remote atomic memory operations: libfabric atomics, or applied by the target's
+ * progress engine where the provider has none.
  */
 #ifndef FSH_AMO_H
 #define FSH_AMO_H
@@ -19,8 +20,14 @@ enum fsh_amo_op {
     FSH_AMO_FETCH_XOR, FSH_AMO_XOR,
 };
 
-/* Query the provider (once) and register the operand/result bounce buffers. */
-int fsh_amo_init(void);
+/* Query the provider (once) and register the operand/result bounce buffers. Without
+ * provider atomics, reserve the inboxes of AMOs applied by the target (for at most peers
+ * sources: FABSHMEM_AMO_PEERS): collective, at the same point of init on every PE. */
+int fsh_amo_init(long peers);
+/* Are AMOs applied by their target's engine (an open fabric without atomics)? */
+bool fsh_amo_by_target(void);
+/* Heap bytes fsh_amo_init reserves then for npes PEs (the memory model's figure). */
+size_t fsh_amo_heap_bytes(int npes, long peers);
 void fsh_amo_fini(void);
 
 /* True for the fetching ops (they return the old value). */

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "amo.h"
 #include "devmem.h"
 #include "live.h"
 #include "lock.h"
@@ -32,6 +33,9 @@ void fsh_footprint(int npes, const struct fsh_config *cfg, bool device, struct f
     f->bytes[4] = device ? fsh_dev_heap_bytes(npes, cfg->FABSHMEM_DEVICE_CHUNK,
                                               cfg->FABSHMEM_DEVICE_PEERS)
                          : 0;
+    /* Only when the open fabric has no atomics (0 before a fabric is open: tools, tests). */
+    f->name[5] = "atomics' inboxes";
+    f->bytes[5] = fsh_amo_by_target() ? fsh_amo_heap_bytes(npes, cfg->FABSHMEM_AMO_PEERS) : 0;
     f->total = 0;
     for (int i = 0; i < FSH_FOOTPRINT_PARTS; i++) {
         f->total += f->bytes[i];

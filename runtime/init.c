@@ -641,7 +641,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_lock_init(cfg->FABSHMEM_PROBE_INTERVAL);
     }
     if (rc == 0) {
-        rc = fsh_amo_init();
+        rc = fsh_amo_init(cfg->FABSHMEM_AMO_PEERS);
     }
     phase("liveness");
     if (rc == 0) {

@@ -201,8 +201,11 @@ int fsh_lease_claim(struct fsh_lease_pool *p, int pe)
         int rc = send(p, pe, 0);
         if (rc == 0 && !answered(&w)) {
             char what[96];
+            static const char *const user[] = {[FSH_LEASE_SIGNAL] = "put-with-signal",
+                                               [FSH_LEASE_DEVICE] = "device heap staging",
+                                               [FSH_LEASE_AMO] = "atomics"};
             snprintf(what, sizeof(what), "waiting for PE %d to grant inbox space (%s)", pe,
-                     p->id == FSH_LEASE_SIGNAL ? "put-with-signal" : "device heap staging");
+                     user[p->id]);
             rc = fsh_progress_wait(answered, &w, what, pe);
         }
         if (rc == 0) {

@@ -15,7 +15,7 @@
 
 #include "mr.h"
 
-enum fsh_lease_id { FSH_LEASE_SIGNAL = 0, FSH_LEASE_DEVICE = 1, FSH_LEASE_NPOOLS };
+enum fsh_lease_id { FSH_LEASE_SIGNAL = 0, FSH_LEASE_DEVICE = 1, FSH_LEASE_AMO = 2, FSH_LEASE_NPOOLS };
 
 #define FSH_LEASE_MAX_CHUNKS 254 /* a chunk index, "denied" and "released" fit a byte */
 

@@ -50,6 +50,7 @@ static struct {
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
     void (*poll_hook)(void);
     int (*flush_hook)(void);
+    int (*answer_hook)(void);
     int failed; /* a fabric error was seen: every later wait fails at once */
     fsh_probe_fn probe; /* liveness (live.c) */
     double probe_interval;
@@ -154,6 +155,11 @@ void fsh_progress_set_flush_hook(int (*fn)(void))
     pg.flush_hook = fn;
 }
 
+void fsh_progress_set_answer_hook(int (*fn)(void))
+{
+    pg.answer_hook = fn;
+}
+
 void fsh_progress_enable_locking(void)
 {
     pg.locking = true;
@@ -218,6 +224,11 @@ static void complete(struct fsh_op *op)
         bump(&op->sync->completed);
     }
     fsh_progress_op_put(op);
+}
+
+void fsh_progress_op_complete(struct fsh_op *op)
+{
+    complete(op);
 }
 
 void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, bool write)
@@ -386,16 +397,24 @@ static int poll_locked(void)
         n = 0;
     }
     pg.events += (uint64_t)n;
+    int handled = (int)n;
     if (pg.chaos_delay) {
-        return dispatch_shuffled(ev, n);
+        handled = dispatch_shuffled(ev, n);
+    } else {
+        for (ssize_t i = 0; i < n; i++) {
+            dispatch(&ev[i]);
+        }
     }
-    for (ssize_t i = 0; i < n; i++) {
-        dispatch(&ev[i]);
+    if (pg.answer_hook) {
+        int rc = pg.answer_hook();
+        if (rc < 0) {
+            return rc;
+        }
     }
-    if (n == 0 && pg.failed) {
+    if (!pg.chaos_delay && n == 0 && pg.failed) {
         return -EIO;
     }
-    return (int)n;
+    return handled;
 }
 
 int fsh_progress_poll(void)

@@ -57,6 +57,8 @@ enum fsh_imm_kind {
     FSH_IMM_SIG_DATA = 3, /* put-with-signal: one data piece landed (signal.c) */
     FSH_IMM_DEV = 4,      /* device heap staging: a request landed in our inbox (devmem.c) */
     FSH_IMM_LEASE = 5,    /* a claim or release of inbox space (lease.c) */
+    FSH_IMM_AMO = 6,      /* an AMO request landed in our inbox (amo.c, no provider atomics) */
+    FSH_IMM_AMO_REPLY = 7, /* the target applied our AMO request: its old value landed */
     FSH_IMM_NKINDS = 16
 };
 typedef void (*fsh_imm_handler)(uint32_t payload);
@@ -75,6 +77,10 @@ void fsh_progress_fini(void);
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
 void fsh_progress_set_poll_hook(void (*fn)(void));
+/* Called at the end of every poll, after the events were dispatched: posts what the handlers
+ * queued (amo.c: the answers to AMO requests), since a handler never posts. 0 or -errno
+ * (recorded), which the poll returns. */
+void fsh_progress_set_answer_hook(int (*fn)(void));
 /* Also called on every poll, first: operations a higher layer holds back (rma.c: a session's
  * batched puts) are posted, so anybody who waits makes them move. 0 or -errno (recorded), which
  * the poll returns. */
@@ -94,6 +100,10 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len);
 /* Give back a record whose operation was never counted as posted (closes its temporary
  * registration, if any). */
 void fsh_progress_op_put(struct fsh_op *op);
+/* Complete a record whose completion is not a CQ entry of its own (amo.c: an AMO applied by
+ * its target completes when the target's answer arrives): copies its result, counts it
+ * completed on its tracks, gives it back. Caller holds the engine lock. */
+void fsh_progress_op_complete(struct fsh_op *op);
 /* The operation was accepted: count it as posted on its tracks (op), or for a counted write
  * (op NULL) mark the track counted. write: it is a write (the write counter will count it).
  * Caller holds the engine lock. */
