@@ -336,9 +336,11 @@ static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
                              5, &i) != 0) {
         fsh_init_fatal_err(fn, -EINVAL);
     }
-    /* auto: when the provider needs target-side progress and some PE may reach this one
-     * through it. */
-    return i == 0 ? fsh_fabric_attr()->manual_progress && !fabric_idle() : (i == 1 || i == 3);
+    /* auto: when the provider needs target-side progress, or AMOs are applied by the target's
+     * engine (no provider atomics), and some PE may reach this one through the fabric: a PE
+     * computing without calling the library must not hold up its peers' operations. */
+    bool needed = fsh_fabric_attr()->manual_progress || fsh_amo_by_target();
+    return i == 0 ? needed && !fabric_idle() : (i == 1 || i == 3);
 }
 
 /* FABSHMEM_INTRANODE, and FABSHMEM_SIM_NODES: tests split the PEs of this host into pretend
