@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * amo.c: OpenSHMEM atomics as libfabric atomics.
+ * amo.c: OpenSHMEM atomics as libfabric atomics, or, on a provider without any, as CPU atomics
+ * applied by the target (below).
  *
  * Every OpenSHMEM AMO (standard, extended and bitwise) is bit-exact on the unsigned integer of
  * the same size: two's-complement addition does not depend on signedness, and fetch, set, swap
  * and compare-and-swap of a float are copies and comparisons of its bits. So only FI_UINT32 and
- * FI_UINT64 are ever used, and their support is queried once at init. A provider lacking one
- * ends the job at the first such AMO with the operation and provider named (there is no
- * emulation: an emulated AMO would not be atomic with respect to the provider's own).
+ * FI_UINT64 are ever used, and their support is queried once at init. A provider that has
+ * atomics but lacks one of these ends the job at the first such AMO with the operation and
+ * provider named (no emulation beside its atomics: it would not be atomic with respect to them).
  *
  * The whole job is one atomicity domain (the rule is local.c's): when every PE is on one node
  * and maps every other, every AMO is a CPU atomic on mapped memory (fsh_amo_apply below);
@@ -209,7 +210,7 @@ int fsh_amo_init(long peers)
 void fsh_amo_fini(void)
 {
     if (tg.on) {
-        fsh_progress_set_answer_hook(NULL);
+        fsh_progress_set_post_hook(FSH_POST_ANSWERS, NULL);
         fsh_lease_fini(&tg.pool);
         free(tg.answers);
         free(tg.box);
@@ -321,7 +322,7 @@ static void on_request(uint32_t payload)
     tg.answers[tg.nanswers++] = payload;
 }
 
-/* The answer hook: post the queued answers. A post that polls (queue full) runs the hook
+/* The post hook: post the queued answers. A post that polls (queue full) runs the hook
  * again: it then returns at once, and this loop posts what the nested poll queued. */
 static int answer_all(void)
 {
@@ -397,7 +398,7 @@ static int by_target_init(long peers)
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_AMO_REPLY, on_answer);
     }
-    fsh_progress_set_answer_hook(answer_all);
+    fsh_progress_set_post_hook(FSH_POST_ANSWERS, answer_all);
     return rc;
 }
 

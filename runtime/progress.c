@@ -49,8 +49,7 @@ static struct {
     double timeout, user_timeout;
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
     void (*poll_hook)(void);
-    int (*flush_hook)(void);
-    int (*answer_hook)(void);
+    int (*post_hooks[FSH_POST_NHOOKS])(void);
     int failed; /* a fabric error was seen: every later wait fails at once */
     fsh_probe_fn probe; /* liveness (live.c) */
     double probe_interval;
@@ -150,14 +149,9 @@ void fsh_progress_set_poll_hook(void (*fn)(void))
     pg.poll_hook = fn;
 }
 
-void fsh_progress_set_flush_hook(int (*fn)(void))
+void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void))
 {
-    pg.flush_hook = fn;
-}
-
-void fsh_progress_set_answer_hook(int (*fn)(void))
-{
-    pg.answer_hook = fn;
+    pg.post_hooks[which] = fn;
 }
 
 void fsh_progress_enable_locking(void)
@@ -375,12 +369,6 @@ static int poll_locked(void)
     if (pg.heartbeat) {
         __atomic_store_n(pg.heartbeat, *pg.heartbeat + 1, __ATOMIC_RELAXED);
     }
-    if (pg.flush_hook) {
-        int rc = pg.flush_hook();
-        if (rc < 0) {
-            return rc;
-        }
-    }
     if (pg.poll_hook) {
         pg.poll_hook();
     }
@@ -405,8 +393,8 @@ static int poll_locked(void)
             dispatch(&ev[i]);
         }
     }
-    if (pg.answer_hook) {
-        int rc = pg.answer_hook();
+    for (int h = 0; h < FSH_POST_NHOOKS; h++) {
+        int rc = pg.post_hooks[h] ? pg.post_hooks[h]() : 0;
         if (rc < 0) {
             return rc;
         }

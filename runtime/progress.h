@@ -77,14 +77,13 @@ void fsh_progress_fini(void);
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
 void fsh_progress_set_poll_hook(void (*fn)(void));
-/* Called at the end of every poll, after the events were dispatched: posts what the handlers
- * queued (amo.c: the answers to AMO requests), since a handler never posts. 0 or -errno
- * (recorded), which the poll returns. */
-void fsh_progress_set_answer_hook(int (*fn)(void));
-/* Also called on every poll, first: operations a higher layer holds back (rma.c: a session's
- * batched puts) are posted, so anybody who waits makes them move. 0 or -errno (recorded), which
- * the poll returns. */
-void fsh_progress_set_flush_hook(int (*fn)(void));
+/* Operations a higher layer holds back, posted at the end of every poll (after the events were
+ * dispatched), so anybody who waits makes them move: a session's batched puts (rma.c), the
+ * answers handlers queued to AMO requests (amo.c; a handler never posts). One hook per holder;
+ * fn returns 0 or -errno (recorded), which the poll returns; NULL removes it. A hook must not
+ * re-enter itself: a post that polls (queue full) runs every hook again. */
+enum fsh_post_hook { FSH_POST_BATCHES, FSH_POST_ANSWERS, FSH_POST_NHOOKS };
+void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void));
 
 /* Make the engine lock real (before a second thread may enter the library). */
 void fsh_progress_enable_locking(void);

@@ -24,7 +24,7 @@
  * into a per-context, per-PE batch and posted as one injected write that scatters them over up
  * to the provider's rma_iov_limit remote segments (contiguous ones merged), so N puts cost the
  * provider one message, one operation and one completion. Nothing is held while anybody waits:
- * every poll of the progress engine posts what is held (the flush hook), as do quiet, fence,
+ * every poll of the progress engine posts what is held (its post hook), as do quiet, fence,
  * pe_quiet, a get on the context, session stop and destroy. Puts in a batch are as unordered
  * as puts always are; one that overlaps a held one is not merged with it (the batch goes
  * first), so overlapping puts keep the order they would have had without the session.
@@ -75,7 +75,7 @@ struct fsh_batch {
     struct batch_slot slot[BATCH_SLOTS];
 };
 static struct {
-    unsigned held;  /* non-empty slots, all contexts: the flush hook's fast exit at 0 */
+    unsigned held;  /* non-empty slots, all contexts: the post hook's fast exit at 0 */
     bool flushing;  /* the hook is posting (a post that polls must not re-enter it) */
 } bs;
 
@@ -203,7 +203,7 @@ static int flush_slot(struct fsh_ctx *ctx, struct batch_slot *s)
     if (s->pe < 0) {
         return 0;
     }
-    /* Emptied first: a post that polls (queue full) runs the flush hook, which must not post
+    /* Emptied first: a post that polls (queue full) runs the post hook, which must not post
      * this batch again. The payload stays put until the post returned (it is injected). */
     struct batch_slot out = *s;
     s->pe = -1;
@@ -234,7 +234,7 @@ static int flush_ctx_locked(struct fsh_ctx *ctx)
     return rc;
 }
 
-/* The flush hook: any poll posts every held batch. */
+/* The post hook: any poll posts every held batch. */
 static int flush_held(void)
 {
     if (bs.held == 0 || bs.flushing) {
@@ -322,7 +322,7 @@ static int batch_alloc(struct fsh_ctx *ctx)
         b->slot[i].data = (uint8_t *)(b + 1) + i * cap;
     }
     ctx->batch = b;
-    fsh_progress_set_flush_hook(flush_held);
+    fsh_progress_set_post_hook(FSH_POST_BATCHES, flush_held);
     return 0;
 }
 
@@ -381,14 +381,13 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     }
     /* In a batch session a small put is copied into the batch: the source is free at once,
      * blocking or not, as an injected put's is. */
-    if (ctx->batch && !fsh_mr_is_device(src, len)) {
+    /* (A batch holds the inject size: the size test needs no lock, and a larger put skips the
+     * lookups.) */
+    if (ctx->batch && len <= fsh_fabric_attr()->inject_size / 2 && !fsh_mr_is_device(src, len)) {
         uint64_t raddr, key;
         fsh_mr_remote(pe, seg, off, &raddr, &key);
         fsh_progress_lock();
-        int rc = 1;
-        if (ctx->batch && len <= ctx->batch->cap / 2) {
-            rc = batch_put(ctx, pe, raddr, key, src, len);
-        }
+        int rc = ctx->batch ? batch_put(ctx, pe, raddr, key, src, len) : 1;
         fsh_progress_unlock();
         if (rc <= 0) {
             return rc;
