@@ -67,11 +67,10 @@ fault_start() {
             # left behind. Judged by the processes in this namespace, not by the files: a PE
             # still creating its region when the launcher died makes its file later, and
             # removes it when it ends.
-            ns=$(readlink /proc/$$/ns/mnt)
+            # (-ef: the same namespace is the same nsfs inode; no process forked per look.)
             job_alive() {
                 for d in /proc/[0-9]*; do
-                    [ "${d#/proc/}" = $$ ] && continue
-                    [ "$(readlink "$d/ns/mnt" 2>/dev/null)" = "$ns" ] && return 0
+                    [ "${d#/proc/}" != $$ ] && [ "$d/ns/mnt" -ef /proc/$$/ns/mnt ] && return 0
                 done
                 return 1
             }
