@@ -12,7 +12,8 @@
  *    (ctx_atomic_fetch_inc on my right neighbour) the fetched values are exactly 0, 1, 2, ...;
  *    atomic_fetch reads the totals and atomic_set writes a neighbour's word.
  * 2. Bitwise types: every PE sets its own bits with atomic_or, clears them with atomic_and, and
- *    toggles them with fetch_xor (the fetched value shows exactly how often I toggled before),
+ *    toggles them with fetch_xor or with xor followed by shmem_fence (the fetched value shows
+ *    exactly how often I toggled before),
  *    plain, ctx and fetching _nbi forms; the results have exactly every PE's bits.
  * 3. Extended types (float, double, long): a chain of atomic_swap calls from all PEs on one
  *    word passes every value on exactly once (each value swapped in is fetched by exactly one
@@ -156,7 +157,10 @@ COUNTER_TEST(ptrdiff_t, ptrdiff, -9)
                     r, (unsigned long long)f);                                                    \
             /* One toggle per round; before round r my bits were toggled r times. */             \
             if (r % 3 == 1) {                                                                     \
+                /* A non-fetching AMO may still be in flight (spec: only fence or quiet           \
+                 * orders it before the next round's fetch_xor to the same word). */              \
                 shmem_##TN##_atomic_xor(&w[4 * R], bit, 0);                                       \
+                shmem_fence();                                                                    \
             } else {                                                                              \
                 f = shmem_##TN##_atomic_fetch_xor(&w[4 * R], bit, 0);                             \
                 t_check((f & bit) == ((r % 2) ? bit : 0),                                         \
