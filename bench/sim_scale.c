@@ -250,10 +250,10 @@ static int step_env(struct sim *s)
 static int step_fabric(struct sim *s)
 {
     const struct fsh_topo_pe *place = fsh_topo_mine();
-    struct fsh_fabric_nic nic = {
-        .name = place && place->nnics ? place->nics[0] : NULL,
-        .forced = fsh_topo_nic_forced(),
-    };
+    struct fsh_fabric_nic nic = {.forced = fsh_topo_nic_forced()};
+    for (int i = 0; place && i < place->nnics && nic.count < FSH_MAX_RAILS; i++) {
+        nic.names[nic.count++] = place->nics[i];
+    }
     return fsh_fabric_open(s->cfg, &s->boot, &nic);
 }
 

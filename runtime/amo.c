@@ -100,8 +100,7 @@ static const struct mapping map[] = {
 
 static struct {
     struct bounce *bufs; /* [operation record index] */
-    struct fid_mr *mr;
-    void *desc;
+    struct fsh_mr_set reg; /* bufs, on every rail */
     /* supported[op][size == 8] */
     bool supported[NOPS][2];
     bool queried;
@@ -176,7 +175,7 @@ static bool query(int op, int dt)
 {
     struct fi_atomic_attr attr;
     uint64_t flags = post_type(op) == FSH_X_COMPARE ? FI_COMPARE_ATOMIC : FI_FETCH_ATOMIC;
-    return fi_query_atomic(fsh_fabric_domain(), (enum fi_datatype)dt, (enum fi_op)map[op].fi_op,
+    return fi_query_atomic(fsh_fabric_domain(0), (enum fi_datatype)dt, (enum fi_op)map[op].fi_op,
                            &attr, flags) == 0 &&
            attr.count >= 1;
 }
@@ -190,7 +189,7 @@ int fsh_amo_init(long peers)
     if (!am.bufs) {
         return fsh_err(-ENOMEM, "lower FABSHMEM_TX_DEPTH", "out of memory for atomics' buffers");
     }
-    int rc = fsh_mr_reg_local(am.bufs, depth * sizeof(*am.bufs), &am.mr, &am.desc);
+    int rc = fsh_mr_reg_local(am.bufs, depth * sizeof(*am.bufs), &am.reg);
     if (rc != 0) {
         return rc;
     }
@@ -217,7 +216,7 @@ void fsh_amo_fini(void)
         free(tg.busy);
         memset(&tg, 0, sizeof(tg));
     }
-    fsh_mr_dereg_local(am.mr);
+    fsh_mr_dereg_local(&am.reg);
     free(am.bufs);
     memset(&am, 0, sizeof(am));
 }
@@ -536,6 +535,8 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
     bool wait = m->type != FSH_X_ATOMIC && !nbi;
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
+    struct fsh_path path = fsh_fabric_path_atomic(pe);
+    void *desc = am.reg.desc[path.rail];
 
     fsh_progress_lock();
     struct fsh_op *o = fsh_progress_op_get(FSH_OP_ATOMIC, pe, size);
@@ -564,18 +565,19 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         .type = post_type(op),
         .op = o,
         .pe = pe,
+        .path = path,
         .local = &b->operand,
         .len = size,
-        .desc = am.desc,
+        .desc = desc,
         .raddr = raddr,
-        .key = key,
+        .key = fsh_mr_key_on(pe, path.dst, key),
         .flags = FI_COMPLETION,
         .datatype = size == 8 ? FI_UINT64 : FI_UINT32,
         .atomic_op = m->fi_op,
         .result = &b->result,
-        .result_desc = am.desc,
+        .result_desc = desc,
         .compare = &b->compare,
-        .compare_desc = am.desc,
+        .compare_desc = desc,
     };
     int rc = fsh_xport_post(&r);
     fsh_progress_unlock();

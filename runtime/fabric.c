@@ -44,9 +44,11 @@
 #include "error.h"
 #include "log.h"
 
-static struct {
-    struct fi_info *list; /* what fi_getinfo returned; info is the entry opened */
-    struct fi_info *info;
+/* One rail: an endpoint on one NIC, with its own fabric, domain, address vector, completion
+ * queue and write counter. Rail 0 is the NIC the PE would use alone. */
+struct rail {
+    struct fi_info *own;    /* this rail's fi_getinfo list, when rail 0's has no entry for it */
+    struct fi_info *info;   /* the entry opened (in rail 0's list, or in own) */
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_av *av;
@@ -54,7 +56,26 @@ static struct {
     struct fid_cntr *wcntr; /* completed writes, when the provider counts them */
     bool counting;          /* wcntr bound and the CQ bound for selective completion */
     struct fid_ep *ep;
-    fi_addr_t *peers;
+    uint32_t fabric_id;     /* hash of the fabric's name: rails of equal ids reach each other */
+};
+
+/* The ways to one peer, when the job has more than one rail: my rail src[i] reaches its rail
+ * dst[i] at addr[i]; operation k to the peer takes way (me + peer + k) mod n, so a PE's
+ * traffic to many peers, and many PEs' traffic to one, spread over the rails at both ends. */
+struct route {
+    uint8_t n;
+    uint8_t src[FSH_MAX_RAILS], dst[FSH_MAX_RAILS];
+    fi_addr_t addr[FSH_MAX_RAILS];
+};
+
+static struct {
+    struct fi_info *list; /* what fi_getinfo returned for rail 0; info is the entry opened */
+    struct fi_info *info;
+    struct rail rail[FSH_MAX_RAILS];
+    int nrails;
+    fi_addr_t *peers;     /* [pe]: rail 0's address of every peer's rail 0 */
+    struct route *routes; /* [pe], when any PE of the job has more than one rail */
+    int me;
     int npes;
     struct fsh_fabric_attr attr;
     bool want_hmem;     /* a device heap may be registered directly: ask for FI_HMEM first */
@@ -243,8 +264,8 @@ static int probe_on(const char *prov, const struct fsh_config *cfg,
                     const struct fsh_fabric_nic *nic, uint64_t mr_offer)
 {
     const char *want = NULL;
-    if (!cfg->FABSHMEM_DOMAIN[0] && nic && nic->name && nic->name[0]) {
-        want = nic->name;
+    if (!cfg->FABSHMEM_DOMAIN[0] && nic && nic->count > 0 && nic->names[0] && nic->names[0][0]) {
+        want = nic->names[0];
     }
     const char *hint = cfg->FABSHMEM_DOMAIN[0] ? cfg->FABSHMEM_DOMAIN
                                                : (hint_filters(prov) ? want : NULL);
@@ -392,29 +413,237 @@ static const char *const profiles[] = {"native", "efa-direct"};
 /* The CQ, and where the provider has them a write counter with the CQ bound for selective
  * completion: an injected put then needs no completion entry and no operation record, the
  * counter says when all are done (progress.c). Without a counter every operation asks for its
- * entry, as before. */
-static int bind_completions(const struct fsh_config *cfg)
+ * entry, as before. A further rail must count exactly as rail 0 does (need_counting: whether
+ * it must count), since whoever posts decides by rail 0; -ENOTSUP when it cannot. */
+static int bind_completions(const struct fsh_config *cfg, struct rail *r, int need_counting)
 {
     struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
-    if (cfg->FABSHMEM_PUT_COUNTER && fi_cntr_open(fab.domain, &ca, &fab.wcntr, NULL) == 0) {
-        int rc = fi_ep_bind(fab.ep, &fab.wcntr->fid, FI_WRITE);
+    bool want = need_counting < 0 ? cfg->FABSHMEM_PUT_COUNTER != 0 : need_counting != 0;
+    if (want && fi_cntr_open(r->domain, &ca, &r->wcntr, NULL) == 0) {
+        int rc = fi_ep_bind(r->ep, &r->wcntr->fid, FI_WRITE);
         if (rc == 0) {
-            rc = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
+            rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
             if (rc == 0) {
-                fab.counting = true;
+                r->counting = true;
                 return 0;
+            }
+            if (need_counting > 0) {
+                return -ENOTSUP;
             }
             /* The counter stays bound (counting, unread) until close. */
             FSH_DEBUG("provider %s: no selective completion with a write counter (%s); every "
                       "put asks for a completion entry", fab.attr.prov, fi_strerror(-rc));
-            return fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+            return fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
         }
         FSH_DEBUG("provider %s: no write counter (%s); every put asks for a completion entry",
                   fab.attr.prov, fi_strerror(-rc));
-        fi_close(&fab.wcntr->fid);
-        fab.wcntr = NULL;
+        fi_close(&r->wcntr->fid);
+        r->wcntr = NULL;
     }
-    return fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+    if (need_counting > 0) {
+        return -ENOTSUP;
+    }
+    return fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+}
+
+static void close_fid(struct fid *fid, const char *what)
+{
+    if (fid) {
+        int rc = fi_close(fid);
+        if (rc != 0) {
+            FSH_WARN("closing %s: %s", what, fi_strerror(-rc));
+        }
+    }
+}
+
+static void close_rail(struct rail *r)
+{
+    close_fid(r->ep ? &r->ep->fid : NULL, "endpoint");
+    close_fid(r->av ? &r->av->fid : NULL, "address vector");
+    close_fid(r->cq ? &r->cq->fid : NULL, "completion queue");
+    close_fid(r->wcntr ? &r->wcntr->fid : NULL, "write counter");
+    close_fid(r->domain ? &r->domain->fid : NULL, "domain");
+    close_fid(r->fabric ? &r->fabric->fid : NULL, "fabric");
+    if (r->own) {
+        fi_freeinfo(r->own);
+    }
+    memset(r, 0, sizeof(*r));
+}
+
+/* FNV-1a of the fabric's name: tcp names its fabrics after the subnet, efa and verbs after the
+ * network, so equal ids mean the two endpoints can reach each other. */
+static uint32_t fabric_id(const char *name)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = name ? name : ""; *c; c++) {
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    }
+    return h;
+}
+
+/* Open rail r on its info: fabric, domain, AV, CQ, endpoint, counter; enable it. */
+static int open_rail(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                     struct rail *r, bool first)
+{
+    const struct fsh_fabric_attr *a = &fab.attr;
+    r->fabric_id = fabric_id(r->info->fabric_attr->name);
+    int rc = fi_fabric(r->info->fabric_attr, &r->fabric, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_fabric");
+    }
+    rc = fi_domain(r->fabric, r->info, &r->domain, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_domain");
+    }
+    struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)boot->size};
+    rc = fi_av_open(r->domain, &av_attr, &r->av, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_av_open");
+    }
+    /* Room for every operation we may have in flight plus a burst of remote events (signals,
+     * barrier notifications) that arrive without being asked for. */
+    struct fi_cq_attr cq_attr = {
+        .format = FI_CQ_FORMAT_DATA,
+        .size = a->tx_depth * 2 + 4096,
+        .wait_obj = FI_WAIT_NONE,
+    };
+    rc = fi_cq_open(r->domain, &cq_attr, &r->cq, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_cq_open");
+    }
+    rc = fi_endpoint(r->domain, r->info, &r->ep, NULL);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_endpoint");
+    }
+    if (first && a->addr_format == FI_ADDR_STR && strcmp(a->prov, "shm") == 0) {
+        /* shm names its shared-memory region after the pid by default; a region left behind
+         * by a killed process then collides with a later process that reuses the pid (EBUSY at
+         * fi_enable). A name with a random part cannot collide, and says whose it is. */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned salt = (unsigned)(ts.tv_nsec ^ (ts.tv_sec << 20)) ^ ((unsigned)getpid() << 8);
+        char name[96];
+        snprintf(name, sizeof(name), SHM_PREFIX "%d-%d-%08x", (int)getpid(), boot->rank,
+                 salt);
+        rc = fi_setname(&r->ep->fid, name, strlen(name) + 1);
+        if (rc != 0) {
+            FSH_DEBUG("fi_setname(%s) on shm: %s; keeping the provider's name", name,
+                      fi_strerror(-rc));
+        } else {
+            snprintf(fab.shm_path, sizeof(fab.shm_path), "/dev/shm/%s", name + strlen("fi_shm://"));
+            guard_start(fab.shm_path);
+        }
+    }
+    rc = fi_ep_bind(r->ep, &r->av->fid, 0);
+    if (rc == 0) {
+        rc = bind_completions(cfg, r, first ? -1 : fab.rail[0].counting);
+    }
+    if (rc == -ENOTSUP) {
+        return fsh_err(rc, "", "rail on %s cannot count writes as rail 0 does",
+                       r->info->domain_attr->name);
+    }
+    if (rc != 0) {
+        return fi_fail(rc, "fi_ep_bind");
+    }
+    rc = fi_enable(r->ep);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_enable");
+    }
+    return 0;
+}
+
+/* The fi_info of a further rail on NIC name: rail 0's list has an entry for it where the
+ * provider lists every interface (tcp); efa and verbs are asked with the name as domain hint.
+ * It must be the same provider with the same capabilities, registration modes and addresses,
+ * so that every rail can carry every operation. NULL (nothing recorded) when not. */
+static struct fi_info *rail_info(const char *name, uint64_t mr_offer, struct fi_info **own)
+{
+    const struct fi_info *f = fab.info;
+    struct fi_info *got = NULL;
+    *own = NULL;
+    for (struct fi_info *i = fab.list; i && !got; i = i->next) {
+        if (strcmp(i->domain_attr->name, name) == 0) {
+            got = i;
+        }
+    }
+    if (!got && hint_filters(f->fabric_attr->prov_name) &&
+        probe(f->fabric_attr->prov_name, name, mr_offer, own) == 0) {
+        for (struct fi_info *i = *own; i && !got; i = i->next) {
+            if (strcmp(i->domain_attr->name, name) == 0) {
+                got = i;
+            }
+        }
+    }
+    const uint64_t caps = FI_ATOMIC | FI_HMEM | FI_RMA;
+    if (got && (strcmp(got->fabric_attr->prov_name, f->fabric_attr->prov_name) != 0 ||
+                (got->caps & caps) != (f->caps & caps) ||
+                got->domain_attr->mr_mode != f->domain_attr->mr_mode ||
+                got->addr_format != f->addr_format ||
+                (got->tx_attr->op_flags & FI_DELIVERY_COMPLETE) !=
+                    (f->tx_attr->op_flags & FI_DELIVERY_COMPLETE) ||
+                got->domain_attr->cq_data_size < fab.attr.cq_data_size)) {
+        FSH_WARN("NIC %s offers other capabilities than rail 0's %s on provider %s: not used "
+                 "as a rail", name, f->domain_attr->name, f->fabric_attr->prov_name);
+        got = NULL;
+    }
+    if (!got && *own) {
+        fi_freeinfo(*own);
+        *own = NULL;
+    }
+    return got;
+}
+
+/* Rails 1..: the further NICs of the PE's list (FABSHMEM_RAILS caps how many), each its own
+ * endpoint. Only where rail 0 is on the NIC asked for: a provider that chose its own domain
+ * (shm, or tcp without FABSHMEM_NIC) has one rail. A NIC the provider does not have is an
+ * error when the user named it, else it is skipped. */
+static int open_rails(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                      const struct fsh_fabric_nic *nic, uint64_t mr_offer)
+{
+    long want = cfg->FABSHMEM_RAILS > 0 ? cfg->FABSHMEM_RAILS : FSH_MAX_RAILS;
+    if (want > FSH_MAX_RAILS) {
+        return fsh_err(-EINVAL, "use 0 (every NIC of the PE's list, at most 4) or 1 to 4",
+                       "FABSHMEM_RAILS=%ld is more than %d", cfg->FABSHMEM_RAILS,
+                       FSH_MAX_RAILS);
+    }
+    if (!fab.attr.nic_hint[0] || cfg->FABSHMEM_DOMAIN[0]) {
+        return 0;
+    }
+    for (int i = 1; i < nic->count && fab.nrails < want; i++) {
+        const char *name = nic->names[i];
+        bool dup = false;
+        for (int k = 0; k < fab.nrails; k++) {
+            dup = dup || strcmp(fab.rail[k].info->domain_attr->name, name) == 0;
+        }
+        if (dup) {
+            continue;
+        }
+        struct rail *r = &fab.rail[fab.nrails];
+        r->info = rail_info(name, mr_offer, &r->own);
+        if (!r->info) {
+            if (nic->forced) {
+                return fsh_err(-ENXIO, "set FABSHMEM_NIC to NICs of one provider (fi_info -p "
+                               "PROVIDER lists them; for tcp also FI_TCP_IFACE), or "
+                               "FABSHMEM_RAILS=1",
+                               "FABSHMEM_NIC: provider %s cannot open a rail on '%s'",
+                               fab.attr.prov, name);
+            }
+            FSH_DEBUG("no rail on NIC %s: provider %s has no such domain", name, fab.attr.prov);
+            continue;
+        }
+        if (r->info->tx_attr->inject_size < fab.attr.inject_size) {
+            fab.attr.inject_size = r->info->tx_attr->inject_size;
+        }
+        if (r->info->ep_attr->max_msg_size < fab.attr.max_msg_size) {
+            fab.attr.max_msg_size = r->info->ep_attr->max_msg_size;
+        }
+        int rc = open_rail(cfg, boot, r, false);
+        if (rc != 0) {
+            return rc;
+        }
+        fab.nrails++;
+    }
+    return 0;
 }
 
 int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
@@ -455,82 +684,59 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
                  "completion semantics", a->prov, fab.efa_direct ? " (profile efa-direct)" : "");
     }
     fab.npes = boot->size;
-
-    rc = fi_fabric(fab.info->fabric_attr, &fab.fabric, NULL);
+    fab.me = boot->rank;
+    fab.rail[0].info = fab.info;
+    rc = open_rail(cfg, boot, &fab.rail[0], true);
     if (rc != 0) {
-        return fi_fail(rc, "fi_fabric");
+        return rc;
     }
-    rc = fi_domain(fab.fabric, fab.info, &fab.domain, NULL);
+    fab.nrails = 1;
+    rc = open_rails(cfg, boot, nic, mr_offer);
     if (rc != 0) {
-        return fi_fail(rc, "fi_domain");
-    }
-    struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = (size_t)boot->size};
-    rc = fi_av_open(fab.domain, &av_attr, &fab.av, NULL);
-    if (rc != 0) {
-        return fi_fail(rc, "fi_av_open");
-    }
-    /* Room for every operation we may have in flight plus a burst of remote events (signals,
-     * barrier notifications) that arrive without being asked for. */
-    struct fi_cq_attr cq_attr = {
-        .format = FI_CQ_FORMAT_DATA,
-        .size = a->tx_depth * 2 + 4096,
-        .wait_obj = FI_WAIT_NONE,
-    };
-    rc = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
-    if (rc != 0) {
-        return fi_fail(rc, "fi_cq_open");
-    }
-    rc = fi_endpoint(fab.domain, fab.info, &fab.ep, NULL);
-    if (rc != 0) {
-        return fi_fail(rc, "fi_endpoint");
-    }
-    if (a->addr_format == FI_ADDR_STR && strcmp(a->prov, "shm") == 0) {
-        /* shm names its shared-memory region after the pid by default; a region left behind
-         * by a killed process then collides with a later process that reuses the pid (EBUSY at
-         * fi_enable). A name with a random part cannot collide, and says whose it is. */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        unsigned salt = (unsigned)(ts.tv_nsec ^ (ts.tv_sec << 20)) ^ ((unsigned)getpid() << 8);
-        char name[96];
-        snprintf(name, sizeof(name), SHM_PREFIX "%d-%d-%08x", (int)getpid(), boot->rank,
-                 salt);
-        rc = fi_setname(&fab.ep->fid, name, strlen(name) + 1);
-        if (rc != 0) {
-            FSH_DEBUG("fi_setname(%s) on shm: %s; keeping the provider's name", name,
-                      fi_strerror(-rc));
-        } else {
-            snprintf(fab.shm_path, sizeof(fab.shm_path), "/dev/shm/%s", name + strlen("fi_shm://"));
-            guard_start(fab.shm_path);
-        }
-    }
-    rc = fi_ep_bind(fab.ep, &fab.av->fid, 0);
-    if (rc == 0) {
-        rc = bind_completions(cfg);
-    }
-    if (rc != 0) {
-        return fi_fail(rc, "fi_ep_bind");
-    }
-    rc = fi_enable(fab.ep);
-    if (rc != 0) {
-        return fi_fail(rc, "fi_enable");
+        return rc;
     }
     char mm[96];
     mr_mode_str(a->mr_mode, mm, sizeof(mm));
     FSH_INFO("provider %s (profile %s) domain %s%s%s mr_mode %s inject %zu max_msg %zu "
-             "cq_data %zu tx_depth %zu", a->prov, profiles[fab.efa_direct], a->domain,
+             "cq_data %zu tx_depth %zu rails %d", a->prov, profiles[fab.efa_direct], a->domain,
              a->nic_hint[0] ? " (nic hint) " : "", a->nic_hint, mm, a->inject_size,
-             a->max_msg_size, a->cq_data_size, a->tx_depth);
+             a->max_msg_size, a->cq_data_size, a->tx_depth, fab.nrails);
     return 0;
 }
 
+/* The rails' trailer, after rail 0's address in the exchange slot (only with more than one
+ * rail: a one-rail PE's slot is its address alone): the rail count, each rail's fabric id,
+ * then the address of every further rail, each after its length byte. */
 int fsh_fabric_getname(void *buf, size_t buflen)
 {
     size_t len = buflen;
-    int rc = fi_getname(&fab.ep->fid, buf, &len);
+    int rc = fi_getname(&fab.rail[0].ep->fid, buf, &len);
+    if (rc == 0 && fab.nrails > 1) {
+        uint8_t *t = (uint8_t *)buf + len, *end = (uint8_t *)buf + buflen;
+        if ((size_t)(end - t) < 1 + 4 * (size_t)fab.nrails) {
+            rc = -FI_ETOOSMALL;
+        } else {
+            *t++ = (uint8_t)fab.nrails;
+            for (int i = 0; i < fab.nrails; i++, t += 4) {
+                memcpy(t, &fab.rail[i].fabric_id, 4);
+            }
+        }
+        for (int i = 1; i < fab.nrails && rc == 0; i++) {
+            size_t n = end - t > 1 ? (size_t)(end - t) - 1 : 0;
+            rc = n ? fi_getname(&fab.rail[i].ep->fid, t + 1, &n) : -FI_ETOOSMALL;
+            if (rc == 0 && n > UINT8_MAX) {
+                rc = -FI_ETOOSMALL;
+            }
+            if (rc == 0) {
+                *t = (uint8_t)n;
+                t += 1 + n;
+            }
+        }
+    }
     if (rc == -FI_ETOOSMALL) {
-        return fsh_err(-EOVERFLOW, "report the provider; fabshmem's address slot is too small",
-                       "provider %s address is %zu bytes, more than %zu", fab.attr.prov, len,
-                       buflen);
+        return fsh_err(-EOVERFLOW, fab.nrails > 1 ? "use fewer rails (FABSHMEM_RAILS)" : "report the provider; fabshmem's address slot is too small",
+                       "provider %s: the addresses of %d rail(s) need more than the %zu "
+                       "bytes of the exchange slot", fab.attr.prov, fab.nrails, buflen);
     }
     if (rc != 0) {
         return fi_fail(rc, "fi_getname");
@@ -621,6 +827,113 @@ static void remember_shm_regions(const uint8_t *slots, const uint16_t *lens, int
     }
 }
 
+/* A peer's rails as its slot's trailer tells them: count, fabric ids, and the address of
+ * rail j (j >= 1) with its length. A slot without a trailer is one rail. */
+struct peer_rails {
+    int n;
+    uint32_t id[FSH_MAX_RAILS];
+    const uint8_t *addr[FSH_MAX_RAILS];
+    size_t len[FSH_MAX_RAILS];
+};
+
+static int parse_rails(const uint8_t *slot, size_t len0, struct peer_rails *pr)
+{
+    const uint8_t *t = slot + len0, *end = slot + FSH_ADDR_MAX;
+    memset(pr, 0, sizeof(*pr));
+    pr->n = t < end ? *t : 0;
+    if (pr->n <= 1) {
+        pr->n = 1;
+        pr->id[0] = fab.rail[0].fabric_id; /* one rail: reached as rail 0 always was */
+        return 0;
+    }
+    if (pr->n > FSH_MAX_RAILS || (size_t)(end - t) < 1 + 4 * (size_t)pr->n) {
+        return -EPROTO;
+    }
+    t++;
+    for (int j = 0; j < pr->n; j++, t += 4) {
+        memcpy(&pr->id[j], t, 4);
+    }
+    for (int j = 1; j < pr->n; j++) {
+        if (t >= end || (size_t)(end - t) < 1u + *t) {
+            return -EPROTO;
+        }
+        pr->len[j] = *t;
+        pr->addr[j] = t + 1;
+        t += 1 + *t;
+    }
+    return 0;
+}
+
+/* With more than one rail anywhere in the job: the ways to every peer (struct route), each
+ * further peer rail inserted into the AV of the rail of ours that reaches it. */
+static int build_routes(const uint8_t *slots, const uint16_t *lens, int npes)
+{
+    bool multi = fab.nrails > 1;
+    for (int p = 0; p < npes && !multi; p++) {
+        const uint8_t *slot = slots + (size_t)p * FSH_ADDR_MAX;
+        multi = lens[p] < FSH_ADDR_MAX && slot[lens[p]] > 1;
+    }
+    if (!multi) {
+        return 0;
+    }
+    fab.routes = calloc((size_t)npes, sizeof(*fab.routes));
+    if (!fab.routes) {
+        return fsh_err(-ENOMEM, "", "out of memory for the rails to %d peers", npes);
+    }
+    for (int p = 0; p < npes; p++) {
+        struct peer_rails pr;
+        if (parse_rails(slots + (size_t)p * FSH_ADDR_MAX, lens[p], &pr) != 0) {
+            return fsh_err(-EPROTO, "run every PE with the same fabshmem",
+                           "PE %d's rail addresses are malformed", p);
+        }
+        /* Which of its rails each of mine reaches (equal fabric ids). */
+        int reach[FSH_MAX_RAILS][FSH_MAX_RAILS], nreach[FSH_MAX_RAILS] = {0};
+        int usable[FSH_MAX_RAILS], nu = 0, w_max = 0;
+        for (int i = 0; i < fab.nrails; i++) {
+            for (int j = 0; j < pr.n; j++) {
+                if (pr.id[j] == fab.rail[i].fabric_id) {
+                    reach[i][nreach[i]++] = j;
+                }
+            }
+            if (nreach[i]) {
+                usable[nu++] = i;
+                w_max = nreach[i] > w_max ? nreach[i] : w_max;
+            }
+        }
+        if (nu == 0) {
+            return fsh_err(-ENETUNREACH, "give every PE NICs on the same networks (FABSHMEM_NIC), or FABSHMEM_RAILS=1",
+                           "no rail of this PE reaches a rail of PE %d (their fabrics differ)",
+                           p);
+        }
+        struct route *r = &fab.routes[p];
+        r->n = (uint8_t)(nu > w_max ? nu : w_max);
+        for (int w = 0; w < r->n; w++) {
+            int i = usable[w % nu];
+            int j = reach[i][(w + fab.me) % nreach[i]];
+            r->src[w] = (uint8_t)i;
+            r->dst[w] = (uint8_t)j;
+            if (i == 0 && j == 0) {
+                r->addr[w] = fab.peers[p];
+                continue;
+            }
+            for (int v = 0; v < w; v++) {
+                if (r->src[v] == i && r->dst[v] == j) {
+                    r->addr[w] = r->addr[v];
+                    goto next;
+                }
+            }
+            const void *a = j == 0 ? slots + (size_t)p * FSH_ADDR_MAX : pr.addr[j];
+            if (fi_av_insert(fab.rail[i].av, a, 1, &r->addr[w], 0, NULL) != 1) {
+                return fsh_err(-EPROTO, "check that all PEs can reach each other on every rail, or FABSHMEM_RAILS=1",
+                               "fi_av_insert of PE %d's rail %d on rail %s failed", p, j,
+                               fab.rail[i].info->domain_attr->name);
+            }
+        next:;
+        }
+    }
+    return 0;
+}
+
 int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes)
 {
     /* String addresses (shm) go in back to back, each with its NUL; binary addresses (efa: 32
@@ -653,7 +966,7 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
             packed[off++] = '\0';
         }
     }
-    int n = fi_av_insert(fab.av, packed, (size_t)npes, fab.peers, 0, NULL);
+    int n = fi_av_insert(fab.rail[0].av, packed, (size_t)npes, fab.peers, 0, NULL);
     free(packed);
     if (str && strcmp(fab.attr.prov, "shm") == 0) {
         remember_shm_regions(slots, lens, npes);
@@ -664,25 +977,33 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
                        n < 0 ? fi_strerror(-n) : "some addresses were rejected");
     }
     fab.npes = npes;
-    return 0;
+    return build_routes(slots, lens, npes);
 }
 
 void fsh_fabric_describe(char *buf, size_t len)
 {
-    char mm[96];
+    char mm[96], rails[FSH_MAX_RAILS * 72] = "";
     mr_mode_str(fab.attr.mr_mode, mm, sizeof(mm));
+    for (int i = 0, at = 0; i < fab.nrails && fab.nrails > 1; i++) {
+        at += snprintf(rails + at, sizeof(rails) - (size_t)at, "%s%s", i ? ", " : " (",
+                       fab.rail[i].info->domain_attr->name);
+        if (i == fab.nrails - 1) {
+            snprintf(rails + at, sizeof(rails) - (size_t)at, ")");
+        }
+    }
     snprintf(buf, len,
-             "provider %s (profile %s), domain %s, address %zu bytes, mr_mode %s%s%s, "
-             "inject %zu, max message %zu, remote segments per write %zu, immediate data %zu "
-             "bytes, tx depth %zu, atomics %s, delivery-complete %s, %s progress, write "
-             "counter %s",
-             fab.attr.prov, profiles[fab.efa_direct], fab.attr.domain, fab.attr.addrlen, mm,
+             "provider %s (profile %s), domain %s, rails %d%s, address %zu bytes, mr_mode "
+             "%s%s%s, inject %zu, max message %zu, remote segments per write %zu, immediate "
+             "data %zu bytes, tx depth %zu, atomics %s, delivery-complete %s, %s progress, "
+             "write counter %s",
+             fab.attr.prov, profiles[fab.efa_direct], fab.attr.domain, fab.nrails, rails,
+             fab.attr.addrlen, mm,
              fab.attr.mr_local && !(fab.attr.mr_mode & FI_MR_LOCAL) ? " (+local forced)" : "",
              fab.attr.mr_virt_addr ? "" : " (offset addressing)", fab.attr.inject_size,
              fab.attr.max_msg_size, fab.attr.rma_iov_limit, fab.attr.cq_data_size,
              fab.attr.tx_depth, fab.attr.has_atomics ? "yes" : "no", fab.attr.delivery_complete ? "yes" : "no",
              fab.attr.manual_progress ? "manual" : "auto",
-             fab.counting ? "yes (with selective completion)" : "no");
+             fab.rail[0].counting ? "yes (with selective completion)" : "no");
 }
 
 void fsh_fabric_unlink_shared(void)
@@ -711,28 +1032,16 @@ void fsh_fabric_names_gone(void)
     guard_stop();
 }
 
-static void close_fid(struct fid *fid, const char *what)
-{
-    if (fid) {
-        int rc = fi_close(fid);
-        if (rc != 0) {
-            FSH_WARN("closing %s: %s", what, fi_strerror(-rc));
-        }
-    }
-}
-
 void fsh_fabric_close(void)
 {
-    close_fid(fab.ep ? &fab.ep->fid : NULL, "endpoint");
-    close_fid(fab.av ? &fab.av->fid : NULL, "address vector");
-    close_fid(fab.cq ? &fab.cq->fid : NULL, "completion queue");
-    close_fid(fab.wcntr ? &fab.wcntr->fid : NULL, "write counter");
-    close_fid(fab.domain ? &fab.domain->fid : NULL, "domain");
-    close_fid(fab.fabric ? &fab.fabric->fid : NULL, "fabric");
+    for (int i = FSH_MAX_RAILS - 1; i >= 0; i--) {
+        close_rail(&fab.rail[i]);
+    }
     if (fab.list) {
         fi_freeinfo(fab.list);
     }
     free(fab.peers);
+    free(fab.routes);
     free(fab.peer_shm);
     memset(&fab, 0, sizeof(fab));
 }
@@ -742,27 +1051,74 @@ const struct fsh_fabric_attr *fsh_fabric_attr(void)
     return &fab.attr;
 }
 
-struct fid_domain *fsh_fabric_domain(void)
+int fsh_fabric_nrails(void)
 {
-    return fab.domain;
+    return fab.nrails;
 }
 
-struct fid_ep *fsh_fabric_ep(void)
+const char *fsh_fabric_rail_name(int rail)
 {
-    return fab.ep;
+    return fab.rail[rail].info->domain_attr->name;
 }
 
-struct fid_cq *fsh_fabric_cq(void)
+struct fid_domain *fsh_fabric_domain(int rail)
 {
-    return fab.cq;
+    return fab.rail[rail].domain;
 }
 
-struct fid_cntr *fsh_fabric_write_counter(void)
+struct fid_ep *fsh_fabric_ep(int rail)
 {
-    return fab.counting ? fab.wcntr : NULL;
+    return fab.rail[rail].ep;
 }
 
-fi_addr_t fsh_fabric_peer(int pe)
+struct fid_cq *fsh_fabric_cq(int rail)
 {
-    return fab.peers[pe];
+    return fab.rail[rail].cq;
+}
+
+bool fsh_fabric_counts_writes(void)
+{
+    return fab.rail[0].counting;
+}
+
+void fsh_fabric_writes(uint64_t *done, uint64_t *failed)
+{
+    *done = *failed = 0;
+    for (int i = 0; i < fab.nrails; i++) {
+        *done += fi_cntr_read(fab.rail[i].wcntr);
+        *failed += fi_cntr_readerr(fab.rail[i].wcntr);
+    }
+}
+
+bool fsh_fabric_multirail(void)
+{
+    return fab.routes != NULL;
+}
+
+unsigned fsh_fabric_ways(int pe)
+{
+    return fab.routes ? fab.routes[pe].n : 1;
+}
+
+struct fsh_path fsh_fabric_path(int pe, unsigned k)
+{
+    if (!fab.routes) {
+        return (struct fsh_path){0, 0, fab.peers[pe]};
+    }
+    const struct route *r = &fab.routes[pe];
+    unsigned w = ((unsigned)fab.me + (unsigned)pe + k) % r->n;
+    return (struct fsh_path){r->src[w], r->dst[w], r->addr[w]};
+}
+
+struct fsh_path fsh_fabric_path_atomic(int pe)
+{
+    if (!fab.routes) {
+        return (struct fsh_path){0, 0, fab.peers[pe]};
+    }
+    const struct route *r = &fab.routes[pe];
+    unsigned w = 0;
+    while (w + 1 < r->n && r->dst[w] != 0) {
+        w++;
+    }
+    return (struct fsh_path){r->src[w], r->dst[w], r->addr[w]};
 }

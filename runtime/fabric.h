@@ -2,8 +2,10 @@
 /*
  * fabric.h: the libfabric endpoint every other transport module posts to.
  *
- * One RDM endpoint per PE with one address vector (indexed by PE), one completion queue and,
- * where the provider has one, a counter of completed writes.
+ * One RDM endpoint per rail with its own address vector, completion queue and, where the
+ * provider has one, a counter of completed writes. A rail is one NIC: a PE with several NICs
+ * near it (p5: four per GPU) opens one rail on each (FABSHMEM_RAILS caps them), and
+ * fsh_fabric_path spreads operations over them at both ends. One NIC, one rail: as before.
  * fabric.c chooses the provider and keeps its limits; rma.c, mr.c and progress.c use the
  * handles below. Nothing above the transport layer includes <rdma/...>.
  */
@@ -18,6 +20,7 @@
 
 #include "bootstrap.h"
 #include "env.h"
+#include "mr.h" /* FSH_MAX_RAILS */
 
 /* What the rest of the runtime needs to know about the chosen provider. */
 struct fsh_fabric_attr {
@@ -44,14 +47,16 @@ struct fsh_fabric_attr {
     size_t mr_key_size;
 };
 
-#define FSH_ADDR_MAX 240 /* slot for one PE's address in the exchange blob */
+#define FSH_ADDR_MAX 240 /* slot for one PE's address (and its rails') in the exchange blob */
 
-/* The NIC topology chose for this PE. It is applied to providers whose domains are NICs that
+/* The NIC(s) topology chose for this PE. It is applied to providers whose domains are NICs that
  * fi_getinfo can filter (efa, verbs); when the user forced it (FABSHMEM_NIC) to every provider
  * whose domains are devices or interfaces (all but shm), and then a miss is an error. A
  * topology choice never makes a provider fail to open: without a match the provider chooses. */
 struct fsh_fabric_nic {
-    const char *name; /* libfabric domain name, or NULL / "" for no preference */
+    const char *names[FSH_MAX_RAILS]; /* libfabric domain names: rail 0's first, then the
+                                       * further NICs for rails (NULL / "": no preference) */
+    int count;
     bool forced;
 };
 
@@ -89,12 +94,33 @@ const char *const *fsh_fabric_default_order(size_t *n);
 int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
                        uint64_t op_flags, struct fi_info **out);
 
-struct fid_domain *fsh_fabric_domain(void);
-struct fid_ep *fsh_fabric_ep(void);
-struct fid_cq *fsh_fabric_cq(void);
-/* Completed writes (all of them, with or without a completion entry), or NULL: the provider
- * has no counter, or FABSHMEM_PUT_COUNTER is off. Then every operation asks for its entry. */
-struct fid_cntr *fsh_fabric_write_counter(void);
-fi_addr_t fsh_fabric_peer(int pe);
+int fsh_fabric_nrails(void);
+/* Rail r's NIC (its libfabric domain name). */
+const char *fsh_fabric_rail_name(int rail);
+struct fid_domain *fsh_fabric_domain(int rail);
+struct fid_ep *fsh_fabric_ep(int rail);
+struct fid_cq *fsh_fabric_cq(int rail);
+/* Do the rails count completed writes (a counter each, CQs bound for selective completion)?
+ * Off: the provider has no counter, or FABSHMEM_PUT_COUNTER is off; then every operation asks
+ * for its entry. */
+bool fsh_fabric_counts_writes(void);
+/* Completed and failed writes, summed over the rails. */
+void fsh_fabric_writes(uint64_t *done, uint64_t *failed);
+
+/* How an operation reaches a peer: from my rail `rail` to the peer's rail `dst` (whose
+ * memory keys it must carry), at address addr of my rail's AV. */
+struct fsh_path {
+    int rail, dst;
+    fi_addr_t addr;
+};
+/* Has any PE of the job more than one rail (known to all after fsh_fabric_insert_peers)? */
+bool fsh_fabric_multirail(void);
+/* Ways to pe: pieces 0..ways-1 of a striped transfer take different ones. */
+unsigned fsh_fabric_ways(int pe);
+/* Piece k of an operation to pe (k = 0 for one that is not striped). */
+struct fsh_path fsh_fabric_path(int pe, unsigned k);
+/* The way of atomics to pe: always to the same rail of pe (its first), so that atomics from
+ * every PE meet in one NIC, whose atomics are atomic with respect to each other. */
+struct fsh_path fsh_fabric_path_atomic(int pe);
 
 #endif

@@ -442,6 +442,9 @@ static int exchange(double timeout)
     if (rc == 0) {
         rc = fsh_fabric_insert_peers(x.slots, x.lens, fsh_rt.npes);
     }
+    if (rc == 0) {
+        rc = fsh_mr_exchange_rail_keys(timeout);
+    }
     node_of = x.node_of; /* kept until the collectives are set up */
     x.node_of = NULL;
     fsh_exchange_free(&x);
@@ -566,10 +569,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     phase("topology");
     const struct fsh_topo_pe *place = fsh_topo_mine();
-    struct fsh_fabric_nic nic = {
-        .name = place && place->nnics ? place->nics[0] : NULL,
-        .forced = fsh_topo_nic_forced(),
-    };
+    struct fsh_fabric_nic nic = {.forced = fsh_topo_nic_forced()};
+    for (int i = 0; place && i < place->nnics && nic.count < FSH_MAX_RAILS; i++) {
+        nic.names[nic.count++] = place->nics[i];
+    }
     /* Before the fabric: libfabric's shm provider installs handlers of its own that clean up
      * and then chain to the handler they found, which must be ours. Installed after it, ours
      * would see a handler that is not SIG_DFL and stand back (the application's rule). */

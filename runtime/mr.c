@@ -7,7 +7,9 @@
  * Addressing follows the provider's mr_mode and is never guessed: with FI_MR_VIRT_ADDR a remote
  * address is the peer's virtual address, otherwise an offset into the registered region; with
  * FI_MR_PROV_KEY the key is whatever the provider made, so keys are always read back with
- * fi_mr_key() and exchanged.
+ * fi_mr_key() and exchanged. With several rails (fabric.c) every registration is made on each
+ * rail's domain; rail 0's keys travel in init's exchange, the others' in one more all-gather
+ * that only multi-rail jobs make.
  */
 #define _GNU_SOURCE
 #include "mr.h"
@@ -30,10 +32,11 @@
 struct seg_local {
     uint8_t *base;
     size_t len;
-    struct fid_mr *mr;
-    void *desc;
-    uint64_t key;
+    struct fid_mr *mr[FSH_MAX_RAILS];
+    void *desc[FSH_MAX_RAILS];
+    uint64_t key[FSH_MAX_RAILS];
 };
+#define XKEYS (FSH_MAX_RAILS - 1) /* keys of rails 1.. per segment */
 
 /* What a peer publishes per segment. */
 struct seg_remote {
@@ -45,6 +48,7 @@ struct seg_remote {
 static struct {
     struct seg_local local[FSH_NSEGS];
     struct seg_remote *remote; /* [pe * FSH_NSEGS + seg] */
+    uint64_t *xkeys;           /* [(pe * FSH_NSEGS + seg) * XKEYS + rail - 1], multi-rail only */
     int npes;
     uint64_t next_key;
 } mrs;
@@ -60,14 +64,23 @@ int fsh_mr_init(int npes)
     return 0;
 }
 
+static void close_all(struct fid_mr **mr)
+{
+    for (int r = 0; r < FSH_MAX_RAILS; r++) {
+        if (mr[r]) {
+            fi_close(&mr[r]->fid);
+            mr[r] = NULL;
+        }
+    }
+}
+
 void fsh_mr_fini(void)
 {
     for (int s = 0; s < FSH_NSEGS; s++) {
-        if (mrs.local[s].mr) {
-            fi_close(&mrs.local[s].mr->fid);
-        }
+        close_all(mrs.local[s].mr);
     }
     free(mrs.remote);
+    free(mrs.xkeys);
     memset(&mrs, 0, sizeof(mrs));
 }
 
@@ -154,6 +167,7 @@ int fsh_mr_check_memlock(size_t bytes)
     if (!fsh_fabric_attr()->pins_memory) {
         return 0;
     }
+    bytes *= (size_t)fsh_fabric_nrails(); /* each rail pins it again */
     struct rlimit rl;
     if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
         rl.rlim_cur >= bytes || fsh_mr_has_ipc_lock()) {
@@ -168,15 +182,28 @@ int fsh_mr_check_memlock(size_t bytes)
                    lim, need, fsh_fabric_attr()->prov);
 }
 
-static int reg(void *base, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr)
+static int reg(int rail, void *base, size_t len, uint64_t access, uint64_t key,
+               struct fid_mr **mr)
 {
-    int rc = fi_mr_reg(fsh_fabric_domain(), base, len, access, 0, key, 0, mr, NULL);
+    int rc = fi_mr_reg(fsh_fabric_domain(rail), base, len, access, 0, key, 0, mr, NULL);
     if (rc != 0) {
         char need[32];
         human(len, need, sizeof(need));
         return fsh_err(rc, rc == -FI_ENOMEM || rc == -ENOMEM ? "raise the memlock limit (ulimit -l unlimited) or lower SHMEM_SYMMETRIC_SIZE" : "FABSHMEM_LOG=debug and FI_LOG_LEVEL=warn show the provider's view",
-                       "registering %s at %p with %s failed: %s", need, base,
-                       fsh_fabric_attr()->prov, fi_strerror(-rc));
+                       "registering %s at %p with %s on %s failed: %s", need, base,
+                       fsh_fabric_attr()->prov, fsh_fabric_rail_name(rail), fi_strerror(-rc));
+    }
+    return 0;
+}
+
+/* Descriptor and key of rail r's registration of l. */
+static int took_key(struct seg_local *l, int r)
+{
+    l->desc[r] = fi_mr_desc(l->mr[r]);
+    l->key[r] = fi_mr_key(l->mr[r]);
+    if (l->key[r] == FI_KEY_NOTAVAIL) {
+        return fsh_err(-ENOTSUP, "choose a provider without FI_MR_RAW keys",
+                       "provider %s needs raw memory keys", fsh_fabric_attr()->prov);
     }
     return 0;
 }
@@ -189,16 +216,16 @@ int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len)
     if (len == 0) {
         return 0;
     }
-    int rc = reg(base, len, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, (uint64_t)seg,
-                 &l->mr);
-    if (rc != 0) {
-        return rc;
-    }
-    l->desc = fi_mr_desc(l->mr);
-    l->key = fi_mr_key(l->mr);
-    if (l->key == FI_KEY_NOTAVAIL) {
-        return fsh_err(-ENOTSUP, "choose a provider without FI_MR_RAW keys",
-                       "provider %s needs raw memory keys", fsh_fabric_attr()->prov);
+    for (int r = 0; r < fsh_fabric_nrails(); r++) {
+        int rc = reg(r, base, len, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+                     (uint64_t)seg, &l->mr[r]);
+        if (rc != 0) {
+            return rc;
+        }
+        rc = took_key(l, r);
+        if (rc != 0) {
+            return rc;
+        }
     }
     return 0;
 }
@@ -230,23 +257,24 @@ int fsh_mr_reg_device(enum fsh_seg seg, void *base, size_t len, int cuda_dev, in
                        "this libfabric has no FI_MR_DMABUF");
     }
 #endif
-    int rc = fi_mr_regattr(fsh_fabric_domain(), &attr, flags, &l->mr);
-    if (rc != 0) {
-        l->mr = NULL;
-        return fsh_err(rc, "FABSHMEM_DEVICE_PATH=staging works on any provider; FI_LOG_LEVEL=warn shows the provider's view",
-                       "registering %zu bytes of GPU memory at %p with %s (%s) failed: %s", len,
-                       base, fsh_fabric_attr()->prov,
-                       dmabuf_fd >= 0 ? "dmabuf" : system ? "FI_HMEM_SYSTEM" : "FI_HMEM_CUDA",
-                       fi_strerror(-rc));
-    }
     l->base = base;
     l->len = len;
-    l->desc = fi_mr_desc(l->mr);
-    l->key = fi_mr_key(l->mr);
-    if (l->key == FI_KEY_NOTAVAIL) {
-        fsh_mr_dereg_segment(seg);
-        return fsh_err(-ENOTSUP, "choose a provider without FI_MR_RAW keys",
-                       "provider %s needs raw memory keys", fsh_fabric_attr()->prov);
+    for (int r = 0; r < fsh_fabric_nrails(); r++) {
+        int rc = fi_mr_regattr(fsh_fabric_domain(r), &attr, flags, &l->mr[r]);
+        if (rc != 0) {
+            l->mr[r] = NULL;
+            fsh_mr_dereg_segment(seg);
+            return fsh_err(rc, "FABSHMEM_DEVICE_PATH=staging works on any provider; FI_LOG_LEVEL=warn shows the provider's view",
+                           "registering %zu bytes of GPU memory at %p with %s (%s) on %s "
+                           "failed: %s", len, base, fsh_fabric_attr()->prov,
+                           dmabuf_fd >= 0 ? "dmabuf" : system ? "FI_HMEM_SYSTEM" : "FI_HMEM_CUDA",
+                           fsh_fabric_rail_name(r), fi_strerror(-rc));
+        }
+        rc = took_key(l, r);
+        if (rc != 0) {
+            fsh_mr_dereg_segment(seg);
+            return rc;
+        }
     }
     return 0;
 }
@@ -254,29 +282,56 @@ int fsh_mr_reg_device(enum fsh_seg seg, void *base, size_t len, int cuda_dev, in
 void fsh_mr_dereg_segment(enum fsh_seg seg)
 {
     struct seg_local *l = &mrs.local[seg];
-    if (l->mr) {
-        fi_close(&l->mr->fid);
-    }
+    close_all(l->mr);
     memset(l, 0, sizeof(*l));
 }
 
+/* What a PE publishes of a segment registered after init's exchange: rail 0's record and the
+ * other rails' keys. */
+struct seg_late {
+    struct seg_remote r;
+    uint64_t xkey[XKEYS];
+};
+
 int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout)
 {
-    struct seg_remote mine = {
-        .raddr = fsh_fabric_attr()->mr_virt_addr ? (uint64_t)(uintptr_t)mrs.local[seg].base : 0,
-        .key = mrs.local[seg].key,
-        .len = mrs.local[seg].len,
+    const struct seg_local *l = &mrs.local[seg];
+    struct seg_late mine = {
+        .r = {.raddr = fsh_fabric_attr()->mr_virt_addr ? (uint64_t)(uintptr_t)l->base : 0,
+              .key = l->key[0],
+              .len = l->len},
     };
-    struct seg_remote *all = calloc((size_t)mrs.npes, sizeof(*all));
+    memcpy(mine.xkey, &l->key[1], sizeof(mine.xkey));
+    struct seg_late *all = calloc((size_t)mrs.npes, sizeof(*all));
     if (!all) {
         return fsh_err(-ENOMEM, "", "out of memory for %d peers' segment records", mrs.npes);
     }
     int rc = fsh_boot_allgather(&mine, sizeof(mine), all, timeout);
     for (int pe = 0; pe < mrs.npes && rc == 0; pe++) {
-        mrs.remote[(size_t)pe * FSH_NSEGS + seg] = all[pe];
+        size_t at = (size_t)pe * FSH_NSEGS + seg;
+        mrs.remote[at] = all[pe].r;
+        if (mrs.xkeys) {
+            memcpy(&mrs.xkeys[at * XKEYS], all[pe].xkey, sizeof(all[pe].xkey));
+        }
     }
     free(all);
     return rc;
+}
+
+int fsh_mr_exchange_rail_keys(double timeout)
+{
+    if (!fsh_fabric_multirail()) {
+        return 0;
+    }
+    uint64_t mine[FSH_NSEGS * XKEYS];
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        memcpy(&mine[s * XKEYS], &mrs.local[s].key[1], XKEYS * sizeof(uint64_t));
+    }
+    mrs.xkeys = calloc((size_t)mrs.npes * FSH_NSEGS * XKEYS, sizeof(uint64_t));
+    if (!mrs.xkeys) {
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' rail keys", mrs.npes);
+    }
+    return fsh_boot_allgather(mine, sizeof(mine), mrs.xkeys, timeout);
 }
 
 void fsh_mr_set_segment(enum fsh_seg seg, void *base, size_t len)
@@ -297,7 +352,7 @@ void fsh_mr_blob_pack(void *blob)
     bool virt = fsh_fabric_attr()->mr_virt_addr;
     for (int s = 0; s < FSH_NSEGS; s++) {
         r[s].raddr = virt ? (uint64_t)(uintptr_t)mrs.local[s].base : 0;
-        r[s].key = mrs.local[s].key;
+        r[s].key = mrs.local[s].key[0];
         r[s].len = mrs.local[s].len;
     }
     memcpy(blob, r, sizeof(r));
@@ -330,41 +385,58 @@ void fsh_mr_remote(int pe, enum fsh_seg seg, uint64_t off, uint64_t *raddr, uint
     *key = r->key;
 }
 
+uint64_t fsh_mr_key_on(int pe, int dst, uint64_t key0)
+{
+    if (dst == 0 || !mrs.xkeys) {
+        return key0;
+    }
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        size_t at = (size_t)pe * FSH_NSEGS + (size_t)s;
+        if (mrs.remote[at].key == key0 && mrs.remote[at].len) {
+            return mrs.xkeys[at * XKEYS + (size_t)dst - 1];
+        }
+    }
+    return key0;
+}
+
 void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off)
 {
     return mrs.local[seg].base + off;
 }
 
-int fsh_mr_reg_local(void *buf, size_t len, struct fid_mr **mr, void **desc)
+int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set *set)
 {
-    int rc = reg(buf, len, FI_READ | FI_WRITE, mrs.next_key++, mr);
-    if (rc == 0) {
-        *desc = fi_mr_desc(*mr);
+    memset(set, 0, sizeof(*set));
+    for (int r = 0; r < fsh_fabric_nrails(); r++) {
+        int rc = reg(r, buf, len, FI_READ | FI_WRITE, mrs.next_key++, &set->mr[r]);
+        if (rc != 0) {
+            fsh_mr_dereg_local(set);
+            return rc;
+        }
+        set->desc[r] = fi_mr_desc(set->mr[r]);
     }
-    return rc;
+    return 0;
 }
 
-void fsh_mr_dereg_local(struct fid_mr *mr)
+void fsh_mr_dereg_local(struct fsh_mr_set *set)
 {
-    if (mr) {
-        fi_close(&mr->fid);
-    }
+    close_all(set->mr);
 }
 
 bool fsh_mr_is_device(const void *addr, size_t len)
 {
     const struct seg_local *l = &mrs.local[FSH_SEG_DEVICE];
     uintptr_t a = (uintptr_t)addr, b = (uintptr_t)l->base;
-    return l->mr && a >= b && a - b <= l->len && len <= l->len - (a - b);
+    return l->mr[0] && a >= b && a - b <= l->len && len <= l->len - (a - b);
 }
 
-int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp)
+int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fid_mr **tmp)
 {
     enum fsh_seg seg;
     uint64_t off;
     *tmp = NULL;
     if (fsh_mr_lookup(addr, len, &seg, &off) == 0) {
-        *desc = mrs.local[seg].desc;
+        *desc = mrs.local[seg].desc[rail];
         return 0;
     }
     if (!fsh_fabric_attr()->mr_local) {
@@ -374,7 +446,7 @@ int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp)
     /* A private buffer on a provider that needs local descriptors: register it for the
      * duration of the operation. Keys must be unique in the domain unless the provider picks
      * them. */
-    int rc = reg((void *)addr, len, FI_READ | FI_WRITE, mrs.next_key++, tmp);
+    int rc = reg(rail, (void *)addr, len, FI_READ | FI_WRITE, mrs.next_key++, tmp);
     if (rc != 0) {
         return rc;
     }

@@ -16,6 +16,14 @@
 
 struct fid_mr;
 
+#define FSH_MAX_RAILS 4 /* endpoints (one per NIC) a PE opens: every registration is made on each */
+
+/* A private buffer registered on every rail: the descriptor of rail r is desc[r]. */
+struct fsh_mr_set {
+    struct fid_mr *mr[FSH_MAX_RAILS];
+    void *desc[FSH_MAX_RAILS];
+};
+
 /* FSH_SEG_DEVICE: the device heap on the PE's GPU (devmem.c), length 0 when off. On the staging
  * path it is not registered with the NIC and never mapped by peers: only devmem.c reaches it. */
 enum fsh_seg { FSH_SEG_HEAP = 0, FSH_SEG_DATA, FSH_SEG_DEVICE, FSH_NSEGS };
@@ -45,30 +53,36 @@ void fsh_mr_dereg_segment(enum fsh_seg seg);
 /* Publish segment seg (registered after the init exchange) to every PE: collective. */
 int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout);
 
-/* The per-PE part of the exchange blob. */
+/* The keys of every rail but the first, when the job has more than one rail (then every PE
+ * calls it, after fsh_fabric_insert_peers; a no-op otherwise): collective. */
+int fsh_mr_exchange_rail_keys(double timeout);
+
+/* The per-PE part of the exchange blob (rail 0's keys). */
 size_t fsh_mr_blob_size(void);
 void fsh_mr_blob_pack(void *blob);
 void fsh_mr_blob_unpack(int pe, const void *blob);
 
 /* Which segment holds [addr, addr+len); -EFAULT when none holds all of it. */
 int fsh_mr_lookup(const void *addr, size_t len, enum fsh_seg *seg, uint64_t *off);
-/* The remote address and key of (seg, off) on pe. */
+/* The remote address and key of (seg, off) on pe, the key of pe's first rail. */
 void fsh_mr_remote(int pe, enum fsh_seg seg, uint64_t off, uint64_t *raddr, uint64_t *key);
+/* The key, on pe's rail dst, of the region whose key on its first rail is key0. */
+uint64_t fsh_mr_key_on(int pe, int dst, uint64_t key0);
 /* Local address of (seg, off) on this PE. */
 void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off);
 
 /* Register private memory the runtime reuses for many operations (bounce buffers); the
  * descriptor stays valid until fsh_mr_dereg_local. */
-int fsh_mr_reg_local(void *buf, size_t len, struct fid_mr **mr, void **desc);
-void fsh_mr_dereg_local(struct fid_mr *mr);
+int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set *set);
+void fsh_mr_dereg_local(struct fsh_mr_set *set);
 
 /* Is [addr, addr+len) in the device heap registered with the provider (dmabuf or cuda path)?
  * Such a buffer always goes with its descriptor, whatever the MR mode, and is never injected:
  * the descriptor is how the provider learns it is GPU memory (without one, shm copies it
  * with memcpy: a crash on a real GPU). */
 bool fsh_mr_is_device(const void *addr, size_t len);
-/* A descriptor for a local buffer: the segment's when it lies in one, else a temporary
- * registration (*tmp set, to be closed when the operation completes). */
-int fsh_mr_desc(const void *addr, size_t len, void **desc, struct fid_mr **tmp);
+/* A descriptor for a local buffer on rail `rail`: the segment's when it lies in one, else a
+ * temporary registration (*tmp set, to be closed when the operation completes). */
+int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fid_mr **tmp);
 
 #endif

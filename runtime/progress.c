@@ -57,7 +57,8 @@ static struct {
     uint64_t events; /* CQ entries read so far: live.c's evidence that the fabric still moves */
     /* the write counter: writes posted (all, while a counter exists), those never issued, the
      * posted count at the last moment every write had completed, the failures seen */
-    struct fid_cntr *wcntr;
+    bool wcount; /* the rails count completed writes */
+    int nrails;
     bool count_writes;
     uint64_t wposted, wdead, werr;
     uint64_t wdrained;
@@ -116,8 +117,9 @@ int fsh_progress_init(const struct fsh_progress_config *cfg)
     pg.user_timeout = cfg->user_timeout;
     pg.failed = 0;
     pg.chaos_delay = cfg->chaos_delay;
-    pg.wcntr = fsh_fabric_write_counter();
-    pg.count_writes = pg.wcntr != NULL;
+    pg.wcount = fsh_fabric_counts_writes();
+    pg.nrails = fsh_fabric_nrails();
+    pg.count_writes = pg.wcount;
     pg.rng = cfg->seed * 0x9e3779b97f4a7c15ULL + 1;
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -227,7 +229,7 @@ void fsh_progress_op_complete(struct fsh_op *op)
 
 void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, bool write)
 {
-    if (write && pg.wcntr) {
+    if (write && pg.wcount) {
         pg.wposted++;
     }
     if (!op) {
@@ -248,7 +250,7 @@ static void abandon(struct fsh_op *op)
 
 void fsh_progress_op_unissued(struct fsh_op *op, bool write)
 {
-    if (write && pg.wcntr) {
+    if (write && pg.wcount) {
         pg.wdead++;
     }
     if (op) {
@@ -277,8 +279,8 @@ static bool writes_done(uint64_t mark)
     }
     fsh_progress_lock();
     uint64_t posted = pg.wposted;
-    uint64_t done = fi_cntr_read(pg.wcntr);
-    uint64_t failed = fi_cntr_readerr(pg.wcntr);
+    uint64_t done, failed;
+    fsh_fabric_writes(&done, &failed);
     if (failed > pg.werr) {
         pg.failed = 1;
         fsh_err(-EIO, "the peer PE may have died or become unreachable; see its messages and the launcher's",
@@ -294,16 +296,16 @@ static bool writes_done(uint64_t mark)
     return mark <= __atomic_load_n(&pg.wdrained, __ATOMIC_ACQUIRE);
 }
 
-static int report_error(void)
+static int report_error(int rail)
 {
     struct fi_cq_err_entry e;
     memset(&e, 0, sizeof(e));
-    ssize_t rc = fi_cq_readerr(fsh_fabric_cq(), &e, 0);
+    ssize_t rc = fi_cq_readerr(fsh_fabric_cq(rail), &e, 0);
     if (rc < 0) {
         return (rc == -FI_EAGAIN) ? 0 : (int)rc;
     }
     char provbuf[256];
-    const char *prov = fi_cq_strerror(fsh_fabric_cq(), e.prov_errno, e.err_data, provbuf,
+    const char *prov = fi_cq_strerror(fsh_fabric_cq(rail), e.prov_errno, e.err_data, provbuf,
                                       sizeof(provbuf));
     struct fsh_op *op = own_op(e.op_context);
     pg.failed = 1;
@@ -372,17 +374,21 @@ static int poll_locked(void)
     if (pg.poll_hook) {
         pg.poll_hook();
     }
-    struct fi_cq_data_entry ev[16];
-    ssize_t n = fi_cq_read(fsh_fabric_cq(), ev, 16);
-    if (n == -FI_EAVAIL) {
-        return report_error();
-    }
-    if (n < 0 && n != -FI_EAGAIN) {
-        pg.failed = 1;
-        return fsh_err((int)n, "", "reading the completion queue failed: %s", fi_strerror((int)-n));
-    }
-    if (n == -FI_EAGAIN) {
-        n = 0;
+    /* Every rail's CQ; an error entry is read after what the others brought is handled. */
+    struct fi_cq_data_entry ev[16 * FSH_MAX_RAILS];
+    ssize_t n = 0;
+    int err_rail = -1;
+    for (int r = 0; r < pg.nrails; r++) {
+        ssize_t got = fi_cq_read(fsh_fabric_cq(r), ev + n, 16);
+        if (got == -FI_EAVAIL) {
+            err_rail = err_rail < 0 ? r : err_rail;
+        } else if (got < 0 && got != -FI_EAGAIN) {
+            pg.failed = 1;
+            return fsh_err((int)got, "", "reading the completion queue of rail %s failed: %s",
+                           fsh_fabric_rail_name(r), fi_strerror((int)-got));
+        } else if (got > 0) {
+            n += got;
+        }
     }
     pg.events += (uint64_t)n;
     int handled = (int)n;
@@ -392,6 +398,9 @@ static int poll_locked(void)
         for (ssize_t i = 0; i < n; i++) {
             dispatch(&ev[i]);
         }
+    }
+    if (err_rail >= 0) {
+        return report_error(err_rail);
     }
     for (int h = 0; h < FSH_POST_NHOOKS; h++) {
         int rc = pg.post_hooks[h] ? pg.post_hooks[h]() : 0;

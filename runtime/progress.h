@@ -112,7 +112,7 @@ void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, boo
  * waits end with the recorded error. */
 void fsh_progress_op_unissued(struct fsh_op *op, bool write);
 /* Injected writes may go without a completion entry and a record, counted by the fabric's
- * write counter (fsh_fabric_write_counter). Off: every operation has its record. */
+ * rails' write counters (fsh_fabric_counts_writes). Off: every operation has its record. */
 bool fsh_progress_counts_writes(void);
 /* Stop offering it (SHMEM_THREAD_MULTIPLE: a counter drains only when no thread posts, so a
  * quiet beside a thread that keeps posting could wait long). */

@@ -98,11 +98,14 @@ bool fsh_rma_injects(const void *src, size_t len)
 
 /* Post one piece: a write (optionally with immediate data) or a read, of the local buffer
  * [local, local + len) to or from the remote segments seg[0..nseg) (their lengths add up to
- * len; more than one only for a batch's write). */
+ * len; more than one only for a batch's write), with rail 0's keys. It takes way k to pe (the
+ * pieces of a striped transfer count k up; 0 otherwise). */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
-                int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm, uint32_t imm)
+                int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm, uint32_t imm,
+                unsigned k)
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    struct fsh_path path = fsh_fabric_path(pe, k);
     bool write = kind != FSH_OP_GET;
     bool dev = fsh_mr_is_device(local, len);
     bool inject = write && injects(len, dev);
@@ -111,7 +114,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     int rc = 0;
     fsh_progress_lock();
     if (!inject && (fa->mr_local || dev)) {
-        rc = fsh_mr_desc(local, len, &desc, &tmp);
+        rc = fsh_mr_desc(local, len, path.rail, &desc, &tmp);
         if (rc != 0) {
             goto unlock;
         }
@@ -152,17 +155,21 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         .op = op,
         .counted = &ctx->track,
         .pe = pe,
+        .path = path,
         .local = local,
         .len = len,
         .desc = desc,
         .raddr = seg[0].addr,
-        .key = seg[0].key,
+        .key = fsh_mr_key_on(pe, path.dst, seg[0].key),
         .data = imm,
         .flags = flags,
     };
     if (nseg > 1) {
         memcpy(r.seg, seg, nseg * sizeof(*seg));
         r.nseg = nseg;
+        for (size_t i = 0; i < nseg; i++) {
+            r.seg[i].key = fsh_mr_key_on(pe, path.dst, seg[i].key);
+        }
     }
     rc = fsh_xport_post(&r);
 unlock:
@@ -175,20 +182,32 @@ static int post_to(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, voi
                    size_t len, int pe, uint64_t raddr, uint64_t key, bool has_imm, uint32_t imm)
 {
     struct fsh_xseg seg = {raddr, len, key};
-    return post(ctx, sync, kind, local, len, pe, &seg, 1, has_imm, imm);
+    return post(ctx, sync, kind, local, len, pe, &seg, 1, has_imm, imm, 0);
 }
 
-/* Post [0, len) in pieces of at most the provider's message size. */
+/* Below this a transfer goes whole on one rail: a piece of a striped one is at least half. */
+#define STRIPE_MIN ((size_t)64 << 10)
+
+/* Post [0, len) in pieces of at most the provider's message size; with several ways to pe and
+ * at least STRIPE_MIN bytes, in pieces of about equal size on every way, so that every rail
+ * carries its share and they end together. */
 static int post_split(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local,
                       enum fsh_seg seg, uint64_t off, size_t len, int pe)
 {
     size_t max = fsh_fabric_attr()->max_msg_size;
+    unsigned ways = fsh_fabric_ways(pe);
+    if (ways > 1 && len >= STRIPE_MIN) {
+        size_t per = (len + ways - 1) / ways;
+        per = (per + 63) & ~(size_t)63;
+        max = per < max ? per : max;
+    }
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
-    for (size_t done = 0; done < len;) {
+    unsigned k = 0;
+    for (size_t done = 0; done < len; k++) {
         size_t n = len - done < max ? len - done : max;
-        int rc = post_to(ctx, sync, kind, (char *)local + done, n, pe, raddr + done, key, false,
-                         0);
+        struct fsh_xseg piece = {raddr + done, n, key};
+        int rc = post(ctx, sync, kind, (char *)local + done, n, pe, &piece, 1, false, 0, k);
         if (rc != 0) {
             return rc;
         }
@@ -210,7 +229,8 @@ static int flush_slot(struct fsh_ctx *ctx, struct batch_slot *s)
     s->len = 0;
     s->nseg = 0;
     bs.held--;
-    return post(ctx, NULL, FSH_OP_PUT, out.data, out.len, out.pe, out.seg, out.nseg, false, 0);
+    return post(ctx, NULL, FSH_OP_PUT, out.data, out.len, out.pe, out.seg, out.nseg, false, 0,
+                0);
 }
 
 static int flush_ctx(struct fsh_ctx *ctx)

@@ -51,8 +51,8 @@ static const char *type_name(int type)
 
 static ssize_t issue(struct fsh_xreq *r)
 {
-    struct fid_ep *ep = fsh_fabric_ep();
-    fi_addr_t peer = fsh_fabric_peer(r->pe);
+    struct fid_ep *ep = fsh_fabric_ep(r->path.rail);
+    fi_addr_t peer = r->path.addr;
     if (r->type == FSH_X_WRITE || r->type == FSH_X_READ) {
         struct iovec iov = {.iov_base = r->local, .iov_len = r->len};
         struct fi_rma_iov rma[FSH_XREQ_SEGS] = {{.addr = r->raddr, .len = r->len, .key = r->key}};

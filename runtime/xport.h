@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric.h"
 #include "progress.h"
 
 enum fsh_xreq_type { FSH_X_WRITE = 1, FSH_X_READ, FSH_X_ATOMIC, FSH_X_FETCH, FSH_X_COMPARE };
@@ -32,9 +33,11 @@ struct fsh_xreq {
                            * counter counts it), which marks the track `counted` */
     struct fsh_op_track *counted;
     int pe;
+    struct fsh_path path; /* the rail it goes on and the peer's rail it reaches; desc and the
+                           * keys are that of those rails (fsh_fabric_path) */
     void *local;          /* write source / read destination / atomic operand */
     size_t len;           /* bytes (write/read) or element count 1 (atomics: size in len) */
-    void *desc;           /* local descriptor of `local`, or NULL */
+    void *desc;           /* local descriptor of `local` on path.rail, or NULL */
     uint64_t raddr, key;  /* the remote side, when nseg is 0 */
     struct fsh_xseg seg[FSH_XREQ_SEGS]; /* writes: the remote segments, in order, when nseg > 0
                                          * (their lengths add up to len) */

@@ -120,9 +120,10 @@ fi
 # The caller's variables that every PE must see.
 caller_vars=$(env | grep -E '^(FABSHMEM|SHMEM|FI)_[A-Za-z0-9_]*=' | cut -d= -f1 | sort -u)
 
-# tcp over loopback: use lo unless the caller chose an interface or libfabric rejects lo.
+# tcp over loopback: use lo unless the caller chose an interface or libfabric rejects lo (or
+# the caller names the interfaces as rails: MH_RAILS=1 with FABSHMEM_NIC).
 tcp_iface=""
-if [ -z "$FI_TCP_IFACE" ]; then
+if [ -z "$FI_TCP_IFACE" ] && [ "$MH_RAILS" != 1 ]; then
     case " $configs " in
     *" tcp "* | *" tcp-chaos "* | *" tcp-hosts "* | *" tcp-efadirect "* | *" tcp-efadirect-chaos "*)
         if ! command -v fi_info >/dev/null 2>&1 ||

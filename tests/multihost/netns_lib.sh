@@ -6,7 +6,9 @@
 #                FI_TCP_IFACE / if_include value fits all), with 198.51.100.(10+i)/24 (a
 #                documentation range: the machine's own interfaces hold 192.0.2.x); writes
 #                $mh_dir/hostfile (h0..h(N-1), 2 slots each) and exports MPIRUN, the launcher
-#                wrapper below. Everything is removed by mh_teardown, which mh_setup arranges
+#                wrapper below. mh_setup N L gives each host L links (rails): link k >= 1 is
+#                fsh<k> on a bridge and subnet of its own, 198.18.k.(10+i)/24 (the benchmarking
+#                range), so tcp sees one fabric per link. Everything is removed by mh_teardown, which mh_setup arranges
 #                to run at exit whatever happens (trap), killing what still runs inside.
 # mh_ns I        the namespace of host I
 # mh_skip        exits 77 with the reason when the machine cannot do this (not root, no ip
@@ -18,6 +20,7 @@
 mh_tag=$(printf '%x' $(($$ % 65536)))
 mh_dir=$(mktemp -d "${TMPDIR:-/tmp}/fsh_mh.XXXXXX") || exit 1
 mh_hosts=0
+mh_links=1
 
 mh_skip() {
     if [ "$(id -u)" != 0 ]; then
@@ -53,11 +56,15 @@ mh_teardown() {
 
 mh_setup() {
     mh_hosts=$1
+    mh_links=${2:-1}
     trap 'mh_teardown' EXIT
     trap 'exit 130' INT TERM
     br=$(mh_ns br)
     ip netns add "$br" && ip -n "$br" link add br0 type bridge && ip -n "$br" link set br0 up &&
         ip -n "$br" link set lo up || return 1
+    for k in $(seq 1 $((mh_links - 1))); do
+        ip -n "$br" link add "br$k" type bridge && ip -n "$br" link set "br$k" up || return 1
+    done
     : >"$mh_dir/hostfile"
     : >"$mh_dir/hosts"
     for i in $(seq 0 $((mh_hosts - 1))); do
@@ -71,6 +78,16 @@ mh_setup() {
             ip -n "$ns" link set fsh0 up && ip -n "$ns" link set lo up &&
             ip -n "$br" link set "fsh${mh_tag}q$i" master br0 &&
             ip -n "$br" link set "fsh${mh_tag}q$i" up || return 1
+        for k in $(seq 1 $((mh_links - 1))); do
+            ip link add "fsh${mh_tag}p${i}l$k" type veth peer name "fsh${mh_tag}q${i}l$k" &&
+                ip link set "fsh${mh_tag}p${i}l$k" netns "$ns" &&
+                ip link set "fsh${mh_tag}q${i}l$k" netns "$br" &&
+                ip -n "$ns" link set "fsh${mh_tag}p${i}l$k" name "fsh$k" &&
+                ip -n "$ns" addr add "198.18.$k.$((10 + i))/24" dev "fsh$k" &&
+                ip -n "$ns" link set "fsh$k" up &&
+                ip -n "$br" link set "fsh${mh_tag}q${i}l$k" master "br$k" &&
+                ip -n "$br" link set "fsh${mh_tag}q${i}l$k" up || return 1
+        done
         echo "h$i slots=2" >>"$mh_dir/hostfile"
         echo "h$i $ns" >>"$mh_dir/hosts"
     done
@@ -80,15 +97,17 @@ mh_setup() {
     export MH_DIR MPIRUN
 }
 
-# mh_wait_up: until every host's fsh0 is up (the veth's carrier comes a moment after the bridge
+# mh_wait_up: until every host's fsh0 (and further links) is up (the veth's carrier comes a moment after the bridge
 # port; ping is not always installed, so the link state is what is checked).
 mh_wait_up() {
     for i in $(seq 0 $((mh_hosts - 1))); do
-        n=0
-        until ip -n "$(mh_ns "$i")" link show fsh0 2>/dev/null | grep -q 'state UP'; do
-            n=$((n + 1))
-            [ $n -lt 50 ] || return 1
-            sleep 0.1
+        for k in $(seq 0 $((mh_links - 1))); do
+            n=0
+            until ip -n "$(mh_ns "$i")" link show "fsh$k" 2>/dev/null | grep -q 'state UP'; do
+                n=$((n + 1))
+                [ $n -lt 50 ] || return 1
+                sleep 0.1
+            done
         done
     done
 }

@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# rails.sh: multi-rail across simulated hosts (netns_lib.sh): 2 hosts, each with two links
+# (fsh0 and fsh1 on subnets and bridges of their own, so libfabric's tcp sees two fabrics),
+# FABSHMEM_NIC=fsh0,fsh1: every PE opens a rail on each. Skipped (77) without root or
+# `ip netns`, and outside the full run. One line per case (tests/summary.sh: `multihost`):
+#   1. the RMA, signal, AMO, lock and collective tests at np=4 (2 PEs per host), plain, under
+#      FABSHMEM_CHAOS, and with the efa-direct profile (provider keys: every rail has its own),
+#      `<test> [multihost-rails np=4]: PASS`;
+#   2. `multihost/rails_info`: SHMEM_INFO names both rails;
+#   3. `multihost/rails_balance`: 1 MiB puts between the hosts (1 PE each) and an all-to-all
+#      with 2 PEs per host move their bytes over both links: each link's bytes (ip -s link,
+#      both hosts, both directions) within 20% of the other's.
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-.}
+export top_srcdir
+. "$top_srcdir/tests/multihost/netns_lib.sh"
+if [ "$FSH_TEST_FULL" != 1 ]; then
+    echo "multihost-rails: SKIP (simulated hosts take minutes: make check-full runs them)"
+    exit 77
+fi
+mh_skip
+if ! mh_setup 2 2 || ! mh_wait_up; then
+    echo "multihost/rails_setup: FAIL (could not build the namespaces and veths; see above)"
+    exit 1
+fi
+nfail=0
+export MH_RAILS=1 FABSHMEM_NIC=fsh0,fsh1
+export FSH_TEST_CONFIGS=tcp-hosts FSH_TEST_NPS=4 FSH_TEST_SINGLETON=0 FABSHMEM_BIND=none
+export FABSHMEM_YIELD=always FSH_TEST_TIMEOUT=${FSH_TEST_TIMEOUT:-120}
+
+# run_tests LABEL TESTS...: the tests through the usual runner, relabelled.
+run_tests() {
+    label=$1
+    shift
+    for t in "$@"; do
+        sh "$top_srcdir/tests/run_test.sh" "$top_builddir/tests/mpi/$t" >"$mh_dir/$t.out" 2>&1 ||
+            nfail=$((nfail + 1))
+        sed -e "s/ \\[tcp-hosts np=/ [$label np=/" "$mh_dir/$t.out"
+    done
+}
+
+# 1. Data over two rails.
+run_tests multihost-rails rma_putget_mem rma_nbi_quiet signal_order signal_many \
+    amo_counters lock_rmw coll_alltoall coll_reduce barrier_all
+FABSHMEM_CHAOS=reorder,delay run_tests multihost-rails-chaos rma_putget_mem \
+    signal_order amo_counters
+FABSHMEM_PROVIDER_PROFILE=efa-direct run_tests multihost-rails-efadirect rma_putget_mem \
+    signal_order amo_tickets
+
+# bytes NS: "fsh0 fsh1" bytes (received + sent) of the host's two links.
+bytes() {
+    for k in 0 1; do
+        ip -n "$1" -s link show "fsh$k" | awk '/RX:/ { getline; r = $1 } /TX:/ { getline; t = $1 } END { printf "%d ", r + t }'
+    done
+}
+
+# 2. and 3. The rails in SHMEM_INFO, and the bytes on each link.
+h0=$(mh_ns 0)
+h1=$(mh_ns 1)
+out=$mh_dir/bw.out
+b0=$(bytes "$h0")
+b1=$(bytes "$h1")
+# One PE per host: a host's slots are 2, so ppr 1 keeps them apart.
+timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --map-by ppr:1:node \
+    -n 2 -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD -x FI_PROVIDER=tcp -x SHMEM_INFO=1 \
+    "$top_builddir/bench/rma" -t put_bw -b 1M -e 1M -n 40 -w 4 >"$out" 2>&1
+rc1=$?
+timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -n 4 \
+    -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD -x FI_PROVIDER=tcp \
+    "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 40 -w 4 >>"$out" 2>&1
+rc2=$?
+a0=$(bytes "$h0")
+a1=$(bytes "$h1")
+if grep -q "rails 2 (fsh0, fsh1)" "$out"; then
+    echo "multihost/rails_info: PASS ($(grep -o 'rails 2 ([^)]*)' "$out" | head -n 1))"
+else
+    echo "multihost/rails_info: FAIL (SHMEM_INFO does not name the two rails)"
+    sed 's/^/    /' "$out" | tail -n 20
+    nfail=$((nfail + 1))
+fi
+# shellcheck disable=SC2086 # the before/after counters, four numbers
+verdict=$(echo $b0 $b1 $a0 $a1 | awk '{
+    ok = 1; msg = ""
+    for (h = 0; h < 2; h++) {
+        d0 = $(5 + 2 * h) - $(1 + 2 * h); d1 = $(6 + 2 * h) - $(2 + 2 * h)
+        lo = d0 < d1 ? d0 : d1; hi = d0 < d1 ? d1 : d0
+        if (hi < 8 * 1048576 || lo < 0.8 * hi) ok = 0
+        msg = msg sprintf("%sh%d fsh0 %.1f MiB fsh1 %.1f MiB", h ? ", " : "", h, d0 / 1048576, d1 / 1048576)
+    }
+    print (ok ? "PASS" : "FAIL") " (" msg ")"
+}')
+case $verdict in
+PASS*)
+    if [ $rc1 = 0 ] && [ $rc2 = 0 ]; then
+        echo "multihost/rails_balance: $verdict"
+    else
+        echo "multihost/rails_balance: FAIL (bench exit $rc1, $rc2; $verdict)"
+        sed 's/^/    /' "$out" | tail -n 20
+        nfail=$((nfail + 1))
+    fi
+    ;;
+*)
+    echo "multihost/rails_balance: $verdict"
+    sed 's/^/    /' "$out" | tail -n 20
+    nfail=$((nfail + 1))
+    ;;
+esac
+[ $nfail = 0 ]
