@@ -570,7 +570,7 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         .len = size,
         .desc = desc,
         .raddr = raddr,
-        .key = fsh_mr_key_on(pe, path.dst, key),
+        .key = key,
         .flags = FI_COMPLETION,
         .datatype = size == 8 ? FI_UINT64 : FI_UINT32,
         .atomic_op = m->fi_op,

@@ -61,9 +61,11 @@ struct rail {
 
 /* The ways to one peer, when the job has more than one rail: my rail src[i] reaches its rail
  * dst[i] at addr[i]; operation k to the peer takes way (me + peer + k) mod n, so a PE's
- * traffic to many peers, and many PEs' traffic to one, spread over the rails at both ends. */
+ * traffic to many peers, and many PEs' traffic to one, spread over the rails at both ends. A
+ * way found dead is skipped: its operations take the next live one. */
 struct route {
     uint8_t n;
+    uint8_t dead; /* bit per way taken out of use (fsh_fabric_kill_way) */
     uint8_t src[FSH_MAX_RAILS], dst[FSH_MAX_RAILS];
     fi_addr_t addr[FSH_MAX_RAILS];
 };
@@ -1097,28 +1099,89 @@ bool fsh_fabric_multirail(void)
 
 unsigned fsh_fabric_ways(int pe)
 {
+    if (!fab.routes) {
+        return 1;
+    }
+    const struct route *r = &fab.routes[pe];
+    return (unsigned)r->n - (unsigned)__builtin_popcount(r->dead);
+}
+
+unsigned fsh_fabric_ways_all(int pe)
+{
     return fab.routes ? fab.routes[pe].n : 1;
+}
+
+bool fsh_fabric_way_alive(int pe, unsigned way)
+{
+    return !fab.routes || !(fab.routes[pe].dead & (1u << way));
+}
+
+static struct fsh_path way_path(int pe, unsigned w)
+{
+    const struct route *r = &fab.routes[pe];
+    return (struct fsh_path){r->src[w], r->dst[w], r->addr[w], w};
+}
+
+/* Way w, or the next live one after it (w itself when none is). */
+static unsigned live_from(const struct route *r, unsigned w)
+{
+    for (unsigned t = 0; t < r->n; t++) {
+        unsigned v = (w + t) % r->n;
+        if (!(r->dead & (1u << v))) {
+            return v;
+        }
+    }
+    return w;
 }
 
 struct fsh_path fsh_fabric_path(int pe, unsigned k)
 {
     if (!fab.routes) {
-        return (struct fsh_path){0, 0, fab.peers[pe]};
+        return (struct fsh_path){0, 0, fab.peers[pe], 0};
     }
     const struct route *r = &fab.routes[pe];
-    unsigned w = ((unsigned)fab.me + (unsigned)pe + k) % r->n;
-    return (struct fsh_path){r->src[w], r->dst[w], r->addr[w]};
+    return way_path(pe, live_from(r, ((unsigned)fab.me + (unsigned)pe + k) % r->n));
+}
+
+unsigned fsh_fabric_k_of_way(int pe, unsigned way)
+{
+    unsigned n = fsh_fabric_ways_all(pe);
+    return (way + n - ((unsigned)fab.me + (unsigned)pe) % n) % n;
+}
+
+struct fsh_path fsh_fabric_path_way(int pe, unsigned way)
+{
+    if (!fab.routes) {
+        return (struct fsh_path){0, 0, fab.peers[pe], 0};
+    }
+    return way_path(pe, live_from(&fab.routes[pe], way));
 }
 
 struct fsh_path fsh_fabric_path_atomic(int pe)
 {
     if (!fab.routes) {
-        return (struct fsh_path){0, 0, fab.peers[pe]};
+        return (struct fsh_path){0, 0, fab.peers[pe], 0};
     }
     const struct route *r = &fab.routes[pe];
-    unsigned w = 0;
-    while (w + 1 < r->n && r->dst[w] != 0) {
-        w++;
+    for (unsigned w = 0; w < r->n; w++) {
+        if (r->dst[w] == 0 && !(r->dead & (1u << w))) {
+            return way_path(pe, w);
+        }
     }
-    return (struct fsh_path){r->src[w], r->dst[w], r->addr[w]};
+    return way_path(pe, live_from(r, 0));
+}
+
+unsigned fsh_fabric_kill_way(int pe, unsigned way, int live_way)
+{
+    struct route *r = &fab.routes[pe];
+    if (!(r->dead & (1u << way))) {
+        r->dead |= (uint8_t)(1u << way);
+        unsigned left = fsh_fabric_ways(pe);
+        FSH_WARN("rail %s: PE %d does not answer on its rail %d here%s%s: taken out of use, %u "
+                 "of %u way(s) to PE %d left", fab.rail[r->src[way]].info->domain_attr->name,
+                 pe, r->dst[way], live_way >= 0 ? " while it answers on rail " : "",
+                 live_way >= 0 ? fab.rail[r->src[live_way]].info->domain_attr->name : "", left,
+                 r->n, pe);
+    }
+    return fsh_fabric_ways(pe);
 }

@@ -112,11 +112,22 @@ void fsh_fabric_writes(uint64_t *done, uint64_t *failed);
 struct fsh_path {
     int rail, dst;
     fi_addr_t addr;
+    unsigned way; /* its index among the ways to the peer */
 };
 /* Has any PE of the job more than one rail (known to all after fsh_fabric_insert_peers)? */
 bool fsh_fabric_multirail(void);
-/* Ways to pe: pieces 0..ways-1 of a striped transfer take different ones. */
+/* Live ways to pe: pieces 0..ways-1 of a striped transfer take different ones. */
 unsigned fsh_fabric_ways(int pe);
+/* Ways to pe, dead ones included (way indexes run below it). */
+unsigned fsh_fabric_ways_all(int pe);
+bool fsh_fabric_way_alive(int pe, unsigned way);
+/* The k for which fsh_fabric_path(pe, k) takes way `way` (while it lives). */
+unsigned fsh_fabric_k_of_way(int pe, unsigned way);
+/* Way `way` to pe, or the next live one when it is dead. */
+struct fsh_path fsh_fabric_path_way(int pe, unsigned way);
+/* Take a way to pe out of use (found dead while way live_way answers; -1: none named), with a
+ * warning naming the rail; returns the live ways left. Multi-rail only. */
+unsigned fsh_fabric_kill_way(int pe, unsigned way, int live_way);
 /* Piece k of an operation to pe (k = 0 for one that is not striped). */
 struct fsh_path fsh_fabric_path(int pe, unsigned k);
 /* The way of atomics to pe: always to the same rail of pe (its first), so that atomics from

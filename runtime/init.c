@@ -445,6 +445,9 @@ static int exchange(double timeout)
     if (rc == 0) {
         rc = fsh_mr_exchange_rail_keys(timeout);
     }
+    if (rc == 0 && fsh_fabric_multirail()) {
+        rc = fsh_xport_enable_failover();
+    }
     node_of = x.node_of; /* kept until the collectives are set up */
     x.node_of = NULL;
     fsh_exchange_free(&x);

@@ -20,6 +20,11 @@
  *     is assumed configured as this PE is); otherwise a peer that computes simply does not
  *     answer, and that is no evidence. The heartbeat matters where reads are answered by the hardware (EFA)
  *     or the initiator (shm's CMA): a stopped process answers those.
+ *   - with several rails (fabric.h) a PE elsewhere is probed on each of its live ways. A way
+ *     whose probe stays unanswered for RAIL_AFTER intervals while a probe posted later on
+ *     another way of the same PE was answered is dead, not slow (the PE serves reads, and
+ *     stripes keep every way equally busy): xport takes it out of use and posts again what
+ *     was in flight on it. Only when no way is left is the PE unreachable.
  *   - the word says what the peer is doing. A wait that needs the peer to act (a collective's
  *     arrival) cannot end when the peer went into shmem_finalize or exit(): that is a
  *     mismatch of collective calls and ends the job, naming both.
@@ -48,6 +53,7 @@
 #include "progress.h"
 #include "rma.h"
 #include "rt.h"
+#include "xport.h"
 
 #define SLOTS 16        /* fabric probes in flight */
 #define STOP_GRACE 3    /* intervals a local PE may stay stopped */
@@ -58,9 +64,13 @@
  * 20 s and more before tcp says anything. */
 #define UNREACH_AFTER 10
 #define SERVES_BIT (1ull << 16)
+/* Intervals a probe on one way may stay unanswered while another way of the same PE answers
+ * a later one, before that way counts as dead. */
+#define RAIL_AFTER 5
 
 struct slot {
     int pe;                    /* -1: free */
+    unsigned way;              /* the way to pe it went on */
     double posted;             /* when the read was posted */
     struct fsh_op_track track; /* its completion */
 };
@@ -77,6 +87,8 @@ static struct {
     uint64_t *seen;      /* [pe]: the last word read, 0: none yet */
     uint64_t *beat;      /* [pe]: the last heartbeat read */
     double *beat_at;     /* [pe]: when it was first read with that value */
+    double *answered;    /* [pe]: when the latest answered probe was posted */
+    int *answered_way;   /* [pe]: its way */
     struct slot slots[SLOTS];
     int next_remote;     /* rotation of a probe of every PE */
     uint64_t events;     /* the progress engine's count of CQ entries at the last probe */
@@ -165,25 +177,33 @@ static int probe_local(int pe, bool arrival, const char *what, double t)
     return 0;
 }
 
-static struct slot *slot_of(int pe)
+/* The probe in flight to pe on way `way`, or (way < 0) on any way. */
+static struct slot *slot_of(int pe, int way)
 {
     for (int i = 0; i < SLOTS; i++) {
-        if (lv.slots[i].pe == pe) {
+        if (lv.slots[i].pe == pe && (way < 0 || lv.slots[i].way == (unsigned)way)) {
             return &lv.slots[i];
         }
     }
     return NULL;
 }
 
-/* A PE elsewhere: collect the answer of the read in flight, or post one. */
-static int probe_remote(int pe, bool arrival, const char *what, double t)
+/* A PE elsewhere, on one way: collect the answer of the read in flight, or post one. */
+static int probe_way(int pe, unsigned way, bool arrival, const char *what, double t)
 {
-    struct slot *s = slot_of(pe);
+    struct slot *s = slot_of(pe, (int)way);
     bool serves = lv.seen[pe] ? (lv.seen[pe] & SERVES_BIT) != 0 : fsh_progress_serves();
     if (s && fsh_progress_track_done(&s->track)) {
         const uint64_t *d = &lv.dst[2 * (size_t)(s - lv.slots)];
         uint64_t w = __atomic_load_n(&d[0], __ATOMIC_ACQUIRE), beat = d[1];
         s->pe = -1;
+        if (s->posted > lv.answered[pe]) {
+            lv.answered[pe] = s->posted;
+            lv.answered_way[pe] = (int)way;
+        }
+        if (!fsh_fabric_way_alive(pe, way)) {
+            return 0; /* a dead way's probe, answered on another: only the slot is freed */
+        }
         lv.seen[pe] = w | 1ull << 63;
         serves = (w & SERVES_BIT) != 0;
         int rc = left(pe, w, arrival, what);
@@ -200,7 +220,14 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
         }
         s = NULL;
     }
+    if (!fsh_fabric_way_alive(pe, way)) {
+        return 0;
+    }
     if (s) {
+        if (fsh_fabric_ways_all(pe) > 1 && t - s->posted >= RAIL_AFTER * lv.interval &&
+            lv.answered[pe] > s->posted) {
+            return fsh_xport_fail_way(pe, way, lv.answered_way[pe]);
+        }
         /* Unanswered only counts while nothing moves: a congested link is not a cut one. */
         double waited = t - (s->posted > lv.quiet_since ? s->posted : lv.quiet_since);
         if (serves && waited >= UNREACH_AFTER * lv.interval) {
@@ -219,11 +246,22 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
         return 0; /* every slot busy with an unanswered probe: they are the ones to watch */
     }
     s->pe = pe;
+    s->way = way;
     s->posted = t;
-    int rc = fsh_rma_read(&probe_ctx, &s->track, &lv.dst[2 * (size_t)(s - lv.slots)],
-                          2 * sizeof(uint64_t), pe, FSH_SEG_HEAP, lv.word_off);
+    int rc = fsh_rma_read_way(&probe_ctx, &s->track, &lv.dst[2 * (size_t)(s - lv.slots)],
+                              2 * sizeof(uint64_t), pe, FSH_SEG_HEAP, lv.word_off, way);
     if (rc != 0) {
         s->pe = -1;
+    }
+    return rc;
+}
+
+/* A PE elsewhere: every way to it (one without rails). */
+static int probe_remote(int pe, bool arrival, const char *what, double t)
+{
+    int rc = 0;
+    for (unsigned w = 0, n = fsh_fabric_ways_all(pe); w < n && rc == 0; w++) {
+        rc = probe_way(pe, w, arrival, what, t);
     }
     return rc;
 }
@@ -258,14 +296,14 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
     if (npes == 0) {
         /* Nobody named: every local PE, and the remote ones in turn. */
         for (int pe = 0; pe < lv.npes && rc == 0; pe++) {
-            if (lv.same_node[pe] || slot_of(pe)) {
+            if (lv.same_node[pe] || slot_of(pe, -1)) {
                 rc = probe_one(pe, arrival, what, t);
             }
         }
-        for (int k = 0; k < lv.npes && rc == 0 && slot_of(-1); k++) {
+        for (int k = 0; k < lv.npes && rc == 0 && slot_of(-1, -1); k++) {
             int pe = lv.next_remote;
             lv.next_remote = (lv.next_remote + 1) % lv.npes;
-            if (!lv.same_node[pe] && !slot_of(pe)) {
+            if (!lv.same_node[pe] && !slot_of(pe, -1)) {
                 rc = probe_one(pe, arrival, what, t);
             }
         }
@@ -298,7 +336,10 @@ int fsh_live_init(const int *node_of, double interval)
     lv.seen = calloc((size_t)lv.npes, sizeof(uint64_t));
     lv.beat = calloc((size_t)lv.npes, sizeof(uint64_t));
     lv.beat_at = calloc((size_t)lv.npes, sizeof(double));
-    if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.seen || !lv.beat || !lv.beat_at) {
+    lv.answered = calloc((size_t)lv.npes, sizeof(double));
+    lv.answered_way = calloc((size_t)lv.npes, sizeof(int));
+    if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.seen || !lv.beat || !lv.beat_at ||
+        !lv.answered || !lv.answered_way) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the liveness word of %d PEs",
                        lv.npes);
     }
@@ -338,6 +379,8 @@ void fsh_live_fini(void)
     fsh_progress_set_heartbeat(NULL);
     free(lv.beat);
     free(lv.beat_at);
+    free(lv.answered);
+    free(lv.answered_way);
     free(lv.same_node);
     free(lv.stopped_at);
     free(lv.seen);

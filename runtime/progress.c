@@ -204,6 +204,10 @@ static struct fsh_op *own_op(void *context)
 
 static void complete(struct fsh_op *op)
 {
+    if (op->orphan) {
+        fsh_progress_op_put(op); /* its work was re-posted under another record */
+        return;
+    }
     if (op->kind == 0) {
         /* A record that is not in flight: the provider reported a completion twice. Taking
          * it would put the record on the free list twice and cross two operations' results. */
@@ -308,6 +312,10 @@ static int report_error(int rail)
     const char *prov = fi_cq_strerror(fsh_fabric_cq(rail), e.prov_errno, e.err_data, provbuf,
                                       sizeof(provbuf));
     struct fsh_op *op = own_op(e.op_context);
+    if (op && op->orphan) {
+        fsh_progress_op_put(op); /* re-posted elsewhere: its failure is no news */
+        return 0;
+    }
     pg.failed = 1;
     if (op) {
         int err = fsh_err(-(int)e.err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
@@ -645,6 +653,8 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
     op->sync = NULL;
     op->tmp_mr = NULL;
     op->copy_dst = NULL;
+    op->way = 0;
+    op->orphan = false;
     return op;
 }
 
@@ -663,6 +673,11 @@ void fsh_progress_op_put(struct fsh_op *op)
 size_t fsh_progress_op_index(const struct fsh_op *op)
 {
     return (size_t)(op - pg.pool);
+}
+
+struct fsh_op *fsh_progress_op_at(size_t i)
+{
+    return &pg.pool[i];
 }
 
 size_t fsh_progress_depth(void)

@@ -45,6 +45,9 @@ struct fsh_op {
     size_t len;
     int kind;                    /* enum fsh_op_kind, for error reports */
     int pe;
+    unsigned way;                /* the way to pe it went on (fabric.h), for a rail's failure */
+    bool orphan;                 /* re-posted on another way after its own died: whatever the
+                                  * provider still reports of it only frees the record */
     struct fsh_op *next_free;
 };
 
@@ -121,6 +124,8 @@ void fsh_progress_stop_counting_writes(void);
 uint64_t fsh_progress_random(void);
 /* The record's index in the pool (0 .. depth-1), for per-operation side buffers. */
 size_t fsh_progress_op_index(const struct fsh_op *op);
+/* Record i (0 <= i < fsh_progress_depth()): in flight when its kind is not 0. */
+struct fsh_op *fsh_progress_op_at(size_t i);
 size_t fsh_progress_depth(void);
 
 /* Read the CQ once and dispatch. >= 0 events handled, or -errno after a fabric error (the

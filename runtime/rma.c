@@ -98,8 +98,9 @@ bool fsh_rma_injects(const void *src, size_t len)
 
 /* Post one piece: a write (optionally with immediate data) or a read, of the local buffer
  * [local, local + len) to or from the remote segments seg[0..nseg) (their lengths add up to
- * len; more than one only for a batch's write), with rail 0's keys. It takes way k to pe (the
- * pieces of a striped transfer count k up; 0 otherwise). */
+ * len; more than one only for a batch's write), with rail 0's keys (xport puts in those of the
+ * way's rail). It takes way k to pe (the pieces of a striped transfer count k up; 0
+ * otherwise). */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
                 int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm, uint32_t imm,
                 unsigned k)
@@ -160,16 +161,13 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         .len = len,
         .desc = desc,
         .raddr = seg[0].addr,
-        .key = fsh_mr_key_on(pe, path.dst, seg[0].key),
+        .key = seg[0].key,
         .data = imm,
         .flags = flags,
     };
     if (nseg > 1) {
         memcpy(r.seg, seg, nseg * sizeof(*seg));
         r.nseg = nseg;
-        for (size_t i = 0; i < nseg; i++) {
-            r.seg[i].key = fsh_mr_key_on(pe, path.dst, seg[i].key);
-        }
     }
     rc = fsh_xport_post(&r);
 unlock:
@@ -518,6 +516,16 @@ int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, siz
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     return post_to(ctx, sync, FSH_OP_GET, dest, len, pe, raddr, key, false, 0);
+}
+
+int fsh_rma_read_way(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, size_t len,
+                     int pe, enum fsh_seg seg, uint64_t off, unsigned way)
+{
+    uint64_t raddr, key;
+    fsh_mr_remote(pe, seg, off, &raddr, &key);
+    struct fsh_xseg piece = {raddr, len, key};
+    return post(ctx, sync, FSH_OP_GET, dest, len, pe, &piece, 1, false, 0,
+                fsh_fabric_k_of_way(pe, way));
 }
 
 int fsh_rma_read_word(int pe, uint64_t off, void *landing, size_t size, uint64_t *value,

@@ -113,6 +113,9 @@ size_t fsh_rma_max_write(void);
  * Non-blocking; sync (may be NULL) counts it too. */
 int fsh_rma_read(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, size_t len, int pe,
                  enum fsh_seg seg, uint64_t off);
+/* The same read on way `way` to pe (fabric.h; 0 with one rail): liveness probes each rail. */
+int fsh_rma_read_way(struct fsh_ctx *ctx, struct fsh_op_track *sync, void *dest, size_t len,
+                     int pe, enum fsh_seg seg, uint64_t off, unsigned way);
 /* The 4- or 8-byte word at off of pe's heap, as it is now (acquire): a load when pe's heap is
  * mapped here, else a read into landing (registered memory of this PE) waited for; what names
  * the wait. 0 or -errno (recorded). */

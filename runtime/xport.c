@@ -10,6 +10,14 @@
  * anybody waits. An injected operation's payload is copied when it is held, since the caller
  * may reuse its buffer as soon as the call returns; a non-injected one keeps pointing at the
  * caller's buffer, which the API keeps valid until completion anyway.
+ *
+ * Requests carry the keys of the target's first rail; issue() puts in those of the rail the
+ * request's way reaches (fsh_mr_key_on). In a multi-rail job xport keeps a copy of every
+ * request with a record (its injected payload too), so that when a way dies (live.c finds it)
+ * what was in flight on it goes again on another: reads and writes without immediate data,
+ * which land the same bytes twice at worst. An atomic or a write with immediate data may have
+ * landed or not, and twice would be wrong: one of those in flight on a dead way ends the job,
+ * with the rail and the operation named.
  */
 #include "xport.h"
 
@@ -24,6 +32,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "log.h"
+#include "mr.h"
 
 #define HOLD_MAX 32
 
@@ -38,6 +47,9 @@ static struct {
     struct held *held;
     size_t nheld;
     bool releasing;
+    struct fsh_xreq *saved; /* [record index]: the request as posted (multi-rail only) */
+    uint8_t *payloads;      /* [record index][inject size]: injected payloads of saved */
+    size_t inject;
 } xp;
 
 static const char *type_name(int type)
@@ -55,11 +67,13 @@ static ssize_t issue(struct fsh_xreq *r)
     fi_addr_t peer = r->path.addr;
     if (r->type == FSH_X_WRITE || r->type == FSH_X_READ) {
         struct iovec iov = {.iov_base = r->local, .iov_len = r->len};
-        struct fi_rma_iov rma[FSH_XREQ_SEGS] = {{.addr = r->raddr, .len = r->len, .key = r->key}};
+        int dst = r->path.dst;
+        struct fi_rma_iov rma[FSH_XREQ_SEGS] = {
+            {.addr = r->raddr, .len = r->len, .key = fsh_mr_key_on(r->pe, dst, r->key)}};
         size_t nrma = r->nseg ? r->nseg : 1;
         for (size_t i = 0; i < r->nseg; i++) {
             rma[i] = (struct fi_rma_iov){.addr = r->seg[i].addr, .len = r->seg[i].len,
-                                         .key = r->seg[i].key};
+                                         .key = fsh_mr_key_on(r->pe, dst, r->seg[i].key)};
         }
         struct fi_msg_rma msg = {
             .msg_iov = &iov, .desc = &r->desc, .iov_count = 1, .addr = peer,
@@ -69,7 +83,8 @@ static ssize_t issue(struct fsh_xreq *r)
                                       : fi_readmsg(ep, &msg, r->flags);
     }
     struct fi_ioc ioc = {.addr = r->local, .count = 1};
-    struct fi_rma_ioc rma = {.addr = r->raddr, .count = 1, .key = r->key};
+    struct fi_rma_ioc rma = {.addr = r->raddr, .count = 1,
+                             .key = fsh_mr_key_on(r->pe, r->path.dst, r->key)};
     struct fi_msg_atomic msg = {
         .msg_iov = &ioc, .desc = &r->desc, .iov_count = 1, .addr = peer, .rma_iov = &rma,
         .rma_iov_count = 1, .datatype = (enum fi_datatype)r->datatype,
@@ -114,6 +129,35 @@ static int issue_retry(struct fsh_xreq *r)
     }
 }
 
+/* r's way died before r was issued: the next live way, with a descriptor for its rail (the
+ * new temporary registration, if one is needed, goes to rec; the old one, made for the dead
+ * rail and never used, is closed). */
+static int reroute(struct fsh_xreq *r, struct fsh_op *rec)
+{
+    struct fsh_path p = fsh_fabric_path_way(r->pe, r->path.way);
+    if (r->desc && p.rail != r->path.rail) {
+        struct fid_mr *tmp = NULL;
+        int rc = fsh_mr_desc(r->local, r->len, p.rail, &r->desc, &tmp);
+        if (rc != 0) {
+            return rc;
+        }
+        if (rec && rec->tmp_mr) {
+            fi_close(&rec->tmp_mr->fid);
+        }
+        if (rec) {
+            rec->tmp_mr = tmp;
+        } else if (tmp) {
+            fi_close(&tmp->fid);
+            return fsh_err(-EINVAL, "", "a counted write needs no temporary registration");
+        }
+    }
+    r->path = p;
+    if (rec) {
+        rec->way = p.way;
+    }
+    return 0;
+}
+
 /* Post one held operation (random pick). */
 static int release_one(void)
 {
@@ -125,7 +169,10 @@ static int release_one(void)
     } else if (h.r.flags & FI_INJECT) {
         h.r.local = h.payload;
     }
-    int rc = issue_retry(&h.r);
+    int rc = fsh_fabric_way_alive(h.r.pe, h.r.path.way) ? 0 : reroute(&h.r, h.r.op);
+    if (rc == 0) {
+        rc = issue_retry(&h.r);
+    }
     free(h.big);
     if (rc != 0) {
         /* Counted as posted but never issued: quiet must report the error, not wait. */
@@ -167,6 +214,8 @@ int fsh_xport_init(bool chaos_reorder)
 void fsh_xport_fini(void)
 {
     free(xp.held);
+    free(xp.saved);
+    free(xp.payloads);
     memset(&xp, 0, sizeof(xp));
 }
 
@@ -206,8 +255,25 @@ static void give_back(struct fsh_xreq *r)
     }
 }
 
+/* Keep a copy of r under its record (multi-rail), its injected payload with it. */
+static void save(const struct fsh_xreq *r)
+{
+    size_t i = fsh_progress_op_index(r->op);
+    xp.saved[i] = *r;
+    if ((r->flags & FI_INJECT) && r->len <= xp.inject) {
+        memcpy(xp.payloads + i * xp.inject, r->local, r->len);
+        xp.saved[i].local = xp.payloads + i * xp.inject;
+    }
+}
+
 int fsh_xport_post(struct fsh_xreq *r)
 {
+    if (r->op) {
+        r->op->way = r->path.way;
+        if (xp.saved) {
+            save(r);
+        }
+    }
     /* Reorder about one operation in three: enough to mix every pattern up, while most
      * traffic still flows. Reads and fetching atomics are held too: their results must not be
      * assumed early either. */
@@ -227,4 +293,75 @@ int fsh_xport_post(struct fsh_xreq *r)
     }
     fsh_progress_op_posted(r->op, r->counted, r->type == FSH_X_WRITE);
     return 0;
+}
+
+int fsh_xport_enable_failover(void)
+{
+    size_t depth = fsh_progress_depth();
+    xp.inject = fsh_fabric_attr()->inject_size;
+    xp.saved = calloc(depth, sizeof(*xp.saved));
+    xp.payloads = calloc(depth, xp.inject ? xp.inject : 1);
+    if (!xp.saved || !xp.payloads) {
+        return fsh_err(-ENOMEM, "lower FABSHMEM_TX_DEPTH, or FABSHMEM_RAILS=1",
+                       "out of memory for the copies of %zu requests (multi-rail)", depth);
+    }
+    /* Every write with a record, so that each can be posted again. */
+    fsh_progress_stop_counting_writes();
+    return 0;
+}
+
+static bool idempotent(const struct fsh_xreq *r)
+{
+    return (r->type == FSH_X_READ || r->type == FSH_X_WRITE) && !(r->flags & FI_REMOTE_CQ_DATA);
+}
+
+int fsh_xport_fail_way(int pe, unsigned way, int live_way)
+{
+    if (!xp.saved || !fsh_fabric_way_alive(pe, way)) {
+        return 0;
+    }
+    unsigned left = fsh_fabric_kill_way(pe, way, live_way);
+    int err = 0;
+    for (size_t i = 0, depth = fsh_progress_depth(); i < depth && left > 0; i++) {
+        struct fsh_op *o = fsh_progress_op_at(i);
+        if (!o->kind || o->orphan || o->pe != pe || o->way != way) {
+            continue;
+        }
+        struct fsh_xreq r = xp.saved[i];
+        if (!idempotent(&r)) {
+            err = err ? err : fsh_err(-EHOSTUNREACH, "FABSHMEM_RAILS=1 avoids the rail; check the link of that NIC",
+                                      "%s of %zu bytes to PE %d was in flight on rail %s when "
+                                      "that way stopped answering: it may have landed or not, "
+                                      "and going again could apply it twice",
+                                      r.type == FSH_X_WRITE ? "a write with immediate data"
+                                                            : "an atomic",
+                                      r.len, pe, fsh_fabric_rail_name(r.path.rail));
+            continue;
+        }
+        struct fsh_op *n = fsh_progress_op_get(o->kind, pe, o->len);
+        if (!n) {
+            return fsh_err_last() ? fsh_err_last()->code : -EIO;
+        }
+        n->track = o->track;
+        n->sync = o->sync;
+        n->copy_dst = o->copy_dst;
+        n->copy_src = o->copy_src;
+        n->copy_len = o->copy_len;
+        o->orphan = true;
+        r.op = n;
+        int rc = reroute(&r, n);
+        if (rc == 0) {
+            save(&r);
+            rc = issue_retry(&xp.saved[fsh_progress_op_index(n)]);
+        }
+        if (rc != 0) {
+            fsh_progress_op_unissued(n, false);
+            return rc;
+        }
+    }
+    if (left == 0) {
+        return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it",
+                       "PE %d answers on none of its rails: unreachable", pe);
+    }
+    return err;
 }

@@ -10,7 +10,9 @@
 #   2. `multihost/rails_info`: SHMEM_INFO names both rails;
 #   3. `multihost/rails_balance`: 1 MiB puts between the hosts (1 PE each) and an all-to-all
 #      with 2 PEs per host move their bytes over both links: each link's bytes (ip -s link,
-#      both hosts, both directions) within 20% of the other's.
+#      both hosts, both directions) within 20% of the other's;
+#   4. `multihost/rails_cut`: host 1's fsh1 set down while data streams between the hosts: the
+#      stream goes on over fsh0, all data verified, both sides warn naming the rail.
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-.}
 export top_srcdir
@@ -106,4 +108,39 @@ PASS*)
     nfail=$((nfail + 1))
     ;;
 esac
+# 4. A rail cut while PE 0 (h0) streams 1 MiB puts and gets to PE 1 (h1): both PEs find the way
+# over fsh1 dead (its probes unanswered while fsh0's are), take it out of use with a warning
+# naming the rail, PE 0 posts again what was in flight on it, and the stream goes on over fsh0;
+# every byte put and read back is verified (tests/faults/rail_stream.c).
+out=$mh_dir/cut.out
+timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --map-by ppr:1:node \
+    -n 2 -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD -x FI_PROVIDER=tcp \
+    -x FABSHMEM_PROBE_INTERVAL=1 "$top_builddir/tests/faults/rail_stream" 24 >"$out" 2>&1 &
+job=$!
+i=0
+while ! grep -q 'rail_stream: ready' "$out" 2>/dev/null && [ $i -lt 300 ] && kill -0 $job 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+done
+sleep 1
+ip -n "$h1" link set fsh1 down
+wait $job
+rc=$?
+ip -n "$h1" link set fsh1 up
+why=""
+[ $rc = 0 ] || why="exit $rc"
+# PE 0 prints the verdict for both; any PE prints a failure.
+grep -q 'rail_stream: PASS' "$out" && ! grep -q 'rail_stream: FAIL' "$out" ||
+    why="${why:+$why; }data not verified"
+for pe in 0 1; do
+    grep -q "rail fsh1: PE $pe does not answer on its rail 1" "$out" ||
+        why="${why:+$why; }no warning of PE $((1 - pe)) about its way over fsh1 to PE $pe"
+done
+if [ -z "$why" ]; then
+    echo "multihost/rails_cut: PASS ($(grep -m 1 'rounds' "$out" | sed 's/^[^:]*: //'); $(grep -m 1 'rail fsh1: PE 1' "$out" | sed 's/^.*WARN[^ ]* //' | cut -c 1-120))"
+else
+    echo "multihost/rails_cut: FAIL ($why)"
+    sed 's/^/    /' "$out" | tail -n 30
+    nfail=$((nfail + 1))
+fi
 [ $nfail = 0 ]

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rail_stream SECONDS: PE 0 streams verified 1 MiB puts and gets to PE 1 for SECONDS, the
+ * cut of a rail in the middle (tests/multihost/rails.sh) included.
+ *
+ * PE 0 puts a new pattern into one of SLOTS 1 MiB slots of PE 1 each round (shmem_quiet every
+ * SLOTS rounds), and gets the slot of the round before back and verifies it; it prints
+ * "rail_stream: ready" after the first second, and at the end tells PE 1 how many rounds it
+ * made and how many of them came after the cut (rounds after the first SECONDS / 3). PE 1 waits
+ * in shmem_barrier_all the whole time (its waits probe PE 0 on every rail), then verifies the
+ * last SLOTS rounds' data in its slots. Both print PASS only with every byte right.
+ */
+#include <stdbool.h>
+#include <time.h>
+
+#include "../test.h"
+
+#define NAME "rail_stream"
+#define SLOTS 8
+#define SIZE ((size_t)1 << 20)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    double secs = argc > 1 ? atof(argv[1]) : 20;
+    shmem_init();
+    t_start(NAME);
+    int me = shmem_my_pe();
+    if (shmem_n_pes() != 2) {
+        t_check(0, "needs 2 PEs, has %d", shmem_n_pes());
+        return t_finish(NAME);
+    }
+    uint8_t *slots = (uint8_t *)shmem_malloc(SLOTS * SIZE);
+    static long rounds; /* PE 1's: PE 0's round count, set at the end */
+    uint8_t *src = (uint8_t *)malloc(SIZE), *back = (uint8_t *)malloc(SIZE);
+    t_check(slots && src && back, "out of memory");
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        long r = 0, late = 0;
+        bool said = false;
+        for (; now() - t0 < secs; r++) {
+            t_fill(src, SIZE, 0, (uint64_t)r);
+            shmem_putmem(slots + (size_t)(r % SLOTS) * SIZE, src, SIZE, 1);
+            if (r > 0) {
+                /* The previous round's put is complete (blocking put + quiet below or the
+                 * blocking put's own completion): read it back. */
+                shmem_quiet();
+                shmem_getmem(back, slots + (size_t)((r - 1) % SLOTS) * SIZE, SIZE, 1);
+                t_verify(back, SIZE, 0, (uint64_t)(r - 1), "round %ld read back", r - 1);
+            }
+            if (!said && now() - t0 > 1) {
+                printf(NAME ": ready\n");
+                fflush(stdout);
+                said = true;
+            }
+            late += now() - t0 > secs / 3;
+        }
+        shmem_quiet();
+        shmem_long_p(&rounds, r, 1);
+        printf(NAME ": %ld rounds, %ld in the last two thirds\n", r, late);
+        t_check(late > 0, "no round after the first third");
+    }
+    shmem_barrier_all();
+    if (me == 1) {
+        t_check(rounds >= SLOTS, "only %ld rounds", rounds);
+        for (long r = rounds - SLOTS; r >= 0 && r < rounds; r++) {
+            t_verify(slots + (size_t)(r % SLOTS) * SIZE, SIZE, 0, (uint64_t)r, "round %ld", r);
+        }
+    }
+    shmem_barrier_all();
+    shmem_free(slots);
+    free(src);
+    free(back);
+    int rc = t_finish(NAME);
+    shmem_finalize();
+    return rc;
+}
