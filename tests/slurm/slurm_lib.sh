@@ -14,14 +14,17 @@
 # sl_daemon NAME LOG PID  records a daemon: sl_wait_idle names it (and shows LOG) if it exits,
 #                     sl_stop stops it (after the jobs; the last recorded first, munged last)
 # sl_wait_idle NODE.. until every NODE is idle; fails the run when a daemon exits
-# sl_run_case LABEL EXPECT CMD...  one PASS/FAIL line (counted in $sl_fails)
+# sl_run_case LABEL EXPECT CMD...  one PASS/FAIL line (counted in $sl_passes, $sl_fails)
+# sl_verdict WHAT LOG...  `WHAT: N passed, N failed (T s)` and, after a failure, the LOGs'
+#                     tails; returns 1 when a case failed
 # sl_stop             cancels the jobs, then stops the recorded daemons
-# Client commands (squeue, scancel, sinfo) run through $sl_client (empty, or a command that
-# enters the network namespace where the controller is reachable).
+# Client commands (squeue, scancel, sinfo) run through the words of the array $sl_client (none,
+# or a command that enters the network namespace where the controller is reachable).
+sl_passes=0
 sl_fails=0
 sl_pids=""
 declare -A sl_name sl_log
-sl_client=""
+sl_client=()
 
 skip() {
     echo "$name: SKIP ($1)"
@@ -118,7 +121,7 @@ sl_wait_idle() {
         done
         bad=""
         for node in "$@"; do
-            state=$($sl_client sinfo -h -n "$node" -o %t 2>/dev/null)
+            state=$("${sl_client[@]}" sinfo -h -n "$node" -o %t 2>/dev/null)
             [ "$state" = idle ] || bad="$bad $node is '$state'"
         done
         [ -z "$bad" ] && return 0
@@ -132,9 +135,13 @@ sl_wait_idle() {
 sl_run_case() {
     local label=$1 expect=$2 t0=$SECONDS pat missing=""
     shift 2
-    local out=$sl_dir/case.out
-    timeout 120 "$@" >"$out" 2>&1
-    local rc=$?
+    local out=$sl_dir/case.out rc
+    # In the background, so that a signal's trap runs at once rather than when the case ends.
+    timeout 120 "$@" >"$out" 2>&1 &
+    sl_case_pid=$!
+    wait "$sl_case_pid"
+    rc=$?
+    sl_case_pid=""
     while IFS= read -r pat; do
         grep -q -e "$pat" "$out" || {
             missing=$pat
@@ -143,21 +150,38 @@ sl_run_case() {
     done <<<"$expect"
     if [ $rc = 0 ] && [ -z "$missing" ]; then
         echo "$name/$label: PASS ($((SECONDS - t0)) s)"
+        sl_passes=$((sl_passes + 1))
     else
-        echo "$name/$label: FAIL (exit $rc, $((SECONDS - t0)) s${missing:+, no line matching: $missing}; output tail:)"
+        [ -n "$missing" ] && missing=", no line matching $missing"
+        echo "$name/$label: FAIL (exit $rc, $((SECONDS - t0)) s$missing; output tail:)"
         tail -n 15 "$out" | sed 's/^/    /'
         sl_fails=$((sl_fails + 1))
     fi
 }
 
-# Jobs first (so no slurmstepd is orphaned), then the daemons, by the ids we started; a daemon
+# The verdict is worded so that tests/summary.sh counts the cases, not it as one more.
+sl_verdict() {
+    local what=$1 log
+    shift
+    echo "$what: $sl_passes passed, $sl_fails failed ($SECONDS s)"
+    [ "$sl_fails" = 0 ] && return 0
+    for log in "$@"; do
+        echo "  tail of $(basename "$log"):"
+        tail -n 15 "$log" | sed 's/^/    /'
+    done
+    return 1
+}
+
+# The running case's timeout (which passes the signal on), the jobs (so no slurmstepd is
+# orphaned), then the daemons, by the ids we started; a daemon
 # that ignores TERM for 10 s gets KILL.
 sl_stop() {
     local pid
+    [ -n "${sl_case_pid:-}" ] && kill "$sl_case_pid" 2>/dev/null
     if [ -n "$sl_pids" ]; then
-        $sl_client scancel --quiet --full -u root >/dev/null 2>&1
+        "${sl_client[@]}" scancel --quiet --full -u root >/dev/null 2>&1
         for _ in $(seq 20); do
-            [ -z "$($sl_client squeue -h -o %i 2>/dev/null)" ] && break
+            [ -z "$("${sl_client[@]}" squeue -h -o %i 2>/dev/null)" ] && break
             sleep 0.5
         done
     fi
