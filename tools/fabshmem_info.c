@@ -124,7 +124,10 @@ static void print_machine(const struct fsh_topo_machine *m)
 
 static void print_map(const struct fsh_topo_machine *m, const struct fsh_topo_pe *pes, int n)
 {
-    printf("map for %d local rank(s):\n", n);
+    long cap = fsh_env()->FABSHMEM_RAILS > 0 ? fsh_env()->FABSHMEM_RAILS : FSH_MAX_RAILS;
+    printf("map for %d local rank(s) (a rank opens a rail on each of its first %ld NIC(s) where "
+           "the provider's domains are NICs: efa, verbs, or any named by FABSHMEM_NIC):\n", n,
+           cap);
     printf("  %-5s %-18s %-48s %-14s %-20s %s\n", "rank", "GPU", "NIC(s)", "via", "cores",
            "NUMA");
     for (int r = 0; r < n; r++) {
@@ -140,6 +143,10 @@ static void print_map(const struct fsh_topo_machine *m, const struct fsh_topo_pe
         for (int i = 0; i < pe->nnics && used < sizeof(nics); i++) {
             used += (size_t)snprintf(nics + used, sizeof(nics) - used, "%s%s", i ? "," : "",
                                      pe->nics[i]);
+        }
+        long rails = pe->nnics < cap ? pe->nnics : cap;
+        if (rails > 1 && used < sizeof(nics)) {
+            snprintf(nics + used, sizeof(nics) - used, " (%ld rails)", rails);
         }
         fsh_topo_cores_str(m, pe, cores, sizeof(cores));
         snprintf(numa, sizeof(numa), "-");

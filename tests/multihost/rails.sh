@@ -4,13 +4,13 @@
 # (fsh0 and fsh1 on subnets and bridges of their own, so libfabric's tcp sees two fabrics),
 # FABSHMEM_NIC=fsh0,fsh1: every PE opens a rail on each. Skipped (77) without root or
 # `ip netns`, and outside the full run. One line per case (tests/summary.sh: `multihost`):
-#   1. the RMA, signal, AMO, lock and collective tests at np=4 (2 PEs per host), plain, under
-#      FABSHMEM_CHAOS, and with the efa-direct profile (provider keys: every rail has its own),
+#   1. multihost.sh's tests at np=4 (2 PEs per host), plain and under FABSHMEM_CHAOS, and some
+#      with the efa-direct profile (provider keys: every rail has its own),
 #      `<test> [multihost-rails np=4]: PASS`;
 #   2. `multihost/rails_info`: SHMEM_INFO names both rails;
-#   3. `multihost/rails_balance`: 1 MiB puts between the hosts (1 PE each) and an all-to-all
-#      with 2 PEs per host move their bytes over both links: each link's bytes (ip -s link,
-#      both hosts, both directions) within 20% of the other's;
+#   3. `multihost/rails_balance_put` (1 MiB puts between the hosts, 1 PE each: striped) and
+#      `multihost/rails_balance_alltoall` (2 PEs per host: spread by peer at both ends): each
+#      link's bytes (ip -s link, both hosts, both directions) within 20% of the other's;
 #   4. `multihost/rails_cut`: host 1's fsh1 set down while data streams between the hosts: the
 #      stream goes on over fsh0, all data verified, both sides warn naming the rail.
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -42,11 +42,15 @@ run_tests() {
     done
 }
 
-# 1. Data over two rails.
-run_tests multihost-rails rma_putget_mem rma_nbi_quiet signal_order signal_many \
-    amo_counters lock_rmw coll_alltoall coll_reduce barrier_all
-FABSHMEM_CHAOS=reorder,delay run_tests multihost-rails-chaos rma_putget_mem \
-    signal_order amo_counters
+# 1. Data over two rails: the tests of multihost.sh, plain and under chaos.
+all="rma_putget_mem rma_typed rma_sized rma_strided rma_nbi_quiet rma_static barrier_all
+    signal_order signal_many amo_counters amo_tickets amo_cswap amo_domain lock_rmw wait_ops
+    ctx_independent intranode_ptr coll_teams coll_barrier coll_alltoall coll_alltoallv
+    coll_bcast_collect coll_reduce"
+# shellcheck disable=SC2086 # a list of test names
+run_tests multihost-rails $all
+# shellcheck disable=SC2086
+FABSHMEM_CHAOS=reorder,delay run_tests multihost-rails-chaos $all
 FABSHMEM_PROVIDER_PROFILE=efa-direct run_tests multihost-rails-efadirect rma_putget_mem \
     signal_order amo_tickets
 
@@ -57,23 +61,50 @@ bytes() {
     done
 }
 
-# 2. and 3. The rails in SHMEM_INFO, and the bytes on each link.
+# balance WHAT: each link's bytes while the command after WHAT runs, within 20% of the
+# other's on both hosts (and at least 8 MiB each), as `multihost/rails_balance_WHAT`.
+balance() {
+    what=$1
+    shift
+    b0=$(bytes "$h0")
+    b1=$(bytes "$h1")
+    timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
+        -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD -x FI_PROVIDER=tcp -x SHMEM_INFO=1 \
+        "$@" >"$out" 2>&1
+    rc=$?
+    a0=$(bytes "$h0")
+    a1=$(bytes "$h1")
+    # shellcheck disable=SC2086 # the before/after counters, eight numbers
+    verdict=$(echo $b0 $b1 $a0 $a1 | awk '{
+        ok = 1; msg = ""
+        for (h = 0; h < 2; h++) {
+            d0 = $(5 + 2 * h) - $(1 + 2 * h); d1 = $(6 + 2 * h) - $(2 + 2 * h)
+            lo = d0 < d1 ? d0 : d1; hi = d0 < d1 ? d1 : d0
+            if (hi < 8 * 1048576 || lo < 0.8 * hi) ok = 0
+            msg = msg sprintf("%sh%d fsh0 %.1f MiB fsh1 %.1f MiB", h ? ", " : "", h, d0 / 1048576, d1 / 1048576)
+        }
+        print (ok ? "PASS" : "FAIL") " (" msg ")"
+    }')
+    if [ $rc != 0 ]; then
+        verdict="FAIL (exit $rc; ${verdict#* (}"
+    fi
+    echo "multihost/rails_balance_$what: $verdict"
+    case $verdict in
+    PASS*) ;;
+    *)
+        sed 's/^/    /' "$out" | tail -n 20
+        nfail=$((nfail + 1))
+        ;;
+    esac
+}
+
+# 2. and 3. The bytes on each link: 1 MiB puts, one PE per host (a host's slots are 2, so ppr 1
+# keeps them apart), striped; an all-to-all of 2 PEs per host, spread by peer at both ends. The
+# benchmarks verify their data (exit 1 otherwise).
 h0=$(mh_ns 0)
 h1=$(mh_ns 1)
 out=$mh_dir/bw.out
-b0=$(bytes "$h0")
-b1=$(bytes "$h1")
-# One PE per host: a host's slots are 2, so ppr 1 keeps them apart.
-timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --map-by ppr:1:node \
-    -n 2 -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD -x FI_PROVIDER=tcp -x SHMEM_INFO=1 \
-    "$top_builddir/bench/rma" -t put_bw -b 1M -e 1M -n 40 -w 4 >"$out" 2>&1
-rc1=$?
-timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -n 4 \
-    -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD -x FI_PROVIDER=tcp \
-    "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 40 -w 4 >>"$out" 2>&1
-rc2=$?
-a0=$(bytes "$h0")
-a1=$(bytes "$h1")
+balance put --map-by ppr:1:node -n 2 "$top_builddir/bench/rma" -t put_bw -b 1M -e 1M -n 40 -w 4
 if grep -q "rails 2 (fsh0, fsh1)" "$out"; then
     echo "multihost/rails_info: PASS ($(grep -o 'rails 2 ([^)]*)' "$out" | head -n 1))"
 else
@@ -81,33 +112,8 @@ else
     sed 's/^/    /' "$out" | tail -n 20
     nfail=$((nfail + 1))
 fi
-# shellcheck disable=SC2086 # the before/after counters, four numbers
-verdict=$(echo $b0 $b1 $a0 $a1 | awk '{
-    ok = 1; msg = ""
-    for (h = 0; h < 2; h++) {
-        d0 = $(5 + 2 * h) - $(1 + 2 * h); d1 = $(6 + 2 * h) - $(2 + 2 * h)
-        lo = d0 < d1 ? d0 : d1; hi = d0 < d1 ? d1 : d0
-        if (hi < 8 * 1048576 || lo < 0.8 * hi) ok = 0
-        msg = msg sprintf("%sh%d fsh0 %.1f MiB fsh1 %.1f MiB", h ? ", " : "", h, d0 / 1048576, d1 / 1048576)
-    }
-    print (ok ? "PASS" : "FAIL") " (" msg ")"
-}')
-case $verdict in
-PASS*)
-    if [ $rc1 = 0 ] && [ $rc2 = 0 ]; then
-        echo "multihost/rails_balance: $verdict"
-    else
-        echo "multihost/rails_balance: FAIL (bench exit $rc1, $rc2; $verdict)"
-        sed 's/^/    /' "$out" | tail -n 20
-        nfail=$((nfail + 1))
-    fi
-    ;;
-*)
-    echo "multihost/rails_balance: $verdict"
-    sed 's/^/    /' "$out" | tail -n 20
-    nfail=$((nfail + 1))
-    ;;
-esac
+balance alltoall -n 4 "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 100 -w 4
+
 # 4. A rail cut while PE 0 (h0) streams 1 MiB puts and gets to PE 1 (h1): both PEs find the way
 # over fsh1 dead (its probes unanswered while fsh0's are), take it out of use with a warning
 # naming the rail, PE 0 posts again what was in flight on it, and the stream goes on over fsh0;
@@ -123,9 +129,19 @@ while ! grep -q 'rail_stream: ready' "$out" 2>/dev/null && [ $i -lt 300 ] && kil
     i=$((i + 1))
 done
 sleep 1
+cut=$(date +%s.%N)
 ip -n "$h1" link set fsh1 down
+# The timeline: when each side's warning appears after the cut.
+seen0="" seen1=""
+while kill -0 $job 2>/dev/null && { [ -z "$seen0" ] || [ -z "$seen1" ]; }; do
+    sleep 0.2
+    t=$(echo "$(date +%s.%N) - $cut" | bc)
+    [ -z "$seen0" ] && grep -q "rail fsh1: PE 1 does not answer" "$out" && seen0=$t
+    [ -z "$seen1" ] && grep -q "rail fsh1: PE 0 does not answer" "$out" && seen1=$t
+done
 wait $job
 rc=$?
+ended=$(echo "$(date +%s.%N) - $cut" | bc)
 ip -n "$h1" link set fsh1 up
 why=""
 [ $rc = 0 ] || why="exit $rc"
@@ -137,7 +153,7 @@ for pe in 0 1; do
         why="${why:+$why; }no warning of PE $((1 - pe)) about its way over fsh1 to PE $pe"
 done
 if [ -z "$why" ]; then
-    echo "multihost/rails_cut: PASS ($(grep -m 1 'rounds' "$out" | sed 's/^[^:]*: //'); $(grep -m 1 'rail fsh1: PE 1' "$out" | sed 's/^.*WARN[^ ]* //' | cut -c 1-120))"
+    echo "multihost/rails_cut: PASS (PE 0 took fsh1 out $(printf '%.1f' "${seen0:-0}") s after the cut, PE 1 $(printf '%.1f' "${seen1:-0}") s, the stream ended $(printf '%.1f' "$ended") s after it: $(grep -m 1 'rounds' "$out" | sed 's/^[^:]*: //'), all verified)"
 else
     echo "multihost/rails_cut: FAIL ($why)"
     sed 's/^/    /' "$out" | tail -n 30
