@@ -1171,17 +1171,15 @@ struct fsh_path fsh_fabric_path_atomic(int pe)
     return way_path(pe, live_from(r, 0));
 }
 
-unsigned fsh_fabric_kill_way(int pe, unsigned way, int live_way)
+unsigned fsh_fabric_kill_way(int pe, unsigned way, const char *why)
 {
     struct route *r = &fab.routes[pe];
     if (!(r->dead & (1u << way))) {
         r->dead |= (uint8_t)(1u << way);
         unsigned left = fsh_fabric_ways(pe);
-        FSH_WARN("rail %s: PE %d does not answer on its rail %d here%s%s: taken out of use, %u "
-                 "of %u way(s) to PE %d left", fab.rail[r->src[way]].info->domain_attr->name,
-                 pe, r->dst[way], live_way >= 0 ? " while it answers on rail " : "",
-                 live_way >= 0 ? fab.rail[r->src[live_way]].info->domain_attr->name : "", left,
-                 r->n, pe);
+        FSH_WARN("rail %s: PE %d (its rail %d) %s: taken out of use, %u of %u way(s) to PE %d "
+                 "left", fab.rail[r->src[way]].info->domain_attr->name, pe, r->dst[way], why,
+                 left, r->n, pe);
     }
     return fsh_fabric_ways(pe);
 }

@@ -125,9 +125,9 @@ bool fsh_fabric_way_alive(int pe, unsigned way);
 unsigned fsh_fabric_k_of_way(int pe, unsigned way);
 /* Way `way` to pe, or the next live one when it is dead. */
 struct fsh_path fsh_fabric_path_way(int pe, unsigned way);
-/* Take a way to pe out of use (found dead while way live_way answers; -1: none named), with a
- * warning naming the rail; returns the live ways left. Multi-rail only. */
-unsigned fsh_fabric_kill_way(int pe, unsigned way, int live_way);
+/* Take a way to pe out of use, with a warning naming the rail and why (what pe did on it);
+ * returns the live ways left. Multi-rail only. */
+unsigned fsh_fabric_kill_way(int pe, unsigned way, const char *why);
 /* Piece k of an operation to pe (k = 0 for one that is not striped). */
 struct fsh_path fsh_fabric_path(int pe, unsigned k);
 /* The way of atomics to pe: always to the same rail of pe (its first), so that atomics from

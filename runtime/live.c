@@ -226,7 +226,11 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
     if (s) {
         if (fsh_fabric_ways_all(pe) > 1 && t - s->posted >= RAIL_AFTER * lv.interval &&
             lv.answered[pe] > s->posted) {
-            return fsh_xport_fail_way(pe, way, lv.answered_way[pe]);
+            char why[160];
+            snprintf(why, sizeof(why), "does not answer a probe on this way for %.0f s while it "
+                     "answers on rail %s", t - s->posted,
+                     fsh_fabric_rail_name(fsh_fabric_path_way(pe, (unsigned)lv.answered_way[pe]).rail));
+            return fsh_xport_fail_way(pe, way, why);
         }
         /* Unanswered only counts while nothing moves: a congested link is not a cut one. */
         double waited = t - (s->posted > lv.quiet_since ? s->posted : lv.quiet_since);

@@ -58,6 +58,7 @@ static struct {
     /* the write counter: writes posted (all, while a counter exists), those never issued, the
      * posted count at the last moment every write had completed, the failures seen */
     bool wcount; /* the rails count completed writes */
+    fsh_way_fn way_hook;
     int nrails;
     bool count_writes;
     uint64_t wposted, wdead, werr;
@@ -316,6 +317,21 @@ static int report_error(int rail)
         fsh_progress_op_put(op); /* re-posted elsewhere: its failure is no news */
         return 0;
     }
+    if (op && pg.way_hook && fsh_fabric_ways(op->pe) > 1) {
+        char why[320];
+        snprintf(why, sizeof(why), "failed a %s of %zu bytes to it (%s; %s)", kind_name(op->kind),
+                 op->len, fi_strerror((int)e.err), prov ? prov : "");
+        int hrc = pg.way_hook(op->pe, op->way, why);
+        if (hrc == 0 && op->orphan) {
+            fsh_progress_op_put(op); /* the provider is done with it, and it went again */
+            return 0;
+        }
+        if (hrc != 0) {
+            pg.failed = 1;
+            abandon(op);
+            return hrc;
+        }
+    }
     pg.failed = 1;
     if (op) {
         int err = fsh_err(-(int)e.err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
@@ -457,6 +473,11 @@ void fsh_progress_set_probe(fsh_probe_fn fn, double interval)
 {
     pg.probe = fn;
     pg.probe_interval = interval;
+}
+
+void fsh_progress_set_way_hook(fsh_way_fn fn)
+{
+    pg.way_hook = fn;
 }
 
 void fsh_progress_set_heartbeat(uint64_t *word)

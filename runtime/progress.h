@@ -145,6 +145,11 @@ int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *wha
 /* The liveness probe (live.c registers it): called by a wait that has lasted interval
  * seconds, and every interval after, with the PEs it waits for (npes 0: every PE) and whether
  * the wait needs them to act (arrival). 0, or -errno (recorded) to end the wait. */
+/* A failed operation on a way of several to its PE (multi-rail): the hook takes the way out of
+ * use and posts again what was in flight on it, the failed operation included (it becomes an
+ * orphan); 0 when that was done, else the error to report. why describes the failure. */
+typedef int (*fsh_way_fn)(int pe, unsigned way, const char *why);
+void fsh_progress_set_way_hook(fsh_way_fn fn);
 typedef int (*fsh_probe_fn)(const int *pes, int npes, bool arrival, const char *what);
 void fsh_progress_set_probe(fsh_probe_fn fn, double interval);
 /* A word every poll of this process raises (live.c publishes it: peers that read it see

@@ -307,6 +307,7 @@ int fsh_xport_enable_failover(void)
     }
     /* Every write with a record, so that each can be posted again. */
     fsh_progress_stop_counting_writes();
+    fsh_progress_set_way_hook(fsh_xport_fail_way);
     return 0;
 }
 
@@ -315,12 +316,12 @@ static bool idempotent(const struct fsh_xreq *r)
     return (r->type == FSH_X_READ || r->type == FSH_X_WRITE) && !(r->flags & FI_REMOTE_CQ_DATA);
 }
 
-int fsh_xport_fail_way(int pe, unsigned way, int live_way)
+int fsh_xport_fail_way(int pe, unsigned way, const char *why)
 {
     if (!xp.saved || !fsh_fabric_way_alive(pe, way)) {
         return 0;
     }
-    unsigned left = fsh_fabric_kill_way(pe, way, live_way);
+    unsigned left = fsh_fabric_kill_way(pe, way, why);
     int err = 0;
     for (size_t i = 0, depth = fsh_progress_depth(); i < depth && left > 0; i++) {
         struct fsh_op *o = fsh_progress_op_at(i);

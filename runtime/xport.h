@@ -60,10 +60,11 @@ int fsh_xport_post(struct fsh_xreq *r);
 /* Multi-rail: keep a copy of every request, so that a dead way's can go again (every write
  * then has a record: no counted writes). Called by init once the job is known multi-rail. */
 int fsh_xport_enable_failover(void);
-/* Way `way` to pe is dead (live.c: unanswered while live_way answers; -1 for none named): take
- * it out of use and post again on a live way what was in flight on it. A write with immediate
+/* Way `way` to pe is dead (why: what showed it, for the warning: live.c's unanswered probes, or
+ * a failed operation): take it out of use and post again on a live way what was in flight on
+ * it. A write with immediate
  * data or an atomic in flight there cannot go again safely: -EHOSTUNREACH (recorded) names it;
  * so does a pe with no live way left. 0 otherwise. Caller holds the engine lock. */
-int fsh_xport_fail_way(int pe, unsigned way, int live_way);
+int fsh_xport_fail_way(int pe, unsigned way, const char *why);
 
 #endif

@@ -12,7 +12,9 @@
 #      `multihost/rails_balance_alltoall` (2 PEs per host: spread by peer at both ends): each
 #      link's bytes (ip -s link, both hosts, both directions) within 20% of the other's;
 #   4. `multihost/rails_cut`: host 1's fsh1 set down while data streams between the hosts: the
-#      stream goes on over fsh0, all data verified, both sides warn naming the rail.
+#      stream goes on over fsh0, all data verified, both sides warn naming the rail;
+#   5. `multihost/rails_reset`: host 1's connections on fsh1 destroyed instead: operations on
+#      it fail, and the same holds (the sender warns).
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-.}
 export top_srcdir
@@ -114,49 +116,68 @@ else
 fi
 balance alltoall -n 4 "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 100 -w 4
 
-# 4. A rail cut while PE 0 (h0) streams 1 MiB puts and gets to PE 1 (h1): both PEs find the way
-# over fsh1 dead (its probes unanswered while fsh0's are), take it out of use with a warning
-# naming the rail, PE 0 posts again what was in flight on it, and the stream goes on over fsh0;
-# every byte put and read back is verified (tests/faults/rail_stream.c).
-out=$mh_dir/cut.out
-timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --map-by ppr:1:node \
-    -n 2 -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD -x FI_PROVIDER=tcp \
-    -x FABSHMEM_PROBE_INTERVAL=1 "$top_builddir/tests/faults/rail_stream" 24 >"$out" 2>&1 &
-job=$!
-i=0
-while ! grep -q 'rail_stream: ready' "$out" 2>/dev/null && [ $i -lt 300 ] && kill -0 $job 2>/dev/null; do
-    sleep 0.1
-    i=$((i + 1))
-done
-sleep 1
-cut=$(date +%s.%N)
-ip -n "$h1" link set fsh1 down
-# The timeline: when each side's warning appears after the cut.
-seen0="" seen1=""
-while kill -0 $job 2>/dev/null && { [ -z "$seen0" ] || [ -z "$seen1" ]; }; do
-    sleep 0.2
-    t=$(echo "$(date +%s.%N) - $cut" | bc)
-    [ -z "$seen0" ] && grep -q "rail fsh1: PE 1 does not answer" "$out" && seen0=$t
-    [ -z "$seen1" ] && grep -q "rail fsh1: PE 0 does not answer" "$out" && seen1=$t
-done
-wait $job
-rc=$?
-ended=$(echo "$(date +%s.%N) - $cut" | bc)
-ip -n "$h1" link set fsh1 up
-why=""
-[ $rc = 0 ] || why="exit $rc"
-# PE 0 prints the verdict for both; any PE prints a failure.
-grep -q 'rail_stream: PASS' "$out" && ! grep -q 'rail_stream: FAIL' "$out" ||
-    why="${why:+$why; }data not verified"
-for pe in 0 1; do
-    grep -q "rail fsh1: PE $pe does not answer on its rail 1" "$out" ||
-        why="${why:+$why; }no warning of PE $((1 - pe)) about its way over fsh1 to PE $pe"
-done
-if [ -z "$why" ]; then
-    echo "multihost/rails_cut: PASS (PE 0 took fsh1 out $(printf '%.1f' "${seen0:-0}") s after the cut, PE 1 $(printf '%.1f' "${seen1:-0}") s, the stream ended $(printf '%.1f' "$ended") s after it: $(grep -m 1 'rounds' "$out" | sed 's/^[^:]*: //'), all verified)"
-else
-    echo "multihost/rails_cut: FAIL ($why)"
-    sed 's/^/    /' "$out" | tail -n 30
-    nfail=$((nfail + 1))
-fi
+# 4. and 5. A rail breaks while PE 0 (h0) streams 1 MiB puts and gets to PE 1 (h1), every byte
+# put and read back verified (tests/faults/rail_stream.c): the way over fsh1 is taken out of use
+# with a warning naming the rail, what was in flight on it goes again over fsh0, and the stream
+# goes on there.
+#   stream_break cut: host 1's fsh1 set down. Both PEs find the way dead (its probes unanswered
+#     while fsh0's are answered) and warn.
+#   stream_break reset: host 1's TCP connections on fsh1 destroyed (ss -K): PE 0's operations
+#     on it fail, and PE 0 warns (PE 1's side of the rail still works: it reconnects).
+stream_break() {
+    how=$1
+    out=$mh_dir/$how.out
+    timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
+        --map-by ppr:1:node -n 2 -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD \
+        -x FI_PROVIDER=tcp -x FABSHMEM_PROBE_INTERVAL=1 "$top_builddir/tests/faults/rail_stream" \
+        24 >"$out" 2>&1 &
+    job=$!
+    i=0
+    while ! grep -q 'rail_stream: ready' "$out" 2>/dev/null && [ $i -lt 300 ] &&
+        kill -0 $job 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    sleep 1
+    cut=$(date +%s.%N)
+    if [ "$how" = cut ]; then
+        ip -n "$h1" link set fsh1 down
+    else
+        # Twice: a put in flight meets the first or the reconnection the second.
+        ip netns exec "$h1" ss -K dst 198.18.1.10 >/dev/null 2>&1
+        sleep 0.5
+        ip netns exec "$h1" ss -K dst 198.18.1.10 >/dev/null 2>&1
+    fi
+    # The timeline: when each side's warning appears.
+    seen0="" seen1=""
+    while kill -0 $job 2>/dev/null && { [ -z "$seen0" ] || [ -z "$seen1" ]; }; do
+        sleep 0.2
+        t=$(echo "$(date +%s.%N) - $cut" | bc)
+        [ -z "$seen0" ] && grep -q "rail fsh1: PE 1 (its rail 1) " "$out" && seen0=$t
+        [ -z "$seen1" ] && grep -q "rail fsh1: PE 0 (its rail 1) " "$out" && seen1=$t
+    done
+    wait $job
+    rc=$?
+    ended=$(echo "$(date +%s.%N) - $cut" | bc)
+    ip -n "$h1" link set fsh1 up
+    why=""
+    [ $rc = 0 ] || why="exit $rc"
+    # PE 0 prints the verdict for both; any PE prints a failure.
+    grep -q 'rail_stream: PASS' "$out" && ! grep -q 'rail_stream: FAIL' "$out" ||
+        why="${why:+$why; }data not verified"
+    [ -n "$seen0" ] || why="${why:+$why; }no warning of PE 0 about its way over fsh1 to PE 1"
+    [ "$how" != cut ] || [ -n "$seen1" ] ||
+        why="${why:+$why; }no warning of PE 1 about its way over fsh1 to PE 0"
+    p1=not
+    [ -z "$seen1" ] || p1="$(printf '%.1f' "$seen1") s after it"
+    if [ -z "$why" ]; then
+        echo "multihost/rails_$how: PASS (PE 0 took fsh1 out $(printf '%.1f' "$seen0") s after it, PE 1 $p1, the stream ended $(printf '%.1f' "$ended") s after it: $(grep -m 1 'rounds' "$out" | sed 's/^[^:]*: //'), all verified; PE 0: $(grep -m 1 'rail fsh1: PE 1' "$out" | sed 's/^.*rail fsh1: PE 1 (its rail 1) //; s/: taken out.*//' | cut -c 1-100))"
+    else
+        echo "multihost/rails_$how: FAIL ($why)"
+        sed 's/^/    /' "$out" | tail -n 30
+        nfail=$((nfail + 1))
+    fi
+}
+stream_break cut
+stream_break reset
 [ $nfail = 0 ]
