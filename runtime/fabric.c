@@ -19,10 +19,16 @@
  * would (the same mechanism), one remote segment per write and 4 bytes of immediate data. So
  * the code paths efa-direct needs run, and are tested, on shm and tcp.
  *
- * NIC choice: init passes the NIC topology.c chose (or FABSHMEM_NIC). It goes into the
- * domain-name hint for efa and verbs, whose domains are the NICs; for other providers the entry
- * of that name is taken from fi_getinfo's list when the user forced it (tcp ignores the hint but
- * lists one entry per interface). FABSHMEM_DOMAIN, when set, wins over both.
+ * NIC choice: init passes the NIC(s) topology.c chose (or FABSHMEM_NIC). The first goes into
+ * the domain-name hint for efa and verbs, whose domains are the NICs; for other providers the
+ * entry of that name is taken from fi_getinfo's list when the user forced it (tcp ignores the
+ * hint but lists one entry per interface). FABSHMEM_DOMAIN, when set, wins over both.
+ *
+ * Rails: where the first NIC was applied, every further NIC of the list (FABSHMEM_RAILS caps
+ * them) gets an endpoint of its own with the same provider and capabilities: a rail. Their
+ * addresses travel in the exchange slot after the first's, with their fabrics' ids; at AV
+ * insertion each PE lists, per peer, its ways (my rail, its rail with the same fabric) and
+ * fsh_fabric_path spreads operations over them. A way found dead (live.c, xport.c) is skipped.
  */
 #define _GNU_SOURCE /* __WCLONE */
 #include "fabric.h"
@@ -640,8 +646,14 @@ static int open_rails(const struct fsh_config *cfg, const struct fsh_boot_info *
             fab.attr.max_msg_size = r->info->ep_attr->max_msg_size;
         }
         int rc = open_rail(cfg, boot, r, false);
-        if (rc != 0) {
+        if (rc != 0 && nic->forced) {
             return rc;
+        }
+        if (rc != 0) {
+            FSH_WARN("no rail on NIC %s: %s", name, fsh_err_last()->msg);
+            fsh_err_clear();
+            close_rail(r);
+            continue;
         }
         fab.nrails++;
     }
