@@ -5,7 +5,7 @@
 # Builds two network-namespace hosts (tests/multihost/netns_lib.sh) with the largest number of
 # links asked (default "2 4"), each link limited by tbf to $FSH_RAIL_RATE (default 200mbit) on
 # both hosts, runs bench/rma put_bw (1 PE per host, 1 MiB puts, data verified) with
-# FABSHMEM_NIC naming the first L links for L = 1 and each of LINKS, and prints the MiB/s and
+# FABSHMEM_NIC naming the first L links for L = 1 and each of LINKS, and prints the MB/s and
 # the ratio to the one-rail figure, all in the same run. Needs root and `ip netns`. A benchmark,
 # not a test: it judges nothing (issue 18 asks >= 1.8x with 2 rails and >= 3.4x with 4).
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -27,7 +27,7 @@ for i in 0 1; do
     done
 done
 export MH_RAILS=1 FABSHMEM_BIND=none FABSHMEM_YIELD=always
-echo "rails,MiB/s,ratio  (put_bw, 1 MiB, 1 PE per host, each link $rate)"
+echo "rails,MB/s,ratio  (put_bw, 1 MiB puts, 1 PE per host, each link $rate)"
 base=""
 for l in 1 $links; do
     nic=fsh0
