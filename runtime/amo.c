@@ -30,7 +30,8 @@
  * updated by that PE's progress engine, applied by the target:
  *
  *   - the source holds an inbox of REQ_SLOTS 64-byte request slots at the target, granted on
- *     its first AMO there and kept (lease.c, pool FSH_LEASE_AMO, FABSHMEM_AMO_PEERS sources);
+ *     its first AMO there (lease.c, pool FSH_LEASE_AMO, FABSHMEM_AMO_PEERS inboxes per target)
+ *     and kept until the target asks for it back (below);
  *   - a request {target segment << 56 | offset, operand, compare value, reply offset, op,
  *     size, tag} is staged in one of the source's OUT_SLOTS outbox slots (symmetric heap) and
  *     written into a free slot k of its inbox with immediate data FSH_IMM_AMO | chunk << 4 | k;
@@ -45,6 +46,23 @@
  * also the flow control (a slot is reused only after its answer, so after the target read it).
  * Arrival order does not matter: each request and answer is self-contained. A target that
  * stops progressing is found by the waits' liveness probes (the record names its PE).
+ *
+ * Inboxes are lent, not owned, so no AMO fails for want of one, whatever the number of sources:
+ *   - a source without an inbox claims one and, when the target's are all held, waits for one
+ *     (fsh_lease_claim_wait: its claim is queued at the target and served first come, first
+ *     served when a holder gives an inbox back);
+ *   - a target with claims waiting asks as many holders to give theirs back as there are
+ *     claims waiting, those whose inbox received a request (or was granted) least recently
+ *     first: an idle holder's goes before a busy one's;
+ *   - a holder asked gives its inbox back once none of its requests there is in flight (every
+ *     answer arrived, so the target read them all and no slot is written again): at the end of
+ *     any poll, so also from the progress thread while the program computes or waits
+ *     elsewhere; an AMO to that target meanwhile lets the ones in flight be answered, gives it
+ *     back and queues for one again. A fresh grant is used for at least one request first.
+ * Without waiting claims nothing moves: up to FABSHMEM_AMO_PEERS sources keep their inboxes,
+ * and each AMO costs one request and one answer. Beyond that, an inbox changes hands at the
+ * cost of a claim and a release, and a holder whose progress engine never runs (no progress
+ * thread, computing) keeps its inbox until it next calls the library.
  */
 #include "amo.h"
 
@@ -133,18 +151,29 @@ struct pending {
     unsigned k;         /* its slot in our inbox at pe */
 };
 
+/* This PE as a source, toward one target. */
+struct peer {
+    int16_t box;   /* our inbox (chunk) there, NO_BOX: none */
+    uint16_t busy; /* its slots awaiting their answer */
+    bool asked;    /* the target wants it back: given back once nothing is in flight there */
+};
+
 static struct {
     bool on;
     struct fsh_lease_pool pool; /* target side: inboxes of REQ_SLOTS requests */
     uint32_t *answers;          /* target side: chunk << SLOT_BITS | k of requests to answer */
     unsigned nanswers;
-    bool answering;
+    uint64_t *used;             /* target side: [chunk] when it last got a request or a holder */
+    uint64_t clock;
+    bool in_hook;
     struct req *out;            /* [OUT_SLOTS] outgoing requests, in the registered heap */
     uint64_t out_off;
     uint64_t out_busy;          /* bit per outbox slot */
     struct pending pend[OUT_SLOTS];
-    int16_t *box;               /* [pe]: our chunk at pe, NO_BOX before the first AMO */
-    uint16_t *busy;             /* [pe]: slots of our inbox at pe awaiting their answer */
+    struct peer *peer;          /* [pe] */
+    int *giving;                /* PEs whose inbox we hold and were asked for back */
+    unsigned ngiving;
+    int pinned;                 /* the PE a request is being made to: its inbox stays, -1 */
 } tg;
 
 static const char *op_name(int op)
@@ -212,8 +241,9 @@ void fsh_amo_fini(void)
         fsh_progress_set_post_hook(FSH_POST_ANSWERS, NULL);
         fsh_lease_fini(&tg.pool);
         free(tg.answers);
-        free(tg.box);
-        free(tg.busy);
+        free(tg.used);
+        free(tg.peer);
+        free(tg.giving);
         memset(&tg, 0, sizeof(tg));
     }
     fsh_mr_dereg_local(&am.reg);
@@ -318,17 +348,19 @@ static void on_request(uint32_t payload)
                  "malformed: not applied", src, r->op, r->size, (int)seg,
                  (unsigned long long)off);
     }
+    tg.used[c] = ++tg.clock;
     tg.answers[tg.nanswers++] = payload;
 }
 
-/* The post hook: post the queued answers. A post that polls (queue full) runs the hook
- * again: it then returns at once, and this loop posts what the nested poll queued. */
+/* Target side: a holder was granted chunk c (counts as a use: not asked back at once). */
+static void on_grant(unsigned c)
+{
+    tg.used[c] = ++tg.clock;
+}
+
+/* Post the queued answers. */
 static int answer_all(void)
 {
-    if (tg.answering || tg.nanswers == 0) {
-        return 0;
-    }
-    tg.answering = true;
     int rc = 0;
     while (tg.nanswers && rc == 0) {
         uint32_t payload = tg.answers[--tg.nanswers];
@@ -339,8 +371,109 @@ static int answer_all(void)
         rc = fsh_rma_write(&fsh_ctx_default, NULL, &r->old, sizeof(r->old),
                            fsh_lease_owner(&tg.pool, c), FSH_SEG_HEAP, r->reply, true, imm);
     }
-    tg.answering = false;
     return rc;
+}
+
+/* Target side: claims wait for an inbox. Ask one holder per claim waiting (beyond those asked
+ * already), the least recently used inbox first. */
+static int ask_back(void)
+{
+    int rc = 0;
+    while (rc == 0 && fsh_lease_waiting(&tg.pool) > tg.pool.nasked) {
+        unsigned best = tg.pool.nchunks;
+        for (unsigned c = 0; c < tg.pool.nchunks; c++) {
+            if (fsh_lease_owner(&tg.pool, c) >= 0 && !fsh_lease_asked(&tg.pool, c) &&
+                (best == tg.pool.nchunks || tg.used[c] < tg.used[best])) {
+                best = c;
+            }
+        }
+        if (best == tg.pool.nchunks) {
+            break; /* every inbox is asked for already */
+        }
+        FSH_TRACE("atomics: %u claim(s) wait for an inbox here: asking PE %d for inbox %u back",
+                  fsh_lease_waiting(&tg.pool), fsh_lease_owner(&tg.pool, best), best);
+        rc = fsh_lease_ask(&tg.pool, best);
+    }
+    return rc;
+}
+
+/* Source side: the PEs whose inbox we hold and were asked for back (tg.giving). */
+static void list_giving(int pe)
+{
+    tg.giving[tg.ngiving++] = pe;
+}
+
+static void unlist_giving(int pe)
+{
+    for (unsigned i = 0; i < tg.ngiving; i++) {
+        if (tg.giving[i] == pe) {
+            tg.giving[i] = tg.giving[--tg.ngiving];
+            return;
+        }
+    }
+}
+
+/* Give our inbox at pe back. Only once none of our requests there is in flight. */
+static int give_back(int pe)
+{
+    struct peer *q = &tg.peer[pe];
+    q->box = NO_BOX;
+    if (q->asked) {
+        q->asked = false;
+        unlist_giving(pe);
+    }
+    FSH_TRACE("atomics: giving our inbox at PE %d back", pe);
+    return fsh_lease_release(&tg.pool, pe);
+}
+
+/* Source side: give back the inboxes asked for that have nothing in flight. */
+static int give_back_idle(void)
+{
+    int rc = 0;
+    for (unsigned i = 0; i < tg.ngiving && rc == 0;) {
+        int pe = tg.giving[i];
+        if (tg.peer[pe].busy || pe == tg.pinned) {
+            i++;
+        } else {
+            rc = give_back(pe); /* takes giving[i] out: the next one moved there */
+        }
+    }
+    return rc;
+}
+
+/* The post hook, at the end of every poll: answers, asks and give-backs. A post that polls
+ * (queue full) runs the hook again: it then returns at once, and these loops post what the
+ * nested poll queued. */
+static int at_poll_end(void)
+{
+    if (tg.in_hook || (tg.nanswers == 0 && tg.ngiving == 0 &&
+                       fsh_lease_waiting(&tg.pool) <= tg.pool.nasked)) {
+        return 0;
+    }
+    tg.in_hook = true;
+    int rc = answer_all();
+    if (rc == 0) {
+        rc = ask_back();
+    }
+    if (rc == 0) {
+        rc = give_back_idle();
+    }
+    tg.in_hook = false;
+    return rc;
+}
+
+/* Source side, in the engine: pe asks for its inbox back. One that arrives when we hold none
+ * there and claim none is from before we gave it back: ignored. */
+static void on_ask(int pe)
+{
+    struct peer *q = &tg.peer[pe];
+    if (q->asked || (q->box == NO_BOX && tg.pinned != pe)) {
+        return;
+    }
+    q->asked = true;
+    if (q->box != NO_BOX) {
+        list_giving(pe);
+    }
 }
 
 /* Source side, in the engine: the target applied the request of outbox slot tag. */
@@ -353,7 +486,7 @@ static void on_answer(uint32_t tag)
     }
     struct fsh_op *rec = p->rec;
     p->rec = NULL;
-    tg.busy[p->pe] &= (uint16_t)~(1u << p->k);
+    tg.peer[p->pe].busy &= (uint16_t)~(1u << p->k);
     tg.out_busy &= ~(1ULL << tag);
     fsh_progress_op_complete(rec);
 }
@@ -368,10 +501,12 @@ static int by_target_init(long peers)
     snprintf(what, sizeof(what), "atomics' inboxes (%u sources x %d requests x %zu bytes)",
              chunks, REQ_SLOTS, sizeof(struct req));
     int rc = fsh_lease_init(&tg.pool, FSH_LEASE_AMO, chunks, REQ_SLOTS * sizeof(struct req),
-                            NULL, what, "lower FABSHMEM_AMO_PEERS");
+                            on_grant, what, "lower FABSHMEM_AMO_PEERS");
     if (rc != 0) {
         return rc;
     }
+    tg.pool.on_ask = on_ask;
+    tg.pinned = -1;
     tg.on = true;
     tg.out = fsh_heap_reserve(OUT_SLOTS * sizeof(struct req), 64, "atomics' outgoing requests",
                               NULL);
@@ -385,19 +520,20 @@ static int by_target_init(long peers)
     }
     size_t n = (size_t)fsh_rt.npes;
     tg.answers = calloc((size_t)chunks * REQ_SLOTS, sizeof(uint32_t));
-    tg.box = malloc(n * sizeof(int16_t));
-    tg.busy = calloc(n, sizeof(uint16_t));
-    if (!tg.answers || !tg.box || !tg.busy) {
+    tg.used = calloc(chunks, sizeof(uint64_t));
+    tg.peer = calloc(n, sizeof(struct peer));
+    tg.giving = malloc(n * sizeof(int));
+    if (!tg.answers || !tg.used || !tg.peer || !tg.giving) {
         return fsh_err(-ENOMEM, "", "out of memory for the atomics' state of %zu PEs", n);
     }
     for (size_t i = 0; i < n; i++) {
-        tg.box[i] = NO_BOX;
+        tg.peer[i].box = NO_BOX;
     }
     rc = fsh_progress_register_imm(FSH_IMM_AMO, on_request);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_AMO_REPLY, on_answer);
     }
-    fsh_progress_set_post_hook(FSH_POST_ANSWERS, answer_all);
+    fsh_progress_set_post_hook(FSH_POST_ANSWERS, at_poll_end);
     return rc;
 }
 
@@ -409,7 +545,43 @@ struct slot_wait {
 static bool slot_free(const void *arg)
 {
     const struct slot_wait *w = arg;
-    return tg.busy[w->pe] != (uint16_t)((1u << REQ_SLOTS) - 1) && tg.out_busy != ~0ULL;
+    return tg.peer[w->pe].busy != (uint16_t)((1u << REQ_SLOTS) - 1) && tg.out_busy != ~0ULL;
+}
+
+/* Nothing of ours in flight in our inbox at pe. */
+static bool drained(const void *arg)
+{
+    const struct slot_wait *w = arg;
+    return tg.peer[w->pe].busy == 0;
+}
+
+/* Our inbox at pe for the next request: the one we hold, unless pe asked for it back (then it
+ * goes back once what is in flight there was answered, and we queue for one again). */
+static int inbox(int pe)
+{
+    struct peer *q = &tg.peer[pe];
+    struct slot_wait w = {pe};
+    int rc = 0;
+    if (q->box != NO_BOX && q->asked) {
+        if (!drained(&w)) {
+            rc = fsh_progress_wait(drained, &w, "atomic: waiting for the target to apply earlier "
+                                                "atomics before giving its inbox back", pe);
+        }
+        if (rc == 0) {
+            rc = give_back(pe);
+        }
+    }
+    if (rc == 0 && q->box == NO_BOX) {
+        int c = fsh_lease_claim_wait(&tg.pool, pe);
+        if (c < 0) {
+            return c;
+        }
+        q->box = (int16_t)c;
+        if (q->asked) {
+            list_giving(pe); /* asked while we waited: after this request */
+        }
+    }
+    return rc;
 }
 
 /* The AMO as a request to pe's engine. Caller holds the engine lock; *rec is the record
@@ -418,22 +590,15 @@ static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
                    const void *value, const void *cond, void *fetch, size_t size, int pe,
                    struct fsh_op_track *sync)
 {
-    if (tg.box[pe] == NO_BOX) {
-        int c = fsh_lease_claim(&tg.pool, pe);
-        if (c == -ENOSPC) {
-            return fsh_err(-ENOSPC, "raise FABSHMEM_AMO_PEERS (at most 254) on every PE",
-                           "PE %d keeps atomics inboxes for %u source PEs, all taken: this PE's "
-                           "atomics to it cannot be applied", pe, tg.pool.nchunks);
-        }
-        if (c < 0) {
-            return c;
-        }
-        tg.box[pe] = (int16_t)c;
+    struct peer *q = &tg.peer[pe];
+    int rc = inbox(pe);
+    if (rc != 0) {
+        return rc;
     }
     struct slot_wait w = {pe};
     if (!slot_free(&w)) {
-        int rc = fsh_progress_wait(slot_free, &w, "atomic: waiting for the target to apply "
-                                                  "earlier atomics", pe);
+        rc = fsh_progress_wait(slot_free, &w, "atomic: waiting for the target to apply "
+                                              "earlier atomics", pe);
         if (rc != 0) {
             return rc;
         }
@@ -442,7 +607,7 @@ static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
     if (!rec) {
         return fsh_err_last() ? fsh_err_last()->code : -EIO;
     }
-    unsigned k = (unsigned)__builtin_ctz(~(unsigned)tg.busy[pe]);
+    unsigned k = (unsigned)__builtin_ctz(~(unsigned)q->busy);
     unsigned tag = (unsigned)__builtin_ctzll(~tg.out_busy);
     struct req *r = &tg.out[tag];
     *r = (struct req){
@@ -465,20 +630,19 @@ static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
         rec->copy_src = &r->old;
         rec->copy_len = size;
     }
-    tg.busy[pe] |= (uint16_t)(1u << k);
+    q->busy |= (uint16_t)(1u << k);
     tg.out_busy |= 1ULL << tag;
     tg.pend[tag] = (struct pending){rec, pe, k};
     /* Counted before the request goes: its answer may arrive within the post's own polls. */
     fsh_progress_op_posted(rec, NULL, false);
-    uint64_t slot = fsh_lease_chunk_off(&tg.pool, (unsigned)tg.box[pe]) + k * sizeof(struct req);
+    uint64_t slot = fsh_lease_chunk_off(&tg.pool, (unsigned)q->box) + k * sizeof(struct req);
     uint32_t imm = ((uint32_t)FSH_IMM_AMO << FSH_IMM_KIND_SHIFT) |
-                   ((uint32_t)tg.box[pe] << SLOT_BITS) | k;
+                   ((uint32_t)q->box << SLOT_BITS) | k;
     /* On the default context: the record, on ctx's track, covers it (answered means landed). */
-    int rc = fsh_rma_write(&fsh_ctx_default, NULL, r, sizeof(*r), pe, FSH_SEG_HEAP, slot, true,
-                           imm);
+    rc = fsh_rma_write(&fsh_ctx_default, NULL, r, sizeof(*r), pe, FSH_SEG_HEAP, slot, true, imm);
     if (rc != 0 && tg.pend[tag].rec == rec) {
         tg.pend[tag].rec = NULL;
-        tg.busy[pe] &= (uint16_t)~(1u << k);
+        q->busy &= (uint16_t)~(1u << k);
         tg.out_busy &= ~(1ULL << tag);
         fsh_progress_op_unissued(rec, false);
     }
@@ -498,7 +662,12 @@ static int by_target(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off
     struct fsh_op_track sync = {0, 0, 0};
     bool wait = fsh_amo_fetches(op) && !nbi;
     fsh_progress_lock();
+    /* Our inbox at pe stays ours until the request is in it (the post hook gives back
+     * others, polled meanwhile). */
+    int pinned = tg.pinned;
+    tg.pinned = pe;
     int rc = request(ctx, op, seg, off, value, cond, fetch, size, pe, wait ? &sync : NULL);
+    tg.pinned = pinned;
     fsh_progress_unlock();
     if (rc == 0 && wait) {
         rc = fsh_progress_wait_track(&sync, "atomic: waiting for the target to apply it");

@@ -21,7 +21,7 @@ enum fsh_amo_op {
 };
 
 /* Query the provider (once) and register the operand/result bounce buffers. Without
- * provider atomics, reserve the inboxes of AMOs applied by the target (for at most peers
+ * provider atomics, reserve the inboxes of AMOs applied by the target (peers of them, lent to
  * sources: FABSHMEM_AMO_PEERS): collective, at the same point of init on every PE. */
 int fsh_amo_init(long peers);
 /* Are AMOs applied by their target's engine (an open fabric without atomics)? */

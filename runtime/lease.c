@@ -23,9 +23,19 @@
  * release sent ahead of it would be answered "the chunk you hold" and then lose that chunk, so
  * the source, whose count covers both, sees RELEASED as the last answer and claims again.
  *
+ * A source that would rather wait than be denied (fsh_lease_claim_wait: atomics, which have no
+ * other way) sets the queue bit: with every chunk held, the target keeps the claim in a
+ * first-come queue instead of answering DENIED, and answers it when a chunk is given back: the
+ * chunk goes straight to the queue's head, so nobody who asks later overtakes it. Holders give
+ * back when the protocol's policy says so; the target can ask one to (fsh_lease_ask: a message
+ * with the ask bit into the holder's sink word; its engine calls the pool's on_ask with the
+ * target). The target asks only holders it has not asked since their grant, and counts them
+ * (nasked), so a protocol can ask one holder per waiting claim.
+ *
  * Only writes with immediate data and reads: no fabric atomics (efa-direct has none), and
  * the answer waits only for the target's progress engine, which every protocol built on it
- * needs anyway. Memory: nchunks x chunk, 4 bytes per PE of answers, 16 bytes of sink.
+ * needs anyway. Memory: nchunks x chunk, 4 bytes per PE of answers, 16 bytes of sink; off the
+ * heap, 4 bytes per PE of claims sent, and 4 more for the queue once a claim waits.
  */
 #include "lease.h"
 
@@ -46,6 +56,8 @@
 #define SRC_BITS 22
 #define POOL_SHIFT 22 /* 2 bits of pool */
 #define RELEASE_BIT (1u << 24)
+#define QUEUE_BIT (1u << 25) /* a claim: wait for a chunk rather than be denied */
+#define ASK_BIT (1u << 26)   /* from the target to a holder: give the chunk back */
 
 static struct fsh_lease_pool *pools[FSH_LEASE_NPOOLS];
 static bool handler_registered;
@@ -60,6 +72,43 @@ size_t fsh_lease_heap_bytes(int npes, unsigned nchunks, size_t chunk)
     return (size_t)nchunks * align64(chunk) + align64((size_t)npes * sizeof(uint32_t)) + 64;
 }
 
+/* The answer to src's latest claim or release: n counts them, so the source can tell. */
+static void answer(struct fsh_lease_pool *p, int src, unsigned a)
+{
+    uint32_t n = (__atomic_load_n(&p->grant[src], __ATOMIC_RELAXED) >> 8) + 1;
+    /* Release: the chunk's reset (granted) is visible to whoever sees the answer. */
+    __atomic_store_n(&p->grant[src], (n << 8) | a, __ATOMIC_RELEASE);
+}
+
+/* Chunk c changes hands: its holder is no longer asked to give it back. */
+static void unask(struct fsh_lease_pool *p, unsigned c)
+{
+    if (p->asked[c]) {
+        p->asked[c] = 0;
+        p->nasked--;
+    }
+}
+
+/* Chunk c goes to src, a new holder. */
+static void grant(struct fsh_lease_pool *p, unsigned c, int src)
+{
+    p->owner[c] = src;
+    unask(p, c);
+    if (p->granted) {
+        p->granted(c);
+    }
+}
+
+/* The queue, made on the first claim that waits (pools whose sources never wait have none):
+ * false when there is no memory for it (the claim is then denied). */
+static bool queue_room(struct fsh_lease_pool *p)
+{
+    if (!p->queue) {
+        p->queue = malloc((size_t)fsh_rt.npes * sizeof(int));
+    }
+    return p->queue != NULL;
+}
+
 static void on_lease(uint32_t payload)
 {
     unsigned id = (payload >> POOL_SHIFT) & 3;
@@ -67,6 +116,13 @@ static void on_lease(uint32_t payload)
     struct fsh_lease_pool *p = id < FSH_LEASE_NPOOLS ? pools[id] : NULL;
     if (!p || src >= fsh_rt.npes) {
         FSH_WARN("lease message for pool %u from PE %d is out of range: dropped", id, src);
+        return;
+    }
+    if (payload & ASK_BIT) {
+        /* Holder side: src, the target, wants its chunk back. */
+        if (p->on_ask) {
+            p->on_ask(src);
+        }
         return;
     }
     unsigned held = DENIED, free_c = DENIED;
@@ -77,22 +133,33 @@ static void on_lease(uint32_t payload)
             free_c = c;
         }
     }
-    unsigned answer = held;
     if (payload & RELEASE_BIT) {
+        answer(p, src, RELEASED);
         if (held != DENIED) {
             p->owner[held] = -1;
+            unask(p, held);
+            if (p->nqueued) {
+                /* First come, first served: the oldest waiting claim gets it. */
+                int w = p->queue[p->qhead];
+                p->qhead = (p->qhead + 1) % (unsigned)fsh_rt.npes;
+                p->nqueued--;
+                grant(p, held, w);
+                answer(p, w, held);
+            }
         }
-        answer = RELEASED;
-    } else if (answer == DENIED && free_c != DENIED) {
-        answer = free_c;
-        p->owner[answer] = src;
-        if (p->granted) {
-            p->granted(answer);
-        }
+        return;
     }
-    uint32_t n = (__atomic_load_n(&p->grant[src], __ATOMIC_RELAXED) >> 8) + 1;
-    /* Release: the chunk's reset above is visible to whoever sees the answer. */
-    __atomic_store_n(&p->grant[src], (n << 8) | answer, __ATOMIC_RELEASE);
+    if (held == DENIED && free_c != DENIED) {
+        grant(p, free_c, src);
+        held = free_c;
+    } else if (held == DENIED && (payload & QUEUE_BIT) && queue_room(p)) {
+        /* Answered when a chunk is given back. A source has one claim in flight per target,
+         * so it is queued at most once and the queue never holds more than npes. */
+        p->queue[(p->qhead + p->nqueued) % (unsigned)fsh_rt.npes] = src;
+        p->nqueued++;
+        return;
+    }
+    answer(p, src, held);
 }
 
 int fsh_lease_init(struct fsh_lease_pool *p, enum fsh_lease_id id, unsigned nchunks,
@@ -128,8 +195,9 @@ int fsh_lease_init(struct fsh_lease_pool *p, enum fsh_lease_id id, unsigned nchu
     }
     p->grant_off = p->base_off + (uint64_t)((uint8_t *)p->grant - p->base);
     p->owner = malloc(nchunks * sizeof(int));
+    p->asked = calloc(nchunks, 1);
     p->claims = calloc(n, sizeof(uint32_t));
-    if (!p->owner || !p->claims) {
+    if (!p->owner || !p->asked || !p->claims) {
         return fsh_err(-ENOMEM, "", "%s: out of memory for the lease state of %zu PEs", what, n);
     }
     for (unsigned c = 0; c < nchunks; c++) {
@@ -158,7 +226,9 @@ void fsh_lease_fini(struct fsh_lease_pool *p)
     }
     handler_registered = any;
     free(p->owner);
+    free(p->asked);
     free(p->claims);
+    free(p->queue);
     /* The chunks go with the heap. */
     memset(p, 0, sizeof(*p));
 }
@@ -193,19 +263,25 @@ static bool answered(const void *arg)
     return (w->got >> 8) == (w->want & 0xFFFFFFu);
 }
 
-int fsh_lease_claim(struct fsh_lease_pool *p, int pe)
+static int claim(struct fsh_lease_pool *p, int pe, uint32_t bits)
 {
+    static const char *const user[] = {[FSH_LEASE_SIGNAL] = "put-with-signal",
+                                       [FSH_LEASE_DEVICE] = "device heap staging",
+                                       [FSH_LEASE_AMO] = "atomics"};
     unsigned answer = RELEASED;
     while (answer == RELEASED) {
         struct answer_wait w = {p, pe, ++p->claims[pe], 0, 0};
-        int rc = send(p, pe, 0);
+        int rc = send(p, pe, bits);
         if (rc == 0 && !answered(&w)) {
-            char what[96];
-            static const char *const user[] = {[FSH_LEASE_SIGNAL] = "put-with-signal",
-                                               [FSH_LEASE_DEVICE] = "device heap staging",
-                                               [FSH_LEASE_AMO] = "atomics"};
-            snprintf(what, sizeof(what), "waiting for PE %d to grant inbox space (%s)", pe,
-                     user[p->id]);
+            char what[160];
+            if (bits & QUEUE_BIT) {
+                snprintf(what, sizeof(what), "waiting for PE %d to grant inbox space (%s; its "
+                         "%u inboxes may all be held by other PEs, one is given back soon)", pe,
+                         user[p->id], p->nchunks);
+            } else {
+                snprintf(what, sizeof(what), "waiting for PE %d to grant inbox space (%s)", pe,
+                         user[p->id]);
+            }
             rc = fsh_progress_wait(answered, &w, what, pe);
         }
         if (rc == 0) {
@@ -215,6 +291,10 @@ int fsh_lease_claim(struct fsh_lease_pool *p, int pe)
             return rc;
         }
         answer = w.got & 0xFFu;
+    }
+    if (answer == DENIED && (bits & QUEUE_BIT)) {
+        return fsh_err(-ENOMEM, "", "PE %d is out of memory for the queue of claims that wait "
+                       "for its inbox space (%s)", pe, user[p->id]);
     }
     if (answer == DENIED) {
         return -ENOSPC;
@@ -226,8 +306,29 @@ int fsh_lease_claim(struct fsh_lease_pool *p, int pe)
     return (int)answer;
 }
 
+int fsh_lease_claim(struct fsh_lease_pool *p, int pe)
+{
+    return claim(p, pe, 0);
+}
+
+int fsh_lease_claim_wait(struct fsh_lease_pool *p, int pe)
+{
+    return claim(p, pe, QUEUE_BIT);
+}
+
 int fsh_lease_release(struct fsh_lease_pool *p, int pe)
 {
     p->claims[pe]++; /* answered too: see the top of this file */
     return send(p, pe, RELEASE_BIT);
+}
+
+int fsh_lease_ask(struct fsh_lease_pool *p, unsigned c)
+{
+    int holder = fsh_lease_owner(p, c);
+    if (holder < 0 || p->asked[c]) {
+        return 0;
+    }
+    p->asked[c] = 1;
+    p->nasked++;
+    return send(p, holder, ASK_BIT);
 }

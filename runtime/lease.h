@@ -10,6 +10,7 @@
 #ifndef FSH_LEASE_H
 #define FSH_LEASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,13 @@ struct fsh_lease_pool {
     uint32_t *probe;    /* landing of grant reads (registered) */
     int *owner;         /* [chunk]: the PE holding it, -1: free (target side) */
     void (*granted)(unsigned chunk); /* target side: a free chunk goes to a new holder */
+    uint8_t *asked;     /* [chunk]: its holder was asked to give it back (target side) */
+    unsigned nasked;    /* chunks asked back and not yet given back */
+    int *queue;         /* [npes]: sources whose claim waits for a chunk, oldest at qhead
+                         * (made on the first such claim) */
+    unsigned qhead, nqueued;
+    /* holder side, set by the protocol (may stay NULL): pe asks for its chunk back */
+    void (*on_ask)(int pe);
     uint32_t *claims;   /* [pe]: claims sent to pe (initiator side) */
 };
 
@@ -56,9 +64,24 @@ void fsh_lease_fini(struct fsh_lease_pool *p);
  * index, -ENOSPC when every chunk of pe's pool is held (nothing recorded), or -errno. A source
  * that holds a chunk of pe is given the same one again. Caller holds the engine lock. */
 int fsh_lease_claim(struct fsh_lease_pool *p, int pe);
+/* The same, but when every chunk of pe's pool is held, wait until pe gives this PE one that
+ * a holder gave back (claims waiting are served first come, first served): the chunk's index,
+ * or -errno. Caller holds the engine lock. */
+int fsh_lease_claim_wait(struct fsh_lease_pool *p, int pe);
 /* Give pe's chunk back (no wait: pe frees it when the write lands). Only once nothing of
  * ours is in flight into it. */
 int fsh_lease_release(struct fsh_lease_pool *p, int pe);
+
+/* Target side: claims waiting for a chunk of this PE. */
+static inline unsigned fsh_lease_waiting(const struct fsh_lease_pool *p)
+{
+    return p->nqueued;
+}
+
+/* Target side: ask the holder of chunk c to give it back (a message; the holder's pool calls
+ * its on_ask with this PE). Once per grant: a chunk already asked for, or free, is left
+ * alone. Posts: not from an event handler. 0 or -errno. */
+int fsh_lease_ask(struct fsh_lease_pool *p, unsigned c);
 
 /* Chunk c of this PE, and its offset in the heap (the same at every PE). */
 static inline void *fsh_lease_chunk(const struct fsh_lease_pool *p, unsigned c)
@@ -69,6 +92,12 @@ static inline void *fsh_lease_chunk(const struct fsh_lease_pool *p, unsigned c)
 static inline uint64_t fsh_lease_chunk_off(const struct fsh_lease_pool *p, unsigned c)
 {
     return p->base_off + (uint64_t)c * p->chunk;
+}
+
+/* Has chunk c's holder been asked to give it back since it was granted (target side)? */
+static inline bool fsh_lease_asked(const struct fsh_lease_pool *p, unsigned c)
+{
+    return c < p->nchunks && p->asked[c];
 }
 
 /* The PE holding chunk c of this PE, or -1 (target side). */
