@@ -81,8 +81,9 @@ int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
 void fsh_progress_set_poll_hook(void (*fn)(void));
 /* Operations a higher layer holds back, posted at the end of every poll (after the events were
- * dispatched), so anybody who waits makes them move: a session's batched puts (rma.c), the
- * answers handlers queued to AMO requests (amo.c; a handler never posts). One hook per holder;
+ * dispatched), so anybody who waits makes them move: a session's batched puts (rma.c), and
+ * what amo.c's handlers queued (a handler never posts): the answers to AMO requests, the asks
+ * for inboxes back and the give-backs. One hook per holder;
  * fn returns 0 or -errno (recorded), which the poll returns; NULL removes it. A hook must not
  * re-enter itself: a post that polls (queue full) runs every hook again. */
 enum fsh_post_hook { FSH_POST_BATCHES, FSH_POST_ANSWERS, FSH_POST_NHOOKS };
