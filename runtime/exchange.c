@@ -80,7 +80,9 @@ int fsh_exchange_pack(struct fsh_exchange *x, int npes)
     }
     struct blob_head head;
     memset(&head, 0, sizeof(head));
-    int rc = fsh_fabric_getname(head.addr, sizeof(head.addr));
+    uint64_t keys[FSH_NSEGS * (FSH_MAX_RAILS - 1)];
+    size_t nkeys = fsh_mr_rail_keys_pack(keys, sizeof(keys));
+    int rc = fsh_fabric_getname(head.addr, sizeof(head.addr), keys, nkeys);
     if (rc < 0) {
         return rc;
     }
@@ -107,6 +109,11 @@ int fsh_exchange_unpack(struct fsh_exchange *x)
         x->node_of[i] = head.node_id;
         memcpy(x->slots + i * FSH_ADDR_MAX, head.addr, FSH_ADDR_MAX);
         fsh_mr_blob_unpack((int)i, b + sizeof(head));
+        size_t nkeys;
+        const uint8_t *keys = fsh_fabric_slot_extra(head.addr, head.addrlen, &nkeys);
+        if (keys) {
+            rc = fsh_mr_rail_keys_unpack((int)i, keys, nkeys);
+        }
         fsh_local_blob_unpack((int)i, b + sizeof(head) + mr_len);
     }
     return rc;

@@ -720,8 +720,9 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
 
 /* The rails' trailer, after rail 0's address in the exchange slot (only with more than one
  * rail: a one-rail PE's slot is its address alone): the rail count, each rail's fabric id,
- * then the address of every further rail, each after its length byte. */
-int fsh_fabric_getname(void *buf, size_t buflen)
+ * the address of every further rail after its length byte, then the caller's extra bytes (the
+ * further rails' memory keys) after theirs. */
+int fsh_fabric_getname(void *buf, size_t buflen, const void *extra, size_t extra_len)
 {
     size_t len = buflen;
     int rc = fi_getname(&fab.rail[0].ep->fid, buf, &len);
@@ -745,6 +746,12 @@ int fsh_fabric_getname(void *buf, size_t buflen)
                 *t = (uint8_t)n;
                 t += 1 + n;
             }
+        }
+        if (rc == 0 && (extra_len > UINT8_MAX || (size_t)(end - t) < 1 + extra_len)) {
+            rc = -FI_ETOOSMALL;
+        } else if (rc == 0) {
+            *t = (uint8_t)extra_len;
+            memcpy(t + 1, extra, extra_len);
         }
     }
     if (rc == -FI_ETOOSMALL) {
@@ -850,11 +857,15 @@ struct peer_rails {
     size_t len[FSH_MAX_RAILS];
 };
 
-static int parse_rails(const uint8_t *slot, size_t len0, struct peer_rails *pr)
+/* Parse a slot's trailer: the rails into pr, and where the extra bytes begin (NULL for a
+ * one-rail slot). */
+static int parse_trailer(const uint8_t *slot, size_t len0, struct peer_rails *pr,
+                         const uint8_t **extra)
 {
     const uint8_t *t = slot + len0, *end = slot + FSH_ADDR_MAX;
     memset(pr, 0, sizeof(*pr));
     pr->n = t < end ? *t : 0;
+    *extra = NULL;
     if (pr->n <= 1) {
         pr->n = 1;
         pr->id[0] = fab.rail[0].fabric_id; /* one rail: reached as rail 0 always was */
@@ -875,7 +886,23 @@ static int parse_rails(const uint8_t *slot, size_t len0, struct peer_rails *pr)
         pr->addr[j] = t + 1;
         t += 1 + *t;
     }
+    if (t >= end || (size_t)(end - t) < 1u + *t) {
+        return -EPROTO;
+    }
+    *extra = t;
     return 0;
+}
+
+const uint8_t *fsh_fabric_slot_extra(const uint8_t *slot, size_t len0, size_t *n)
+{
+    struct peer_rails pr;
+    const uint8_t *extra;
+    if (len0 >= FSH_ADDR_MAX || parse_trailer(slot, len0, &pr, &extra) != 0 || !extra) {
+        *n = 0;
+        return NULL;
+    }
+    *n = *extra;
+    return extra + 1;
 }
 
 /* With more than one rail anywhere in the job: the ways to every peer (struct route), each
@@ -896,7 +923,8 @@ static int build_routes(const uint8_t *slots, const uint16_t *lens, int npes)
     }
     for (int p = 0; p < npes; p++) {
         struct peer_rails pr;
-        if (parse_rails(slots + (size_t)p * FSH_ADDR_MAX, lens[p], &pr) != 0) {
+        const uint8_t *extra;
+        if (parse_trailer(slots + (size_t)p * FSH_ADDR_MAX, lens[p], &pr, &extra) != 0) {
             return fsh_err(-EPROTO, "run every PE with the same fabshmem",
                            "PE %d's rail addresses are malformed", p);
         }

@@ -65,8 +65,12 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
 void fsh_fabric_close(void);
 const struct fsh_fabric_attr *fsh_fabric_attr(void);
 
-/* My address, copied into buf (at most FSH_ADDR_MAX bytes); returns its length or -errno. */
-int fsh_fabric_getname(void *buf, size_t buflen);
+/* My address, copied into buf (at most FSH_ADDR_MAX bytes); returns its length or -errno. With
+ * several rails the further rails' addresses follow it in buf, then extra_len bytes of extra
+ * (the caller's: further rails' memory keys), all in the one exchange. */
+int fsh_fabric_getname(void *buf, size_t buflen, const void *extra, size_t extra_len);
+/* The extra bytes of a PE's slot (len0: its address length), or NULL (*n 0) for a one-rail PE. */
+const uint8_t *fsh_fabric_slot_extra(const uint8_t *slot, size_t len0, size_t *n);
 /* Insert every PE's address (slots of FSH_ADDR_MAX bytes, lengths in lens[]) in one call. */
 int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes);
 /* A short description of the provider for SHMEM_INFO and fabshmem-info. */

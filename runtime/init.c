@@ -442,9 +442,6 @@ static int exchange(double timeout)
     if (rc == 0) {
         rc = fsh_fabric_insert_peers(x.slots, x.lens, fsh_rt.npes);
     }
-    if (rc == 0) {
-        rc = fsh_mr_exchange_rail_keys(timeout);
-    }
     if (rc == 0 && fsh_fabric_multirail()) {
         rc = fsh_xport_enable_failover();
     }

@@ -8,8 +8,8 @@
  * address is the peer's virtual address, otherwise an offset into the registered region; with
  * FI_MR_PROV_KEY the key is whatever the provider made, so keys are always read back with
  * fi_mr_key() and exchanged. With several rails (fabric.c) every registration is made on each
- * rail's domain; rail 0's keys travel in init's exchange, the others' in one more all-gather
- * that only multi-rail jobs make.
+ * rail's domain; rail 0's keys travel in init's exchange blob, the others' in the exchange
+ * slot's rail trailer (fabric.c), so every key is exchanged in the one all-gather too.
  */
 #define _GNU_SOURCE
 #include "mr.h"
@@ -60,7 +60,7 @@ int fsh_mr_init(int npes)
         return fsh_err(-ENOMEM, "", "out of memory for %d peers' segment tables", npes);
     }
     mrs.npes = npes;
-    mrs.next_key = FSH_NSEGS;
+    mrs.next_key = FSH_NSEGS * FSH_MAX_RAILS; /* above every segment key of every rail */
     return 0;
 }
 
@@ -196,6 +196,15 @@ static int reg(int rail, void *base, size_t len, uint64_t access, uint64_t key,
     return 0;
 }
 
+/* The key asked for segment seg on rail r. Where keys are the provider's (FI_MR_PROV_KEY), a
+ * real provider ignores it and chooses per domain; one that takes it (shm, tcp under
+ * FABSHMEM_MR_MODE=prov_key or the efa-direct profile) is given a different one on every rail,
+ * so that a key sent to the wrong rail fails there as it would on EFA. */
+static uint64_t seg_key(enum fsh_seg seg, int r)
+{
+    return (uint64_t)seg + (fsh_fabric_attr()->mr_prov_key ? (uint64_t)r * FSH_NSEGS : 0);
+}
+
 /* Descriptor and key of rail r's registration of l. */
 static int took_key(struct seg_local *l, int r)
 {
@@ -218,7 +227,7 @@ int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len)
     }
     for (int r = 0; r < fsh_fabric_nrails(); r++) {
         int rc = reg(r, base, len, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-                     (uint64_t)seg, &l->mr[r]);
+                     seg_key(seg, r), &l->mr[r]);
         if (rc != 0) {
             return rc;
         }
@@ -260,6 +269,7 @@ int fsh_mr_reg_device(enum fsh_seg seg, void *base, size_t len, int cuda_dev, in
     l->base = base;
     l->len = len;
     for (int r = 0; r < fsh_fabric_nrails(); r++) {
+        attr.requested_key = seg_key(seg, r);
         int rc = fi_mr_regattr(fsh_fabric_domain(r), &attr, flags, &l->mr[r]);
         if (rc != 0) {
             l->mr[r] = NULL;
@@ -318,20 +328,36 @@ int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout)
     return rc;
 }
 
-int fsh_mr_exchange_rail_keys(double timeout)
+size_t fsh_mr_rail_keys_pack(void *buf, size_t room)
 {
-    if (!fsh_fabric_multirail()) {
+    size_t per = (size_t)(fsh_fabric_nrails() - 1) * sizeof(uint64_t);
+    if (per == 0 || room < FSH_NSEGS * per) {
         return 0;
     }
-    uint64_t mine[FSH_NSEGS * XKEYS];
     for (int s = 0; s < FSH_NSEGS; s++) {
-        memcpy(&mine[s * XKEYS], &mrs.local[s].key[1], XKEYS * sizeof(uint64_t));
+        memcpy((uint8_t *)buf + s * per, &mrs.local[s].key[1], per);
     }
-    mrs.xkeys = calloc((size_t)mrs.npes * FSH_NSEGS * XKEYS, sizeof(uint64_t));
+    return FSH_NSEGS * per;
+}
+
+int fsh_mr_rail_keys_unpack(int pe, const void *buf, size_t n)
+{
+    size_t per = n / FSH_NSEGS;
+    if (n % (FSH_NSEGS * sizeof(uint64_t)) != 0 || per > XKEYS * sizeof(uint64_t)) {
+        return fsh_err(-EPROTO, "run every PE with the same fabshmem",
+                       "PE %d's rail keys are malformed (%zu bytes)", pe, n);
+    }
     if (!mrs.xkeys) {
-        return fsh_err(-ENOMEM, "", "out of memory for %d peers' rail keys", mrs.npes);
+        mrs.xkeys = calloc((size_t)mrs.npes * FSH_NSEGS * XKEYS, sizeof(uint64_t));
+        if (!mrs.xkeys) {
+            return fsh_err(-ENOMEM, "", "out of memory for %d peers' rail keys", mrs.npes);
+        }
     }
-    return fsh_boot_allgather(mine, sizeof(mine), mrs.xkeys, timeout);
+    for (int s = 0; s < FSH_NSEGS; s++) {
+        memcpy(&mrs.xkeys[((size_t)pe * FSH_NSEGS + (size_t)s) * XKEYS],
+               (const uint8_t *)buf + (size_t)s * per, per);
+    }
+    return 0;
 }
 
 void fsh_mr_set_segment(enum fsh_seg seg, void *base, size_t len)

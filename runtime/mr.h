@@ -53,9 +53,11 @@ void fsh_mr_dereg_segment(enum fsh_seg seg);
 /* Publish segment seg (registered after the init exchange) to every PE: collective. */
 int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout);
 
-/* The keys of every rail but the first, when the job has more than one rail (then every PE
- * calls it, after fsh_fabric_insert_peers; a no-op otherwise): collective. */
-int fsh_mr_exchange_rail_keys(double timeout);
+/* The segments' keys of every rail but the first, packed into buf (room bytes): their length,
+ * 0 with one rail. They travel in the exchange slot (fsh_fabric_getname's extra). */
+size_t fsh_mr_rail_keys_pack(void *buf, size_t room);
+/* pe's keys of its further rails, as packed (n bytes). */
+int fsh_mr_rail_keys_unpack(int pe, const void *buf, size_t n);
 
 /* The per-PE part of the exchange blob (rail 0's keys). */
 size_t fsh_mr_blob_size(void);

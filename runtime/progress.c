@@ -301,6 +301,29 @@ static bool writes_done(uint64_t mark)
     return mark <= __atomic_load_n(&pg.wdrained, __ATOMIC_ACQUIRE);
 }
 
+/* Errors that say the way failed (a connection or a link), not the operation: a bad key or a
+ * length the target refuses (FI_EACCES, FI_EINVAL, ...) would fail on every rail, and trying
+ * another would hide it. */
+static bool transport_failed(int err)
+{
+    switch (err) {
+    case FI_EIO:
+    case FI_ENOTCONN:
+    case FI_ECONNRESET:
+    case FI_ECONNABORTED:
+    case FI_ECONNREFUSED:
+    case FI_ETIMEDOUT:
+    case FI_EHOSTUNREACH:
+    case FI_ENETUNREACH:
+    case FI_ENETDOWN:
+    case EPIPE:
+    case EHOSTDOWN:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static int report_error(int rail)
 {
     struct fi_cq_err_entry e;
@@ -317,7 +340,7 @@ static int report_error(int rail)
         fsh_progress_op_put(op); /* re-posted elsewhere: its failure is no news */
         return 0;
     }
-    if (op && pg.way_hook && fsh_fabric_ways(op->pe) > 1) {
+    if (op && pg.way_hook && fsh_fabric_ways(op->pe) > 1 && transport_failed((int)e.err)) {
         char why[320];
         snprintf(why, sizeof(why), "failed a %s of %zu bytes to it (%s; %s)", kind_name(op->kind),
                  op->len, fi_strerror((int)e.err), prov ? prov : "");
