@@ -1,0 +1,131 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# layers.sh: the layering rule holds. The layers are written once, in README.md's fenced block
+# ```layers (`layer N: module ...`, a higher N is a higher layer; a module is every file of
+# runtime/ and collectives/ with that name before its extension: x.c, x.h, x.def). Every
+# `#include "..."` in those files must name a file of the same layer or a lower one, or a public
+# header (include/) or config.h; every file must belong to a layer; and no file above the layer
+# of xport (the transport) may include <rdma/...>. The exceptions known today are listed in
+# tests/unit/layers.allow (`file -> header  # why, and what removes it`): each must still occur,
+# so the list only shrinks. Run by `make check` with top_srcdir set; exits 0 pass, 1 fail.
+
+top_srcdir=${top_srcdir:-${0%/*}/../..}
+name=layers
+readme=$top_srcdir/README.md
+allow=$top_srcdir/tests/unit/layers.allow
+
+for f in "$readme" "$allow"; do
+    if [ ! -f "$f" ]; then
+        echo "$name: FAIL (no $f)"
+        exit 1
+    fi
+done
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# module layer, one per line, from the README's block (comments after # dropped).
+awk '/^```layers[ \t]*$/ { on = 1; next }
+     on && /^```/ { exit }
+     on {
+         sub(/#.*/, "")
+         if ($1 != "layer") { next }
+         n = $2
+         sub(/:$/, "", n)
+         for (i = 3; i <= NF; i++) { print $i, n }
+     }' "$readme" >"$tmp/layers"
+if [ ! -s "$tmp/layers" ]; then
+    echo "$name: FAIL (README.md has no \`\`\`layers block of 'layer N: module ...' lines)"
+    exit 1
+fi
+
+# Every include of a source file, as: file line "header" or <header>.
+(
+    cd "$top_srcdir" || exit 1
+    for f in runtime/*.c runtime/*.h runtime/*.def collectives/*.c collectives/*.h; do
+        [ -f "$f" ] && echo "$f"
+    done >"$tmp/files"
+    while read -r f; do
+        grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]' "$f" |
+            sed -n 's/^\([0-9]*\):[^"<]*\(["<][^">]*[">]\).*/\1 \2/p' |
+            while read -r line inc; do echo "$f $line $inc"; done
+    done <"$tmp/files"
+) >"$tmp/includes" || exit 1
+ls "$top_srcdir/include" >"$tmp/public"
+
+# Judge each include; a violation is printed as `file -> header` (the allowlist's key), a tab,
+# and the explanation.
+awk -v layers="$tmp/layers" -v files="$tmp/files" -v public="$tmp/public" '
+    function base(p) { sub(/.*\//, "", p); return p }
+    function module(p) { p = base(p); sub(/\.[^.]*$/, "", p); return p }
+    BEGIN {
+        while ((getline l < layers) > 0) {
+            split(l, w, " ")
+            if (w[1] in layer) {
+                print "README.md: module " w[1] " is in layers " layer[w[1]] " and " w[2] > "/dev/stderr"
+                bad = 1
+            }
+            layer[w[1]] = w[2] + 0
+        }
+        while ((getline l < files) > 0) { tree[base(l)] = 1; nfiles++; file[nfiles] = l }
+        while ((getline l < public) > 0) { pub[l] = 1; sub(/\.in$/, "", l); pub[l] = 1 }
+        xport = ("xport" in layer) ? layer["xport"] : -1
+        for (i = 1; i <= nfiles; i++) { has[module(file[i])] = 1 }
+        for (m in layer) {
+            if (!(m in has)) {
+                print "README.md: module " m " (layer " layer[m] ") has no file" > "/dev/stderr"
+                bad = 1
+            }
+        }
+        for (i = 1; i <= nfiles; i++) {
+            if (!(module(file[i]) in layer)) {
+                printf "%s -> (no layer)\t%s belongs to no layer of README.md\n", file[i], file[i]
+            }
+        }
+    }
+    {
+        f = $1; line = $2; inc = $3
+        if (!(module(f) in layer)) { next }
+        me = layer[module(f)]
+        h = inc
+        gsub(/[<>"]/, "", h)
+        if (inc ~ /^</) {
+            if (h ~ /^rdma\// && me > xport) {
+                printf "%s -> %s\t%s:%s: %s (layer %d) includes %s above the transport (xport, layer %d)\n", f, inc, f, line, f, me, inc, xport
+            }
+            next
+        }
+        checked++
+        if (base(h) in tree) {
+            them = layer[module(h)]
+            if (them > me) {
+                printf "%s -> %s\t%s:%s: %s (layer %d) includes %s of a higher layer (%d)\n", f, h, f, line, f, me, h, them
+            }
+        } else if (!(h in pub) && h != "config.h") {
+            printf "%s -> %s\t%s:%s: %s is neither a file of runtime/ or collectives/ nor a public header\n", f, h, f, line, h
+        }
+    }
+    END { print checked > "/dev/stderr"; exit bad }
+' "$tmp/includes" >"$tmp/found" 2>"$tmp/checked" || {
+    echo "$name: FAIL (README.md's layers block names a module twice, or one without files)"
+    sed -e '$d' -e 's/^/    /' "$tmp/checked"
+    exit 1
+}
+checked=$(tail -n 1 "$tmp/checked")
+
+# The allowlist's keys: `file -> header`, comments and blank lines dropped.
+sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$allow" | sort -u >"$tmp/allowed"
+cut -f 1 "$tmp/found" | sort -u >"$tmp/keys"
+
+new=$(cut -f 1 "$tmp/found" | sort -u | grep -vxF -f "$tmp/allowed" || true)
+gone=$(grep -vxF -f "$tmp/keys" "$tmp/allowed" || true)
+if [ -n "$new$gone" ]; then
+    [ -n "$new" ] && n=$(echo "$new" | wc -l) || n=0
+    [ -n "$gone" ] && g=$(echo "$gone" | wc -l) || g=0
+    echo "$name: FAIL ($n violation(s) of README.md's layers, $g line(s) of tests/unit/layers.allow no longer occurring)"
+    [ -z "$new" ] || echo "$new" | while read -r key; do
+        awk -F '\t' -v k="$key" '$1 == k { print "    " $2 }' "$tmp/found"
+    done
+    [ -z "$gone" ] || echo "$gone" | sed 's/^/    no longer occurs, remove from layers.allow: /'
+    exit 1
+fi
+echo "$name: PASS ($checked includes checked, $(wc -l <"$tmp/allowed") known violations allowed)"
