@@ -118,7 +118,7 @@ static const struct mapping map[] = {
 
 static struct {
     struct bounce *bufs; /* [operation record index] */
-    struct fsh_mr_set reg; /* bufs, on every rail */
+    struct fsh_mr_set *reg; /* bufs, on every rail */
     /* supported[op][size == 8] */
     bool supported[NOPS][2];
     bool queried;
@@ -246,7 +246,7 @@ void fsh_amo_fini(void)
         free(tg.giving);
         memset(&tg, 0, sizeof(tg));
     }
-    fsh_mr_dereg_local(&am.reg);
+    fsh_mr_dereg_local(am.reg);
     free(am.bufs);
     memset(&am, 0, sizeof(am));
 }
@@ -705,7 +705,7 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     struct fsh_path path = fsh_fabric_path_atomic(pe);
-    void *desc = am.reg.desc[path.rail];
+    void *desc = fsh_mr_set_desc(am.reg, path.rail);
 
     fsh_progress_lock();
     struct fsh_op *o = fsh_progress_op_get(FSH_OP_ATOMIC, pe, size);

@@ -20,7 +20,6 @@
 
 #include "bootstrap.h"
 #include "env.h"
-#include "mr.h" /* FSH_MAX_RAILS */
 
 /* What the rest of the runtime needs to know about the chosen provider. */
 struct fsh_fabric_attr {
@@ -48,6 +47,7 @@ struct fsh_fabric_attr {
 };
 
 #define FSH_ADDR_MAX 240 /* slot for one PE's address (and its rails') in the exchange blob */
+#define FSH_MAX_RAILS 4  /* endpoints (one per NIC) a PE opens; every registration is on each */
 
 /* The NIC(s) topology chose for this PE. It is applied to providers whose domains are NICs that
  * fi_getinfo can filter (efa, verbs); when the user forced it (FABSHMEM_NIC) to every provider

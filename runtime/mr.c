@@ -430,9 +430,26 @@ void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off)
     return mrs.local[seg].base + off;
 }
 
-int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set *set)
+struct fsh_mr_set {
+    struct fid_mr *mr[FSH_MAX_RAILS];
+    void *desc[FSH_MAX_RAILS];
+};
+
+void fsh_mr_dereg_local(struct fsh_mr_set *set)
 {
-    memset(set, 0, sizeof(*set));
+    if (set) {
+        close_all(set->mr);
+        free(set);
+    }
+}
+
+int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set **out)
+{
+    struct fsh_mr_set *set = calloc(1, sizeof(*set));
+    *out = NULL;
+    if (!set) {
+        return fsh_err(-ENOMEM, "", "out of memory for a registration");
+    }
     for (int r = 0; r < fsh_fabric_nrails(); r++) {
         int rc = reg(r, buf, len, FI_READ | FI_WRITE, mrs.next_key++, &set->mr[r]);
         if (rc != 0) {
@@ -441,12 +458,13 @@ int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set *set)
         }
         set->desc[r] = fi_mr_desc(set->mr[r]);
     }
+    *out = set;
     return 0;
 }
 
-void fsh_mr_dereg_local(struct fsh_mr_set *set)
+void *fsh_mr_set_desc(const struct fsh_mr_set *set, int rail)
 {
-    close_all(set->mr);
+    return set->desc[rail];
 }
 
 bool fsh_mr_is_device(const void *addr, size_t len)

@@ -15,14 +15,8 @@
 #include <stdint.h>
 
 struct fid_mr;
-
-#define FSH_MAX_RAILS 4 /* endpoints (one per NIC) a PE opens: every registration is made on each */
-
-/* A private buffer registered on every rail: the descriptor of rail r is desc[r]. */
-struct fsh_mr_set {
-    struct fid_mr *mr[FSH_MAX_RAILS];
-    void *desc[FSH_MAX_RAILS];
-};
+/* A private buffer registered on every rail (fabric.h): fsh_mr_reg_local makes one. */
+struct fsh_mr_set;
 
 /* FSH_SEG_DEVICE: the device heap on the PE's GPU (devmem.c), length 0 when off. On the staging
  * path it is not registered with the NIC and never mapped by peers: only devmem.c reaches it. */
@@ -75,7 +69,9 @@ void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off);
 
 /* Register private memory the runtime reuses for many operations (bounce buffers); the
  * descriptor stays valid until fsh_mr_dereg_local. */
-int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set *set);
+int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set **set);
+/* Its descriptor on rail `rail`. */
+void *fsh_mr_set_desc(const struct fsh_mr_set *set, int rail);
 void fsh_mr_dereg_local(struct fsh_mr_set *set);
 
 /* Is [addr, addr+len) in the device heap registered with the provider (dmabuf or cuda path)?

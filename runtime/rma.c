@@ -36,7 +36,6 @@
 #include "rma.h"
 
 #include <errno.h>
-#include <rdma/fi_errno.h>
 #include <rdma/fi_domain.h>
 #include <stdlib.h>
 #include <string.h>
