@@ -311,6 +311,17 @@ int fsh_xport_enable_failover(void)
     return 0;
 }
 
+/* Is rec's operation held back (chaos), not yet issued? Then release_one reroutes it. */
+static bool is_held(const struct fsh_op *rec)
+{
+    for (size_t k = 0; k < xp.nheld; k++) {
+        if (xp.held[k].r.op == rec) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool idempotent(const struct fsh_xreq *r)
 {
     return (r->type == FSH_X_READ || r->type == FSH_X_WRITE) && !(r->flags & FI_REMOTE_CQ_DATA);
@@ -325,7 +336,7 @@ int fsh_xport_fail_way(int pe, unsigned way, const char *why)
     int err = 0;
     for (size_t i = 0, depth = fsh_progress_depth(); i < depth && left > 0; i++) {
         struct fsh_op *o = fsh_progress_op_at(i);
-        if (!o->kind || o->orphan || o->pe != pe || o->way != way) {
+        if (!o->kind || o->orphan || o->pe != pe || o->way != way || is_held(o)) {
             continue;
         }
         struct fsh_xreq r = xp.saved[i];
