@@ -278,33 +278,19 @@ static struct req *outslot(uint64_t seq)
     return (struct req *)(dv.outbox + (size_t)(seq % DEPTH) * dv.slot);
 }
 
-static bool granted(const void *arg)
-{
-    int *rc = (int *)arg;
-    int pe = dv.lease_pe;
-    int c = fsh_lease_claim(&dv.pool, pe);
-    if (c >= 0) {
-        dv.held = c;
-        dv.sent = 0;
-    }
-    *rc = c == -ENOSPC ? 0 : c < 0 ? c : 0;
-    return c != -ENOSPC;
-}
-
-/* Take an inbox at pe for this call, waiting while other sources hold every one. */
+/* Take an inbox at pe for this call, waiting (queued at pe) while other sources hold every
+ * one: a holder gives its inbox back at the end of its call. */
 static int lease_take(int pe)
 {
-    int rc = 0;
     dv.lease_pe = pe;
     dv.held = -1;
-    if (!granted(&rc)) {
-        char what[128];
-        snprintf(what, sizeof(what), "device heap: waiting for a free staging inbox at PE %d "
-                 "(FABSHMEM_DEVICE_PEERS=%u)", pe, dv.pool.nchunks);
-        int wrc = fsh_progress_wait(granted, &rc, what, pe);
-        rc = wrc ? wrc : rc;
+    int c = fsh_lease_claim_wait(&dv.pool, pe);
+    if (c < 0) {
+        return c;
     }
-    return rc;
+    dv.held = c;
+    dv.sent = 0;
+    return 0;
 }
 
 /* End of the call: every request in the inbox is done, so it goes back (not after an error,
