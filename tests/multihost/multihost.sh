@@ -36,22 +36,9 @@ export FSH_TEST_CONFIGS=tcp-hosts FSH_TEST_NPS=4 FSH_TEST_SINGLETON=0 FI_TCP_IFA
 export FABSHMEM_YIELD=always
 export FSH_TEST_TIMEOUT=${FSH_TEST_TIMEOUT:-120}
 
-# run_tests TESTS...: the tests through the usual runner, relabelled [multihost np=4].
-run_tests() {
-    for t in "$@"; do
-        sh "$top_srcdir/tests/run_test.sh" "$top_builddir/tests/mpi/$t" >"$mh_dir/$t.out" 2>&1 ||
-            nfail=$((nfail + 1))
-        sed -e "s/ \\[tcp-hosts np=/ [multihost$label_suffix np=/" "$mh_dir/$t.out"
-    done
-}
-
-# 1. The integration tests of the one-sided layer and the collectives (coll_test.h takes each
-# host's PEs, for SHMEM_TEAM_SHARED, from the launcher's local rank and size).
-label_suffix=""
-run_tests rma_putget_mem rma_typed rma_sized rma_strided rma_nbi_quiet rma_static barrier_all \
-    signal_order signal_many amo_counters amo_tickets amo_cswap amo_domain lock_rmw wait_ops \
-    ctx_independent intranode_ptr coll_teams coll_barrier coll_alltoall coll_alltoallv \
-    coll_bcast_collect coll_reduce
+# 1. The integration tests of the one-sided layer and the collectives.
+# shellcheck disable=SC2086 # a list of test names
+mh_run_tests multihost $mh_tests
 
 # 2. A slow, lossy link on host 1.
 h1=$(mh_ns 1)
@@ -64,9 +51,8 @@ table inet fsh_loss {
 }
 NFT
 then
-    label_suffix="-lossy"
     before=$nfail
-    run_tests rma_putget_mem signal_order
+    mh_run_tests multihost-lossy rma_putget_mem signal_order
     drops=$(ip netns exec "$h1" nft list table inet fsh_loss 2>/dev/null | grep -c drop)
     if [ "$nfail" = "$before" ]; then
         echo "multihost/lossy_link: PASS (tbf 100mbit + 2% TCP drop both ways on host 1: 2 tests verified in $(($(date +%s) - t0)) s)"

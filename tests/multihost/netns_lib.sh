@@ -11,6 +11,9 @@
 #                range), so tcp sees one fabric per link. Everything is removed by mh_teardown, which mh_setup arranges
 #                to run at exit whatever happens (trap), killing what still runs inside.
 # mh_ns I        the namespace of host I
+# mh_tests       the integration tests every multi-host run takes (one-sided layer, collectives)
+# mh_run_tests LABEL TESTS...  runs them through tests/run_test.sh (tcp-hosts, as the caller set
+#                FSH_TEST_*), relabelled `[LABEL np=N]`, counting failures in $nfail
 # mh_skip        exits 77 with the reason when the machine cannot do this (not root, no ip
 #                netns, no mpirun)
 # The launcher wrapper (mpirun_netns.sh) starts mpirun inside host 0 with its own hostname,
@@ -21,6 +24,21 @@ mh_tag=$(printf '%x' $(($$ % 65536)))
 mh_dir=$(mktemp -d "${TMPDIR:-/tmp}/fsh_mh.XXXXXX") || exit 1
 mh_hosts=0
 mh_links=1
+# coll_test.h takes each host's PEs, for SHMEM_TEAM_SHARED, from the launcher's local rank and size.
+mh_tests="rma_putget_mem rma_typed rma_sized rma_strided rma_nbi_quiet rma_static barrier_all
+    signal_order signal_many amo_counters amo_tickets amo_cswap amo_domain lock_rmw wait_ops
+    ctx_independent intranode_ptr coll_teams coll_barrier coll_alltoall coll_alltoallv
+    coll_bcast_collect coll_reduce"
+
+mh_run_tests() {
+    label=$1
+    shift
+    for t in "$@"; do
+        sh "$top_srcdir/tests/run_test.sh" "$top_builddir/tests/mpi/$t" >"$mh_dir/$t.out" 2>&1 ||
+            nfail=$((nfail + 1))
+        sed -e "s/ \\[tcp-hosts np=/ [$label np=/" "$mh_dir/$t.out"
+    done
+}
 
 mh_skip() {
     if [ "$(id -u)" != 0 ]; then

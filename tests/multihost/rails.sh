@@ -33,27 +33,12 @@ export MH_RAILS=1 FABSHMEM_NIC=fsh0,fsh1
 export FSH_TEST_CONFIGS=tcp-hosts FSH_TEST_NPS=4 FSH_TEST_SINGLETON=0 FABSHMEM_BIND=none
 export FABSHMEM_YIELD=always FSH_TEST_TIMEOUT=${FSH_TEST_TIMEOUT:-120}
 
-# run_tests LABEL TESTS...: the tests through the usual runner, relabelled.
-run_tests() {
-    label=$1
-    shift
-    for t in "$@"; do
-        sh "$top_srcdir/tests/run_test.sh" "$top_builddir/tests/mpi/$t" >"$mh_dir/$t.out" 2>&1 ||
-            nfail=$((nfail + 1))
-        sed -e "s/ \\[tcp-hosts np=/ [$label np=/" "$mh_dir/$t.out"
-    done
-}
-
 # 1. Data over two rails: the tests of multihost.sh, plain and under chaos.
-all="rma_putget_mem rma_typed rma_sized rma_strided rma_nbi_quiet rma_static barrier_all
-    signal_order signal_many amo_counters amo_tickets amo_cswap amo_domain lock_rmw wait_ops
-    ctx_independent intranode_ptr coll_teams coll_barrier coll_alltoall coll_alltoallv
-    coll_bcast_collect coll_reduce"
 # shellcheck disable=SC2086 # a list of test names
-run_tests multihost-rails $all
+mh_run_tests multihost-rails $mh_tests
 # shellcheck disable=SC2086
-FABSHMEM_CHAOS=reorder,delay run_tests multihost-rails-chaos $all
-FABSHMEM_PROVIDER_PROFILE=efa-direct run_tests multihost-rails-efadirect rma_putget_mem \
+FABSHMEM_CHAOS=reorder,delay mh_run_tests multihost-rails-chaos $mh_tests
+FABSHMEM_PROVIDER_PROFILE=efa-direct mh_run_tests multihost-rails-efadirect rma_putget_mem \
     signal_order amo_tickets
 
 # bytes NS: "fsh0 fsh1" bytes (received + sent) of the host's two links.
