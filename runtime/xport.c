@@ -61,19 +61,25 @@ static const char *type_name(int type)
     }
 }
 
+/* The key, on the rail r's way reaches, of the region whose first-rail key is key0: no lookup
+ * on a first rail (every operation of a one-rail job). */
+static inline uint64_t key_of(const struct fsh_xreq *r, uint64_t key0)
+{
+    return r->path.dst ? fsh_mr_key_on(r->pe, r->path.dst, key0) : key0;
+}
+
 static ssize_t issue(struct fsh_xreq *r)
 {
     struct fid_ep *ep = fsh_fabric_ep(r->path.rail);
     fi_addr_t peer = r->path.addr;
     if (r->type == FSH_X_WRITE || r->type == FSH_X_READ) {
         struct iovec iov = {.iov_base = r->local, .iov_len = r->len};
-        int dst = r->path.dst;
         struct fi_rma_iov rma[FSH_XREQ_SEGS] = {
-            {.addr = r->raddr, .len = r->len, .key = fsh_mr_key_on(r->pe, dst, r->key)}};
+            {.addr = r->raddr, .len = r->len, .key = key_of(r, r->key)}};
         size_t nrma = r->nseg ? r->nseg : 1;
         for (size_t i = 0; i < r->nseg; i++) {
             rma[i] = (struct fi_rma_iov){.addr = r->seg[i].addr, .len = r->seg[i].len,
-                                         .key = fsh_mr_key_on(r->pe, dst, r->seg[i].key)};
+                                         .key = key_of(r, r->seg[i].key)};
         }
         struct fi_msg_rma msg = {
             .msg_iov = &iov, .desc = &r->desc, .iov_count = 1, .addr = peer,
@@ -83,8 +89,7 @@ static ssize_t issue(struct fsh_xreq *r)
                                       : fi_readmsg(ep, &msg, r->flags);
     }
     struct fi_ioc ioc = {.addr = r->local, .count = 1};
-    struct fi_rma_ioc rma = {.addr = r->raddr, .count = 1,
-                             .key = fsh_mr_key_on(r->pe, r->path.dst, r->key)};
+    struct fi_rma_ioc rma = {.addr = r->raddr, .count = 1, .key = key_of(r, r->key)};
     struct fi_msg_atomic msg = {
         .msg_iov = &ioc, .desc = &r->desc, .iov_count = 1, .addr = peer, .rma_iov = &rma,
         .rma_iov_count = 1, .datatype = (enum fi_datatype)r->datatype,
@@ -131,7 +136,8 @@ static int issue_retry(struct fsh_xreq *r)
 
 /* r's way died before r was issued: the next live way, with a descriptor for its rail (the
  * new temporary registration, if one is needed, goes to rec; the old one, made for the dead
- * rail and never used, is closed). */
+ * rail and never used, is closed). rec is r's record: in a multi-rail job, the only one where a
+ * way dies, every operation has one (no counted writes). */
 static int reroute(struct fsh_xreq *r, struct fsh_op *rec)
 {
     struct fsh_path p = fsh_fabric_path_way(r->pe, r->path.way);
@@ -141,20 +147,13 @@ static int reroute(struct fsh_xreq *r, struct fsh_op *rec)
         if (rc != 0) {
             return rc;
         }
-        if (rec && rec->tmp_mr) {
+        if (rec->tmp_mr) {
             fi_close(&rec->tmp_mr->fid);
         }
-        if (rec) {
-            rec->tmp_mr = tmp;
-        } else if (tmp) {
-            fi_close(&tmp->fid);
-            return fsh_err(-EINVAL, "", "a counted write needs no temporary registration");
-        }
+        rec->tmp_mr = tmp;
     }
     r->path = p;
-    if (rec) {
-        rec->way = p.way;
-    }
+    rec->way = p.way;
     return 0;
 }
 
