@@ -418,15 +418,13 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
 
 static const char *const profiles[] = {"native", "efa-direct"};
 
-/* The CQ, and where the provider has them a write counter with the CQ bound for selective
- * completion: an injected put then needs no completion entry and no operation record, the
- * counter says when all are done (progress.c). Without a counter every operation asks for its
- * entry, as before. A further rail must count exactly as rail 0 does (need_counting: whether
- * it must count), since whoever posts decides by rail 0; -ENOTSUP when it cannot. */
-static int bind_completions(const struct fsh_config *cfg, struct rail *r, int need_counting)
+/* The CQ, and where the provider has them (and want) a write counter with the CQ bound for
+ * selective completion: an injected put then needs no completion entry and no operation record,
+ * the counter says when all are done (progress.c). Without a counter every operation asks for
+ * its entry, as before. */
+static int bind_completions(struct rail *r, bool want)
 {
     struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
-    bool want = need_counting < 0 ? cfg->FABSHMEM_PUT_COUNTER != 0 : need_counting != 0;
     if (want && fi_cntr_open(r->domain, &ca, &r->wcntr, NULL) == 0) {
         int rc = fi_ep_bind(r->ep, &r->wcntr->fid, FI_WRITE);
         if (rc == 0) {
@@ -434,9 +432,6 @@ static int bind_completions(const struct fsh_config *cfg, struct rail *r, int ne
             if (rc == 0) {
                 r->counting = true;
                 return 0;
-            }
-            if (need_counting > 0) {
-                return -ENOTSUP;
             }
             /* The counter stays bound (counting, unread) until close. */
             FSH_DEBUG("provider %s: no selective completion with a write counter (%s); every "
@@ -447,9 +442,6 @@ static int bind_completions(const struct fsh_config *cfg, struct rail *r, int ne
                   fab.attr.prov, fi_strerror(-rc));
         fi_close(&r->wcntr->fid);
         r->wcntr = NULL;
-    }
-    if (need_counting > 0) {
-        return -ENOTSUP;
     }
     return fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
 }
@@ -544,10 +536,11 @@ static int open_rail(const struct fsh_config *cfg, const struct fsh_boot_info *b
     }
     rc = fi_ep_bind(r->ep, &r->av->fid, 0);
     if (rc == 0) {
-        rc = bind_completions(cfg, r, first ? -1 : fab.rail[0].counting);
+        rc = bind_completions(r, first ? cfg->FABSHMEM_PUT_COUNTER != 0 : fab.rail[0].counting);
     }
-    if (rc == -ENOTSUP) {
-        return fsh_err(rc, "", "rail on %s cannot count writes as rail 0 does",
+    /* Whoever posts decides by rail 0 whether a write is counted: every rail must agree. */
+    if (rc == 0 && !first && r->counting != fab.rail[0].counting) {
+        return fsh_err(-ENOTSUP, "", "rail on %s cannot count writes as rail 0 does",
                        r->info->domain_attr->name);
     }
     if (rc != 0) {
