@@ -27,11 +27,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include "backend.h"
 #include "error.h"
-
-#include "devmem.h"
 #include "log.h"
 #include "notify.h"
+#include "rma.h"
 
 #define NO_ROOM UINT64_MAX
 
@@ -50,7 +50,7 @@ static int finish(struct fsh_team *t, struct fsh_notify_batch *b, const char *wh
 static int put_dev(struct fsh_team *t, int to, enum fsh_seg seg, uint64_t off, const void *src,
                    size_t bytes)
 {
-    return fsh_dev_put(&fsh_ctx_default, seg, off, src, bytes, fsh_team_world_pe(t, to));
+    return fsh_backend_put(&fsh_ctx_default, seg, off, src, bytes, fsh_team_world_pe(t, to));
 }
 
 static int end_dev(struct fsh_team *t, int rc, const char *what)
@@ -70,7 +70,7 @@ static int alltoall_dev(struct fsh_team *t, void *dest, const void *src, size_t 
                      bytes);
     }
     if (rc == 0) {
-        rc = fsh_dev_copy((char *)dest + (size_t)me * bytes, (const char *)src + (size_t)me * bytes,
+        rc = fsh_backend_copy((char *)dest + (size_t)me * bytes, (const char *)src + (size_t)me * bytes,
                           bytes);
     }
     return end_dev(t, rc, "alltoall (device memory)");
@@ -88,7 +88,7 @@ int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t by
     if (rc != 0) {
         return rc;
     }
-    if (fsh_dev_involved(seg, src)) {
+    if (fsh_backend_involved(seg, src)) {
         return alltoall_dev(t, dest, src, bytes, seg, off);
     }
     struct fsh_notify_batch b;
@@ -116,7 +116,7 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
     }
     enum fsh_seg dseg;
     uint64_t doff;
-    if (fsh_notify_dest(dest, esize, &dseg, &doff) == 0 && fsh_dev_involved(dseg, src)) {
+    if (fsh_notify_dest(dest, esize, &dseg, &doff) == 0 && fsh_backend_involved(dseg, src)) {
         return fsh_err(-ENOTSUP, "use unit strides (shmem_alltoallmem) for GPU memory",
                        "strided all-to-all does not take GPU memory");
     }
@@ -228,7 +228,7 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
         return rc;
     }
     int refused = 0;
-    if (fsh_dev_involved(seg, src)) {
+    if (fsh_backend_involved(seg, src)) {
         for (int i = 1; i < n && rc == 0; i++) {
             int to = (me + i) % n;
             uint64_t at = __atomic_load_n(&in[to], __ATOMIC_ACQUIRE);
@@ -240,7 +240,7 @@ int fsh_coll_alltoallv(struct fsh_team *t, void *dest, size_t dest_nelems, const
             }
         }
         if (rc == 0 && room) {
-            rc = fsh_dev_copy((char *)dest + recv_displs[me] * esize,
+            rc = fsh_backend_copy((char *)dest + recv_displs[me] * esize,
                               (const char *)src + send_displs[me] * esize, send_counts[me] * esize);
         }
         rc = end_dev(t, rc, "alltoallv (device memory)");

@@ -19,9 +19,8 @@
  * as every mailbox write does (notify.c).
  */
 #include "coll.h"
-#include "devmem.h"
 
-
+#include "backend.h"
 #include "notify.h"
 #include "rma.h"
 #include "rt.h"
@@ -57,7 +56,7 @@ static int sync_on(struct fsh_team *t, const char *what)
     }
     int crc = fsh_notify_complete(&b, what);
     if (rc == 0 && crc == 0) {
-        fsh_dev_guard(); /* peers' NIC writes into our GPU memory are visible after a sync */
+        fsh_backend_guard(); /* peers' NIC writes into our GPU memory are visible after a sync */
     }
     return rc ? rc : crc;
 }

@@ -73,7 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devmem.h"
+#include "backend.h"
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
@@ -189,11 +189,6 @@ static const char *op_name(int op)
     return (op > 0 && (size_t)op < NOPS) ? names[op] : "?";
 }
 
-bool fsh_amo_fetches(int op)
-{
-    return op > 0 && (size_t)op < NOPS && map[op].type != FSH_X_ATOMIC;
-}
-
 /* The call an op is posted with: the non-fetching ones go as fetching (see above). */
 static int post_type(int op)
 {
@@ -249,58 +244,6 @@ void fsh_amo_fini(void)
     fsh_mr_dereg_local(am.reg);
     free(am.bufs);
     memset(&am, 0, sizeof(am));
-}
-
-/* One op on T at p; the old value goes to *old. Sequentially consistent, like the fabric's
- * (which completes before the next operation of a blocking call is posted). */
-#define CPU_AMO(T, p, op, v, c, old)                                                        \
-    do {                                                                                    \
-        T *a_ = (T *)(p), v_ = (T)(v), c_ = (T)(c), o_ = 0;                                 \
-        switch (op) {                                                                       \
-        case FSH_AMO_FETCH: o_ = __atomic_load_n(a_, __ATOMIC_SEQ_CST); break;              \
-        case FSH_AMO_SET:                                                                   \
-        case FSH_AMO_SWAP: o_ = __atomic_exchange_n(a_, v_, __ATOMIC_SEQ_CST); break;       \
-        case FSH_AMO_CSWAP:                                                                 \
-            o_ = c_;                                                                        \
-            __atomic_compare_exchange_n(a_, &o_, v_, false, __ATOMIC_SEQ_CST,               \
-                                        __ATOMIC_SEQ_CST);                                  \
-            break;                                                                          \
-        case FSH_AMO_FETCH_INC:                                                             \
-        case FSH_AMO_INC: o_ = __atomic_fetch_add(a_, (T)1, __ATOMIC_SEQ_CST); break;       \
-        case FSH_AMO_FETCH_ADD:                                                             \
-        case FSH_AMO_ADD: o_ = __atomic_fetch_add(a_, v_, __ATOMIC_SEQ_CST); break;         \
-        case FSH_AMO_FETCH_AND:                                                             \
-        case FSH_AMO_AND: o_ = __atomic_fetch_and(a_, v_, __ATOMIC_SEQ_CST); break;         \
-        case FSH_AMO_FETCH_OR:                                                              \
-        case FSH_AMO_OR: o_ = __atomic_fetch_or(a_, v_, __ATOMIC_SEQ_CST); break;           \
-        default: o_ = __atomic_fetch_xor(a_, v_, __ATOMIC_SEQ_CST); break;                  \
-        }                                                                                   \
-        *(old) = o_;                                                                        \
-    } while (0)
-
-void fsh_amo_apply(int op, void *target, const void *value, const void *cond, void *fetch,
-                   size_t size)
-{
-    uint64_t v = 0, c = 0;
-    if (value) {
-        memcpy(&v, value, size);
-    }
-    if (cond) {
-        memcpy(&c, cond, size);
-    }
-    if (size == 8) {
-        uint64_t old;
-        CPU_AMO(uint64_t, target, op, v, c, &old);
-        if (fetch && fsh_amo_fetches(op)) {
-            memcpy(fetch, &old, size);
-        }
-    } else {
-        uint32_t old;
-        CPU_AMO(uint32_t, target, op, v, c, &old);
-        if (fetch && fsh_amo_fetches(op)) {
-            memcpy(fetch, &old, size);
-        }
-    }
 }
 
 bool fsh_amo_by_target(void)
@@ -678,9 +621,9 @@ static int by_target(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off
 int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const void *value,
             const void *cond, void *fetch, size_t size, int pe, bool nbi)
 {
-    if (__builtin_expect(seg == FSH_SEG_DEVICE, 0)) {
-        /* Applied by the owner's CPU (devmem.c); complete on return, also when nbi. */
-        return fsh_dev_amo(op, off, value, cond, fetch, size, pe);
+    if (fsh_backend_segment(seg)) {
+        /* The device heap's: applied by the owner's CPU; complete on return, also when nbi. */
+        return fsh_backend_amo(op, off, value, cond, fetch, size, pe);
     }
     if (fsh_local.cpu_atomics) {
         void *target = fsh_local_addr(pe, seg, off);

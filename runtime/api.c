@@ -18,6 +18,7 @@
 #include "amo.h"
 #include "api.h"
 #include "api_check.h"
+#include "backend.h"
 #include "coll.h"
 #include "devmem.h"
 #include "error.h"
@@ -53,8 +54,8 @@ void fsh_api_put(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
     uint64_t off;
     check_sym(fn, "dest", dest, nbytes, &seg, &off);
     check_local(fn, "source", src, nbytes);
-    if (__builtin_expect(fsh_dev_involved(seg, src), 0)) {
-        done(fn, fsh_dev_put(c, seg, off, src, nbytes, pe)); /* complete on return */
+    if (__builtin_expect(fsh_backend_involved(seg, src), 0)) {
+        done(fn, fsh_backend_put(c, seg, off, src, nbytes, pe)); /* complete on return */
         return;
     }
     done(fn, fsh_rma_put(c, seg, off, src, nbytes, pe, nbi != 0));
@@ -74,8 +75,8 @@ void fsh_api_get(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, s
     uint64_t off;
     check_sym(fn, "source", src, nbytes, &seg, &off);
     check_local(fn, "dest", dest, nbytes);
-    if (__builtin_expect(fsh_dev_involved(seg, dest), 0)) {
-        done(fn, fsh_dev_get(c, dest, seg, off, nbytes, pe)); /* complete on return */
+    if (__builtin_expect(fsh_backend_involved(seg, dest), 0)) {
+        done(fn, fsh_backend_get(c, dest, seg, off, nbytes, pe)); /* complete on return */
         return;
     }
     done(fn, fsh_rma_get(c, dest, seg, off, nbytes, pe, nbi != 0));
@@ -114,8 +115,8 @@ static int dev_strided(struct fsh_ctx *c, bool put, char *local, ptrdiff_t lst, 
     for (size_t i = 0; i < nblocks && rc == 0; i++) {
         char *l = local + i * (size_t)lst * esize;
         uint64_t o = off + i * (uint64_t)rst * esize;
-        rc = put ? fsh_dev_put(c, seg, o, l, bsize * esize, pe)
-                 : fsh_dev_get(c, l, seg, o, bsize * esize, pe);
+        rc = put ? fsh_backend_put(c, seg, o, l, bsize * esize, pe)
+                 : fsh_backend_get(c, l, seg, o, bsize * esize, pe);
     }
     return rc;
 }
@@ -140,7 +141,7 @@ static void strided(const char *fn, shmem_ctx_t ctx, bool put, void *dest, const
     char *local = put ? (char *)src : dest;
     check_sym(fn, put ? "dest" : "source", put ? dest : src, put ? dspan : sspan, &seg, &off);
     check_local(fn, put ? "source" : "dest", local, put ? sspan : dspan);
-    if (__builtin_expect(fsh_dev_involved(seg, local), 0)) {
+    if (__builtin_expect(fsh_backend_involved(seg, local), 0)) {
         done(fn, dev_strided(c, put, local, put ? sst : dst, seg, off, put ? dst : sst, bsize,
                              nblocks, esize, pe));
         return;
@@ -252,8 +253,8 @@ static int put_signal_dev(struct fsh_ctx *c, enum fsh_seg dseg, uint64_t doff, c
                           size_t nbytes, uint64_t soff, uint64_t signal, int sig_op, int pe)
 {
     int rc = 0;
-    if (nbytes > 0 && fsh_dev_involved(dseg, src)) {
-        rc = fsh_dev_put(c, dseg, doff, src, nbytes, pe);
+    if (nbytes > 0 && fsh_backend_involved(dseg, src)) {
+        rc = fsh_backend_put(c, dseg, doff, src, nbytes, pe);
     } else if (nbytes > 0) {
         rc = fsh_rma_put(c, dseg, doff, src, nbytes, pe, false);
         if (rc == 0) {
@@ -261,7 +262,7 @@ static int put_signal_dev(struct fsh_ctx *c, enum fsh_seg dseg, uint64_t doff, c
         }
     }
     if (rc == 0) {
-        rc = fsh_dev_amo(sig_op == SHMEM_SIGNAL_SET ? FSH_AMO_SET : FSH_AMO_ADD, soff, &signal,
+        rc = fsh_backend_amo(sig_op == SHMEM_SIGNAL_SET ? FSH_AMO_SET : FSH_AMO_ADD, soff, &signal,
                          NULL, NULL, sizeof(uint64_t), pe);
     }
     return rc;
@@ -275,7 +276,7 @@ static uint64_t signal_value(const char *fn, const uint64_t *sig_addr, enum fsh_
         return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
     }
     uint64_t v = 0;
-    done(fn, fsh_dev_amo(FSH_AMO_FETCH, off, NULL, NULL, &v, sizeof(v), fsh_rt.pe));
+    done(fn, fsh_backend_amo(FSH_AMO_FETCH, off, NULL, NULL, &v, sizeof(v), fsh_rt.pe));
     return v;
 }
 
@@ -301,10 +302,10 @@ void fsh_api_put_signal(const char *fn, shmem_ctx_t ctx, void *dest, const void 
         done(fn, put_signal_dev(c, dseg, doff, src, nbytes, soff, signal, sig_op, pe));
         return;
     }
-    if (nbytes > 0 && __builtin_expect(fsh_dev_involved(dseg, src), 0)) {
+    if (nbytes > 0 && __builtin_expect(fsh_backend_involved(dseg, src), 0)) {
         /* The data first, complete at the target (in its GPU memory when dest is there); then
          * the signal alone, which therefore can never be seen before the data. */
-        done(fn, fsh_dev_put(c, dseg, doff, src, nbytes, pe));
+        done(fn, fsh_backend_put(c, dseg, doff, src, nbytes, pe));
         nbytes = 0;
     }
     done(fn, fsh_signal_put(c, dseg, doff, src, nbytes, sseg, soff, signal, sig_op, pe, nbi != 0));

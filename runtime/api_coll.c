@@ -18,8 +18,8 @@
 
 #include "api.h"
 #include "api_check.h"
+#include "backend.h"
 #include "coll.h"
-#include "devmem.h"
 #include "error.h"
 #include "log.h"
 #include "team.h"
@@ -90,7 +90,7 @@ static void check_host_source(const char *fn, const void *src, size_t len)
     if (len && fsh_mr_lookup(src, len, &seg, &off) != 0) {
         seg = FSH_SEG_HEAP; /* private memory: device only if the driver says so */
     }
-    if (len && fsh_dev_involved(seg, src)) {
+    if (len && fsh_backend_involved(seg, src)) {
         check_not_device(fn, "source", FSH_SEG_DEVICE);
     }
 }

@@ -52,8 +52,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "amo.h"
-#include "coll.h"
+#include "amo_op.h"
+#include "backend.h"
 #include "cuda.h"
 #include "error.h"
 #include "fabric.h"
@@ -61,7 +61,9 @@
 #include "lease.h"
 #include "local.h"
 #include "log.h"
+#include "mr.h"
 #include "progress.h"
+#include "rma.h"
 #include "rt.h"
 #include "topology.h"
 
@@ -97,12 +99,14 @@ static struct {
     int held;       /* the inbox we hold at lease_pe during a call, -1: none */
     int lease_pe;
     uint64_t sent;  /* our last request's sequence number in it (request q uses slot q % DEPTH) */
-    int path;       /* enum path: the same on every PE */
+    int path;       /* enum path: the same on every PE once started */
+    bool direct;    /* registered with the NIC on every PE (dmabuf or FI_HMEM_CUDA path) */
+    bool system;    /* FABSHMEM_DEVICE_IFACE=system */
+    char why[384];  /* why each better path was passed over */
     char line[768];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
 bool fsh_dev_on;
-bool fsh_dev_direct;
 
 enum path { PATH_STAGING, PATH_CUDA, PATH_DMABUF };
 static const char *const path_names[] = {"staging", "cuda", "dmabuf"};
@@ -343,7 +347,7 @@ static size_t piece(size_t len, size_t done)
     return len - done < dv.chunk ? len - done : dv.chunk;
 }
 
-int fsh_dev_copy(void *dst, const void *src, size_t len)
+static int dev_copy(void *dst, const void *src, size_t len)
 {
     return fsh_cuda_copy(dst, src, len);
 }
@@ -415,7 +419,7 @@ static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len,
  * rma.c would reach with memcpy (this PE, a mapped peer) must not meet GPU memory. */
 static bool direct_ok(enum fsh_seg seg, uint64_t off, const void *local, int pe)
 {
-    if (!fsh_dev_direct) {
+    if (!dv.direct) {
         return false;
     }
     const uint8_t *l = local;
@@ -445,15 +449,15 @@ static int fabric_rma(bool put, struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t 
     return rc ? rc : wrc;
 }
 
-void fsh_dev_visible(void)
+static void visible(void)
 {
     (void)fsh_cuda_flush_rdma();
 }
 
 /* ---------------------------------------------------------------- entry points */
 
-int fsh_dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
-                int pe)
+static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                   size_t len, int pe)
 {
     if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
         return fsh_cuda_copy(dv.base + off, src, len);
@@ -463,7 +467,7 @@ int fsh_dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     }
     int rc = 0;
     fsh_progress_lock();
-    if (seg == FSH_SEG_DEVICE && !fsh_dev_direct) {
+    if (seg == FSH_SEG_DEVICE && !dv.direct) {
         rc = put_staged(off, src, len, pe);
     } else {
         /* A GPU source the fabric does not take (a host segment, or a buffer outside the
@@ -484,8 +488,8 @@ int fsh_dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     return rc;
 }
 
-int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
-                int pe)
+static int dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
+                   int pe)
 {
     if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
         return fsh_cuda_copy(dest, dv.base + off, len);
@@ -495,7 +499,7 @@ int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     }
     int rc = 0;
     fsh_progress_lock();
-    if (seg == FSH_SEG_DEVICE && !fsh_dev_direct) {
+    if (seg == FSH_SEG_DEVICE && !dv.direct) {
         rc = get_staged(ctx, dest, off, len, pe);
     } else {
         /* Into a GPU destination the fabric does not take: bounced through outbox slot 0. */
@@ -513,8 +517,8 @@ int fsh_dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
     return rc;
 }
 
-int fsh_dev_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
-                size_t size, int pe)
+static int dev_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
+                   size_t size, int pe)
 {
     fsh_progress_lock(); /* our own device AMOs, and our handler's, one at a time */
     int rc;
@@ -557,9 +561,21 @@ int fsh_dev_amo(int op, uint64_t off, const void *value, const void *cond, void 
     return rc;
 }
 
-bool fsh_dev_involved_on(enum fsh_seg seg, const void *local)
+/* What the operations reach the device heap and GPU buffers by (backend.h), installed by init.c
+ * once the heap is on everywhere. visible() only on a direct path: staging copies the data in
+ * itself, synchronized, before the request is reported done. */
+static const struct fsh_backend backend_staged = {
+    .seg = FSH_SEG_DEVICE, .owns = fsh_cuda_is_device, .put = dev_put, .get = dev_get,
+    .amo = dev_amo, .copy = dev_copy, .visible = NULL,
+};
+static const struct fsh_backend backend_direct = {
+    .seg = FSH_SEG_DEVICE, .owns = fsh_cuda_is_device, .put = dev_put, .get = dev_get,
+    .amo = dev_amo, .copy = dev_copy, .visible = visible,
+};
+
+const struct fsh_backend *fsh_dev_backend(void)
 {
-    return seg == FSH_SEG_DEVICE || fsh_cuda_is_device(local);
+    return !fsh_dev_on ? NULL : dv.direct ? &backend_direct : &backend_staged;
 }
 
 /* ---------------------------------------------------------------- heap */
@@ -728,8 +744,9 @@ int fsh_dev_open(const struct fsh_config *cfg)
     return fsh_cuda_open(cfg->FABSHMEM_CUDA_LIB, busid, fsh_rt.local_rank);
 }
 
-int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
+int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered)
 {
+    *registered = false;
     size_t size = (cfg->FABSHMEM_DEVICE_HEAP_SIZE + 4095) & ~(size_t)4095;
     if (size == 0) {
         return 0;
@@ -797,7 +814,6 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
     rc = fsh_dev_parse_path(cfg->FABSHMEM_DEVICE_PATH, &want);
     int fd = -1;
     bool exportable = fsh_cuda_dmabuf_fd(dv.base, size, &fd) == 0;
-    char why[384];
     bool system = strcmp(cfg->FABSHMEM_DEVICE_IFACE, "system") == 0;
     if (rc == 0 && !system && strcmp(cfg->FABSHMEM_DEVICE_IFACE, "cuda") != 0) {
         rc = fsh_err(-EINVAL, "leave FABSHMEM_DEVICE_IFACE unset (cuda); system is for tests",
@@ -805,24 +821,31 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
                      cfg->FABSHMEM_DEVICE_IFACE);
     }
     if (rc == 0) {
-        rc = choose_path(want, exportable, fd, system, why, sizeof(why));
+        rc = choose_path(want, exportable, fd, system, dv.why, sizeof(dv.why));
     }
     if (fd >= 0) {
         close(fd); /* a dmabuf registration holds its own reference */
     }
-    if (rc != 0) {
-        return rc;
+    if (rc == 0) {
+        dv.system = system;
+        *registered = dv.path != PATH_STAGING;
     }
-    /* Direct only if every PE registered: a peer's heap without a key is reached by staging. */
-    uint64_t all_direct = dv.path != PATH_STAGING;
-    rc = fsh_coll_and_word(&fsh_team_world, &all_direct);
-    if (rc == 0 && dv.path != PATH_STAGING && !all_direct) {
+    return rc;
+}
+
+int fsh_dev_start(const struct fsh_config *cfg, bool all_registered)
+{
+    char *why = dv.why;
+    size_t size = dv.size;
+    bool system = dv.system;
+    int rc = 0;
+    if (dv.path != PATH_STAGING && !all_registered) {
         fsh_mr_dereg_segment(FSH_SEG_DEVICE);
-        passed_over(why, strlen(why), sizeof(why), dv.path,
+        passed_over(why, strlen(why), sizeof(dv.why), dv.path,
                     "a peer PE could not register its device heap");
         dv.path = PATH_STAGING;
     }
-    if (rc == 0 && dv.path != PATH_STAGING) {
+    if (dv.path != PATH_STAGING) {
         rc = fsh_mr_exchange_segment(FSH_SEG_DEVICE, cfg->FABSHMEM_TIMEOUT);
     }
     if (rc != 0) {
@@ -841,7 +864,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere)
                  system ? " as host memory, FABSHMEM_DEVICE_IFACE=system" : "",
                  why[0] ? "; passed over: " : "", why);
     }
-    fsh_dev_direct = dv.path != PATH_STAGING;
+    dv.direct = dv.path != PATH_STAGING;
     fsh_dev_on = true;
     return 0;
 }
@@ -859,6 +882,5 @@ void fsh_dev_fini(void)
     fsh_lease_fini(&dv.pool);
     memset(&dv, 0, sizeof(dv));
     fsh_dev_on = false;
-    fsh_dev_direct = false;
     snprintf(dv.line, sizeof(dv.line), "device heap: off");
 }

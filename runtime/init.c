@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "bootstrap.h"
 #include "coll.h"
 #include "devmem.h"
@@ -412,15 +413,32 @@ static int agree_amo_domain(bool all_mapped)
     return rc;
 }
 
-/* The device heap is on for every PE or for none: each opens its GPU, all agree. */
+/* The device heap is on for every PE or for none: each opens its GPU, all agree. It is
+ * registered with the NIC only where every PE could (a peer's heap without a key is reached
+ * by staging): each tries, all agree again. Then the operations reach it through its backend. */
 static int device_setup(const struct fsh_config *cfg)
 {
     if (cfg->FABSHMEM_DEVICE_HEAP_SIZE == 0) {
         return 0;
     }
-    uint64_t word = fsh_dev_open(cfg) == 0;
-    int rc = fsh_coll_and_word(&fsh_team_world, &word);
-    return rc ? rc : fsh_dev_init(cfg, word != 0);
+    uint64_t everywhere = fsh_dev_open(cfg) == 0;
+    bool registered;
+    int rc = fsh_coll_and_word(&fsh_team_world, &everywhere);
+    if (rc == 0) {
+        rc = fsh_dev_init(cfg, everywhere != 0, &registered);
+    }
+    if (rc != 0 || !everywhere) {
+        return rc;
+    }
+    uint64_t all_registered = registered;
+    rc = fsh_coll_and_word(&fsh_team_world, &all_registered);
+    if (rc == 0) {
+        rc = fsh_dev_start(cfg, all_registered != 0);
+    }
+    if (rc == 0) {
+        fsh_backend_set(fsh_dev_backend());
+    }
+    return rc;
 }
 
 /* The node of every PE, from the exchange, until the collectives have built the shared team. */
@@ -773,6 +791,7 @@ void fsh_init_finalize(const char *fn)
     fsh_rt.state = FSH_STATE_FINALIZED;
     fsh_progress_thread_stop();
     fsh_rma_fini();
+    fsh_backend_set(NULL);
     fsh_dev_fini();
     fsh_signal_fini();
     fsh_coll_fini();

@@ -64,7 +64,7 @@
 #include <string.h>
 
 #include "amo.h"
-#include "devmem.h"
+#include "backend.h"
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
@@ -160,7 +160,7 @@ static inline void *unpack_addr(uint64_t a)
  * after the NIC's writes into GPU memory are visible to the GPU). */
 static void update(uint64_t *sig, uint64_t value, uint32_t op)
 {
-    fsh_dev_guard();
+    fsh_backend_guard();
     if (op == SHMEM_SIGNAL_ADD) {
         __atomic_fetch_add(sig, value, __ATOMIC_RELEASE);
     } else {

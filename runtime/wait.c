@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda.h"
-#include "devmem.h"
+#include "backend.h"
 #include "error.h"
 #include "progress.h"
 #include "shmem.h"
@@ -94,7 +93,7 @@ static bool evaluate(const void *arg)
 {
     struct query *q = (struct query *)arg;
     size_t unmasked = 0, hits = 0;
-    if (q->device && (q->err = fsh_dev_copy(q->ivars, q->device, q->nelems * q->esize)) != 0) {
+    if (q->device && (q->err = fsh_backend_copy(q->ivars, q->device, q->nelems * q->esize)) != 0) {
         q->result = 0;
         return true;
     }
@@ -146,7 +145,7 @@ size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int
     struct query q = {mode, ivars, NULL, 0, nelems, status, cmp, values, vector, esize,
                       is_signed, indices, 0};
     *err = 0;
-    if (__builtin_expect(fsh_dev_on, 0) && fsh_cuda_is_device(ivars)) {
+    if (fsh_backend_owns(ivars)) {
         /* Device memory is not the host's to load: each round compares a fresh copy. */
         q.device = ivars;
         q.ivars = malloc(nelems * esize);
@@ -173,7 +172,7 @@ size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int
         free(q.ivars);
     }
     if (*err == 0 && (block || q.result)) {
-        fsh_dev_guard(); /* data the satisfied variable guards may be NIC-written GPU memory */
+        fsh_backend_guard(); /* data the satisfied variable guards may be NIC-written GPU memory */
     }
     return *err ? 0 : q.result;
 }
