@@ -66,8 +66,9 @@
  * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE 4 bytes of counters and 16 of
  * mailboxes in the world region, the same in the active-set region, 4 bytes of finalize
  * counters; landing buffers of at most 64 KiB (world) and 32 KiB (active sets); and the
- * arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share. Private: 4 bytes per
- * sender of each region (expected counts).
+ * arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at least enough for a
+ * team of every PE (about 20 bytes per PE: a split as large as the world always fits).
+ * Private: 4 bytes per sender of each region (expected counts).
  */
 #include "notify.h"
 
@@ -95,10 +96,13 @@
 #define WORLD_LAND (64 * 1024)
 #define ASET_LAND (32 * 1024)
 #define ARENA_PER_TEAM 3072
+#define TEAM_PAGES 59 /* of the 61: a team of every PE fits, */
+#define HALF_PAGES 30 /* and two of half of them */
 #define HEAD 64 /* the data-less arrivals' source and sink words */
 
 static struct {
     int npes;
+    unsigned max_teams;
     bool open;      /* arrivals polled after fini are dropped, not counted */
     char *scratch;  /* the reservation */
     uint64_t scratch_off;
@@ -150,16 +154,37 @@ static size_t job_region_bytes(int n, size_t land_budget)
     return fixed_bytes(n) + 2 * (size_t)r * chunk_within(r, land_budget);
 }
 
-static size_t page_bytes(unsigned max_teams)
+/* The least a team of n PEs takes of the arena: its counters, mailboxes and ring, and the
+ * smallest landing buffers. */
+static size_t team_bytes(int n)
+{
+    return fixed_bytes(n) + 2 * (size_t)rounds_of(n) * CHUNK_MIN;
+}
+
+/* An arena page: 3 KiB per team slot over the pages, but never so small that a team of every
+ * PE would not fit in TEAM_PAGES pages (a split of the world's size, or two of half of it,
+ * must be possible whatever the job's size: with the 3 KiB alone, a team of more than ~4,800
+ * PEs could never be made at the default 32 teams). */
+static size_t page_bytes(int npes, unsigned max_teams)
 {
     size_t p = ((size_t)max_teams * ARENA_PER_TEAM / FSH_NOTIFY_PAGES) & ~(size_t)63;
+    size_t world = align64((team_bytes(npes) + TEAM_PAGES - 1) / TEAM_PAGES);
+    size_t half = align64((team_bytes(npes - npes / 2) + HALF_PAGES - 1) / HALF_PAGES);
+    p = p > world ? p : world;
+    p = p > half ? p : half;
     return p < 64 ? 64 : p;
+}
+
+unsigned fsh_notify_team_pages(int npes, unsigned max_teams, int n)
+{
+    size_t page = page_bytes(npes, max_teams);
+    return (unsigned)((team_bytes(n) + page - 1) / page);
 }
 
 size_t fsh_notify_heap_bytes(int npes, unsigned max_teams)
 {
     return HEAD + job_region_bytes(npes, WORLD_LAND) + job_region_bytes(npes, ASET_LAND) +
-           align64(4 * (size_t)npes) + FSH_NOTIFY_PAGES * page_bytes(max_teams);
+           align64(4 * (size_t)npes) + FSH_NOTIFY_PAGES * page_bytes(npes, max_teams);
 }
 
 /* Lay a region of n senders out at p (heap), landing buffers of `chunk` at land. */
@@ -232,7 +257,8 @@ int fsh_notify_init(int npes, unsigned max_teams)
                        "FABSHMEM_MAX_TEAMS=%u is out of range", max_teams);
     }
     nt.npes = npes;
-    nt.page = page_bytes(max_teams);
+    nt.max_teams = max_teams;
+    nt.page = page_bytes(npes, max_teams);
     size_t total = fsh_notify_heap_bytes(npes, max_teams);
     char what[160];
     snprintf(what, sizeof(what),
@@ -315,7 +341,7 @@ static unsigned pages_of(size_t bytes)
 
 unsigned fsh_notify_pages_for(int n)
 {
-    return pages_of(fixed_bytes(n) + 2 * (size_t)rounds_of(n) * CHUNK_MIN);
+    return fsh_notify_team_pages(nt.npes, nt.max_teams, n);
 }
 
 static uint64_t run_mask(unsigned first, unsigned pages)

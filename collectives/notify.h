@@ -61,6 +61,9 @@ struct fsh_notify_batch {
 /* The symmetric heap bytes fsh_notify_init reserves for a job of npes PEs with
  * FABSHMEM_MAX_TEAMS=max_teams. Pure: callable before init (a memory table uses it). */
 size_t fsh_notify_heap_bytes(int npes, unsigned max_teams);
+/* The arena pages a team of n PEs takes in such a job (pure, like the above): a team of
+ * npes PEs always fits, and so do two of half of them. */
+unsigned fsh_notify_team_pages(int npes, unsigned max_teams, int n);
 
 /* Reserve the regions of the job and the team arena. Collective over all PEs (heap
  * reservation). */
