@@ -10,7 +10,8 @@
  * Provider choice: FABSHMEM_PROVIDER or FI_PROVIDER when set; otherwise the first that works of
  * efa, verbs;ofi_rxm, shm (only when every PE is on this node) and tcp;ofi_rxm. Each is asked
  * for an RDM endpoint with RMA (atomics when available) and delivery-complete semantics: a
- * completion then means the data is visible at the target, which is what shmem_quiet promises.
+ * completion then means the data is visible at the target, which is what shmem_quiet promises
+ * (without it, rma.c has targets count arrivals: FABSHMEM_REMOTE_COMPLETION).
  * No ordering between RMA operations is ever assumed, whatever msg_order the provider reports.
  *
  * Profile: FABSHMEM_PROVIDER_PROFILE=efa-direct makes any provider look like EFA's lean fabric
@@ -685,10 +686,6 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
         return fsh_err(-ENOTSUP, "choose another provider",
                        "provider %s uses %zu-byte memory keys; fabshmem supports up to 8",
                        a->prov, a->mr_key_size);
-    }
-    if (!a->delivery_complete) {
-        FSH_WARN("provider %s%s lacks FI_DELIVERY_COMPLETE: quiet relies on its default "
-                 "completion semantics", a->prov, fab.efa_direct ? " (profile efa-direct)" : "");
     }
     fab.npes = boot->size;
     fab.me = boot->rank;

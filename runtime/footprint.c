@@ -15,6 +15,7 @@
 #include "live.h"
 #include "lock.h"
 #include "notify.h"
+#include "rma.h"
 #include "signal.h"
 
 void fsh_footprint(int npes, const struct fsh_config *cfg, bool device, struct fsh_footprint *f)
@@ -36,6 +37,9 @@ void fsh_footprint(int npes, const struct fsh_config *cfg, bool device, struct f
     /* Only when the open fabric has no atomics (0 before a fabric is open: tools, tests). */
     f->name[5] = "atomics' inboxes";
     f->bytes[5] = fsh_amo_by_target() ? fsh_amo_heap_bytes(npes, cfg->FABSHMEM_AMO_PEERS) : 0;
+    /* Only when the open fabric's writes are counted at their targets (as above). */
+    f->name[6] = "arrival counts";
+    f->bytes[6] = fsh_rma_counts_arrivals(cfg) ? fsh_rma_arrivals_heap_bytes(npes) : 0;
     f->total = 0;
     for (int i = 0; i < FSH_FOOTPRINT_PARTS; i++) {
         f->total += f->bytes[i];

@@ -237,6 +237,7 @@ static void print_info(const struct fsh_config *cfg)
     printf("  puts: %s\n", fsh_progress_counts_writes()
                                ? "injected ones counted by the write counter (no completion entry each)"
                                : "each tracked by its completion entry");
+    printf("  %s\n", fsh_rma_completion_describe());
     char loc[160];
     fsh_local_describe(loc, sizeof(loc));
     struct fsh_footprint f;
@@ -665,6 +666,9 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     if (rc == 0) {
         rc = fsh_amo_init(cfg->FABSHMEM_AMO_PEERS);
+    }
+    if (rc == 0) {
+        rc = fsh_rma_arrivals_init(cfg);
     }
     phase("liveness");
     if (rc == 0) {

@@ -62,6 +62,7 @@ enum fsh_imm_kind {
     FSH_IMM_LEASE = 5,    /* a claim or release of inbox space (lease.c) */
     FSH_IMM_AMO = 6,      /* an AMO request landed in our inbox (amo.c, no provider atomics) */
     FSH_IMM_AMO_REPLY = 7, /* the target applied our AMO request: its old value landed */
+    FSH_IMM_ARRIVE = 8,   /* a plain write landed, counted for quiet (rma.c, count mode) */
     FSH_IMM_NKINDS = 16
 };
 typedef void (*fsh_imm_handler)(uint32_t payload);

@@ -9,6 +9,15 @@
  *    FI_DELIVERY_COMPLETE where the provider has it: complete means visible at the target.
  *    Writes with immediate data are the exception: their landing is known from the target's
  *    event, never from their completion (see post()).
+ *  - Where the provider has no FI_DELIVERY_COMPLETE (efa-direct: a write completes once the
+ *    NIC sent it), a completion says nothing about the target's memory. Then every plain write
+ *    carries immediate data too (FSH_IMM_ARRIVE, the source PE): the target's progress engine,
+ *    which sees that event only once the write's data is in its memory, counts it in
+ *    count[source], a word of its symmetric heap; the initiator counts what it posted to each
+ *    PE, and quiet, after the completions, reads count[me] at every PE it wrote to since
+ *    (8 bytes each, all in flight at once) until the counts reach what was posted before the
+ *    quiet began. FABSHMEM_REMOTE_COMPLETION=count forces it on any provider, delivery keeps
+ *    the provider's completion (see "remote completion by counting" below).
  *  - A put small enough is injected (FI_INJECT): the source may be reused at once, and the
  *    operation still completes later, which quiet counts. Where the fabric has a write counter
  *    such a put has no operation record and no completion entry: the counter counts it, and
@@ -40,10 +49,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "error.h"
 #include "fabric.h"
+#include "heap.h"
 #include "local.h"
 #include "log.h"
+#include "rt.h"
 #include "xport.h"
 
 struct fsh_ctx fsh_ctx_default = {.handle = FSH_CTX_DEFAULT_HANDLE};
@@ -57,6 +69,23 @@ static struct {
     unsigned used;                /* slots below this were handed out at least once */
 } hs = {.gen = {[0] = 1}, .used = 1};
 static int (*quiet_hook)(void);
+
+/* Remote completion by counting (the section of that name below). */
+static struct {
+    bool on;
+    int mode;           /* FABSHMEM_REMOTE_COMPLETION: 0 auto, 1 delivery, 2 count */
+    uint64_t *count;    /* symmetric: count[src], plain writes from src that landed here */
+    uint64_t count_off; /* its offset in the heap, the same on every PE */
+    uint64_t *landing;  /* symmetric (registered): reads of targets' counts land here */
+    uint64_t *sent;     /* writes posted to each PE */
+    uint64_t *known;    /* what each PE last reported */
+    int *pending;       /* the PEs with known < sent: npending of them */
+    bool *is_pending;
+    size_t npending;
+} ar;
+static void arrival_posted(int pe);
+static int arrivals_quiet(void);
+static void arrivals_fini(void);
 
 /* A session's batches: BATCH_SLOTS open batches per context, chosen by PE (a put to another PE
  * of the same slot posts the held one first). Guarded by the engine lock. */
@@ -144,6 +173,11 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
      * (put-with-signal ping-pong 2.3 -> 1.25 us at 64 B). Reads carry the endpoint's level
      * too, as fi_read would: shm takes a read without it by process_vm_readv from the
      * initiator, 2 us for 8 bytes where the target's progress engine answers in 0.8 us. */
+    bool counted_arrival = write && !has_imm && ar.on;
+    if (counted_arrival) {
+        has_imm = true;
+        imm = ((uint32_t)FSH_IMM_ARRIVE << FSH_IMM_KIND_SHIFT) | (uint32_t)fsh_rt.pe;
+    }
     bool dc = fa->delivery_complete && !has_imm;
     uint64_t flags = (counted ? 0 : FI_COMPLETION) | (dc ? FI_DELIVERY_COMPLETE : 0);
     if (write) {
@@ -169,6 +203,9 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         r.nseg = nseg;
     }
     rc = fsh_xport_post(&r);
+    if (rc == 0 && counted_arrival) {
+        arrival_posted(pe);
+    }
 unlock:
     fsh_progress_unlock();
     return rc;
@@ -560,6 +597,9 @@ int fsh_rma_quiet(struct fsh_ctx *ctx)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* local puts before what follows (local.c) */
     int rc = quiet_track(ctx);
+    if (rc == 0) {
+        rc = arrivals_quiet();
+    }
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();
     }
@@ -590,7 +630,11 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     struct pe_wait w = {&ctx->track, pes};
     rc = fsh_progress_wait(pes_idle, &w, "pe_quiet: waiting for the operations to the chosen PEs",
                            one);
-    /* Signals are applied per target PE, not per context: the hook waits for them all. */
+    /* Arrivals are counted and signals applied per target PE, not per context: both are
+     * waited for whole. */
+    if (rc == 0) {
+        rc = arrivals_quiet();
+    }
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();
     }
@@ -611,7 +655,11 @@ int fsh_rma_quiet_all(void)
         rc = quiet_track(c);
     }
     fsh_progress_unlock();
-    /* The hook's work (signals applied at their targets) is per PE, not per context: once. */
+    /* Arrivals and the hook's work (signals applied at their targets) are per PE, not per
+     * context: once. */
+    if (rc == 0) {
+        rc = arrivals_quiet();
+    }
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();
     }
@@ -707,6 +755,7 @@ void fsh_rma_fini(void)
     fsh_ctx_default.handle = FSH_CTX_DEFAULT_HANDLE;
     memset(&bs, 0, sizeof(bs));
     quiet_hook = NULL;
+    arrivals_fini();
 }
 
 int fsh_rma_ctx_count_on(const void *team, long mask)
@@ -736,4 +785,224 @@ int fsh_rma_ctx_destroy_on(const void *team)
         int drc = fsh_rma_ctx_destroy(victim);
         rc = rc ? rc : drc;
     }
+}
+
+/* ---------------------------------------------------------------- remote completion by counting
+ *
+ * The target's side is on_arrival (its progress engine, under the engine lock, one writer per
+ * word); the initiator's, arrival_posted (in post(), after the write was handed over: a write
+ * that failed to post is not waited for) and the quiet below. Counts are 64-bit: they never
+ * wrap. A write posted again after a rail failed could land twice, so counted writes are not
+ * idempotent (xport.c ends the job when one is in flight on a failed rail, naming it).
+ * Memory: count[] and landing[] in the symmetric heap, 16 bytes per PE; sent, known and the
+ * pending list private, 21 bytes per PE. */
+
+static const char *const completion_modes[] = {"auto", "delivery", "count"};
+
+static int completion_mode(const struct fsh_config *cfg, int *mode)
+{
+    return fsh_env_parse_choice("FABSHMEM_REMOTE_COMPLETION", cfg->FABSHMEM_REMOTE_COMPLETION,
+                                completion_modes, 3, mode);
+}
+
+bool fsh_rma_counts_arrivals(const struct fsh_config *cfg)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    int mode;
+    if (!fa->prov[0] || completion_mode(cfg, &mode) != 0) {
+        return false;
+    }
+    return mode == 2 || (mode == 0 && !fa->delivery_complete);
+}
+
+size_t fsh_rma_arrivals_heap_bytes(int npes)
+{
+    return 2 * fsh_heap_rounded((size_t)npes * sizeof(uint64_t));
+}
+
+static void on_arrival(uint32_t payload)
+{
+    int src = (int)(payload & FSH_IMM_PAYLOAD_MASK);
+    if (src >= fsh_rt.npes) {
+        FSH_WARN("a write's arrival names PE %d of %d: not counted", src, fsh_rt.npes);
+        return;
+    }
+    __atomic_store_n(&ar.count[src], ar.count[src] + 1, __ATOMIC_RELEASE);
+}
+
+static void arrival_posted(int pe)
+{
+    ar.sent[pe]++;
+    if (!ar.is_pending[pe]) {
+        ar.is_pending[pe] = true;
+        ar.pending[ar.npending++] = pe;
+    }
+}
+
+int fsh_rma_arrivals_init(const struct fsh_config *cfg)
+{
+    int rc = completion_mode(cfg, &ar.mode);
+    if (rc != 0) {
+        return rc;
+    }
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    if (!fsh_rma_counts_arrivals(cfg)) {
+        if (!fa->delivery_complete) {
+            FSH_WARN("provider %s lacks FI_DELIVERY_COMPLETE and FABSHMEM_REMOTE_COMPLETION="
+                     "delivery: quiet trusts its completions to mean the data is at the target",
+                     fa->prov);
+        }
+        return 0;
+    }
+    int npes = fsh_rt.npes;
+    size_t words = fsh_heap_rounded((size_t)npes * sizeof(uint64_t));
+    char what[128];
+    snprintf(what, sizeof(what), "the arrival counts of remote completion (%d PEs x 16 bytes)",
+             npes);
+    uint8_t *block = fsh_heap_reserve(2 * words, 64, what,
+                                      "use a provider with FI_DELIVERY_COMPLETE, or raise "
+                                      "SHMEM_SYMMETRIC_SIZE");
+    if (!block) {
+        return fsh_err_last()->code;
+    }
+    enum fsh_seg seg;
+    if (fsh_mr_lookup(block, 2 * words, &seg, &ar.count_off) != 0 || seg != FSH_SEG_HEAP) {
+        return fsh_err(-EFAULT, "", "the arrival counts are not in the registered heap");
+    }
+    ar.count = (uint64_t *)block;
+    ar.landing = (uint64_t *)(block + words);
+    ar.sent = calloc((size_t)npes, sizeof(uint64_t));
+    ar.known = calloc((size_t)npes, sizeof(uint64_t));
+    ar.pending = calloc((size_t)npes, sizeof(int));
+    ar.is_pending = calloc((size_t)npes, sizeof(bool));
+    if (!ar.sent || !ar.known || !ar.pending || !ar.is_pending) {
+        return fsh_err(-ENOMEM, "", "out of memory for the arrival counts of %d PEs", npes);
+    }
+    rc = fsh_progress_register_imm(FSH_IMM_ARRIVE, on_arrival);
+    if (rc == 0) {
+        ar.on = true;
+    }
+    return rc;
+}
+
+static void arrivals_fini(void)
+{
+    free(ar.sent);
+    free(ar.known);
+    free(ar.pending);
+    free(ar.is_pending);
+    memset(&ar, 0, sizeof(ar));
+}
+
+const char *fsh_rma_completion_describe(void)
+{
+    if (ar.on) {
+        return "remote completion: targets count arrivals, quiet reads the counts "
+               "(FABSHMEM_REMOTE_COMPLETION=count, or the provider has no delivery-complete)";
+    }
+    return fsh_fabric_attr()->delivery_complete
+               ? "remote completion: the provider's delivery-complete"
+               : "remote completion: the provider's default completion "
+                 "(FABSHMEM_REMOTE_COMPLETION=delivery)";
+}
+
+/* A quiet's targets: the PEs it waits for and the count each must reach. */
+struct arrival_wait {
+    size_t n;
+    int *pe;
+    uint64_t *want;
+    int err;
+};
+
+/* Read the count of every PE still waited for (all reads in flight at once); keep those
+ * behind. Under the engine lock. */
+static bool all_arrived(const void *arg)
+{
+    struct arrival_wait *w = (struct arrival_wait *)arg;
+    struct fsh_op_track sync = {0, 0, 0};
+    uint64_t at = ar.count_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
+    for (size_t i = 0; i < w->n && w->err == 0; i++) {
+        w->err = fsh_rma_read(&fsh_ctx_default, &sync, &ar.landing[w->pe[i]], sizeof(uint64_t),
+                              w->pe[i], FSH_SEG_HEAP, at);
+    }
+    int wrc = fsh_progress_wait_track(&sync, "quiet: reading targets' arrival counts");
+    if (w->err == 0) {
+        w->err = wrc;
+    }
+    if (w->err != 0) {
+        return true;
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        int pe = w->pe[i];
+        uint64_t v = __atomic_load_n(&ar.landing[pe], __ATOMIC_ACQUIRE);
+        ar.known[pe] = v > ar.known[pe] ? v : ar.known[pe];
+        if (ar.known[pe] < w->want[i]) {
+            w->pe[keep] = pe;
+            w->want[keep++] = w->want[i];
+        }
+    }
+    w->n = keep;
+    return keep == 0;
+}
+
+/* Wait until the writes posted to the PEs of the list (one PE when only >= 0, else every PE
+ * written since) before this call are in their memory. */
+static int wait_arrivals(int only)
+{
+    fsh_progress_lock();
+    size_t n = only >= 0 ? 1 : ar.npending;
+    struct arrival_wait w = {0, malloc(n * sizeof(int)), malloc(n * sizeof(uint64_t)), 0};
+    if (!w.pe || !w.want) {
+        free(w.pe);
+        free(w.want);
+        fsh_progress_unlock();
+        return fsh_err(-ENOMEM, "", "out of memory for a quiet of %zu PEs", n);
+    }
+    for (size_t i = 0; i < ar.npending; i++) {
+        int pe = ar.pending[i];
+        if ((only < 0 || pe == only) && ar.known[pe] < ar.sent[pe]) {
+            w.pe[w.n] = pe;
+            w.want[w.n++] = ar.sent[pe];
+        }
+    }
+    int rc = 0;
+    if (w.n > 0 && !all_arrived(&w)) {
+        rc = fsh_progress_wait(all_arrived, &w, "quiet: waiting for puts to land at their targets",
+                               w.pe[0]);
+    }
+    rc = rc ? rc : w.err;
+    /* Forget the PEs that caught up (a quiet of everything leaves only later writes). */
+    size_t keep = 0;
+    for (size_t i = 0; i < ar.npending; i++) {
+        int pe = ar.pending[i];
+        if (ar.known[pe] < ar.sent[pe]) {
+            ar.pending[keep++] = pe;
+        } else {
+            ar.is_pending[pe] = false;
+        }
+    }
+    ar.npending = keep;
+    fsh_progress_unlock();
+    free(w.pe);
+    free(w.want);
+    return rc;
+}
+
+static int arrivals_quiet(void)
+{
+    /* Without the lock: a write another thread posts at this moment is not one this quiet
+     * must complete. */
+    if (!ar.on || __atomic_load_n(&ar.npending, __ATOMIC_RELAXED) == 0) {
+        return 0;
+    }
+    return wait_arrivals(-1);
+}
+
+int fsh_rma_landed(int pe)
+{
+    if (!ar.on) {
+        return 0;
+    }
+    return wait_arrivals(pe);
 }
