@@ -740,7 +740,7 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         .desc = desc,
         .raddr = raddr,
         .key = key,
-        .flags = FI_COMPLETION,
+        .flags = FSH_XF_COMPLETION,
         .datatype = size == 8 ? FI_UINT64 : FI_UINT32,
         .atomic_op = m->fi_op,
         .result = &b->result,

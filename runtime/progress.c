@@ -36,6 +36,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "log.h"
+#include "mr.h"
 #include "rt.h"
 
 #define HOLD_MAX 64 /* completions held back under chaos */
@@ -705,7 +706,7 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
 void fsh_progress_op_put(struct fsh_op *op)
 {
     if (op->tmp_mr) {
-        fi_close(&op->tmp_mr->fid);
+        fsh_mr_release(op->tmp_mr);
         op->tmp_mr = NULL;
     }
     op->kind = 0; /* not in flight */

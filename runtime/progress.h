@@ -32,13 +32,15 @@ struct fsh_op_track {
     uint64_t wmark;
 };
 
+struct fsh_mr_tmp; /* mr.h */
+
 enum fsh_op_kind { FSH_OP_PUT = 1, FSH_OP_GET, FSH_OP_PUT_IMM, FSH_OP_ATOMIC };
 
 struct fsh_op {
     struct fi_context2 fi;       /* provider scratch space (FI_CONTEXT2 mode); stays first */
     struct fsh_op_track *track;  /* the context's track */
     struct fsh_op_track *sync;   /* a blocking call's own track, or NULL */
-    struct fid_mr *tmp_mr;       /* temporary registration, released on completion */
+    struct fsh_mr_tmp *tmp_mr;   /* temporary registration (mr.h), released on completion */
     void *copy_dst;              /* on completion copy copy_len bytes from copy_src here */
     const void *copy_src;
     size_t copy_len;

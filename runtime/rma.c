@@ -5,11 +5,11 @@
  * Owns the posting of data operations and their completion accounting per context. Rules kept
  * here:
  *  - No ordering between operations is assumed (EFA's SRD delivers out of order). Quiet waits
- *    for the completion of every operation of the context, and those are requested with
- *    FI_DELIVERY_COMPLETE where the provider has it: complete means visible at the target.
+ *    for the completion of every operation of the context, and those are requested delivery
+ *    complete (FSH_XF_DELIVERED) where the provider has it: complete means visible at the target.
  *    Writes with immediate data are the exception: their landing is known from the target's
  *    event, never from their completion (see post()).
- *  - A put small enough is injected (FI_INJECT): the source may be reused at once, and the
+ *  - A put small enough is injected (FSH_XF_INJECT): the source may be reused at once, and the
  *    operation still completes later, which quiet counts. Where the fabric has a write counter
  *    such a put has no operation record and no completion entry: the counter counts it, and
  *    the context's track keeps a mark that quiet waits for (progress.c).
@@ -36,7 +36,6 @@
 #include "rma.h"
 
 #include <errno.h>
-#include <rdma/fi_domain.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,7 +109,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     bool dev = fsh_mr_is_device(local, len);
     bool inject = write && injects(len, dev);
     void *desc = NULL;
-    struct fid_mr *tmp = NULL;
+    struct fsh_mr_tmp *tmp = NULL;
     int rc = 0;
     fsh_progress_lock();
     if (!inject && (fa->mr_local || dev)) {
@@ -127,7 +126,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         op = fsh_progress_op_get(kind, pe, len);
         if (!op) {
             if (tmp) {
-                fi_close(&tmp->fid);
+                fsh_mr_release(tmp);
             }
             rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
             goto unlock;
@@ -145,10 +144,10 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
      * too, as fi_read would: shm takes a read without it by process_vm_readv from the
      * initiator, 2 us for 8 bytes where the target's progress engine answers in 0.8 us. */
     bool dc = fa->delivery_complete && !has_imm;
-    uint64_t flags = (counted ? 0 : FI_COMPLETION) | (dc ? FI_DELIVERY_COMPLETE : 0);
+    unsigned flags = (counted ? 0 : FSH_XF_COMPLETION) | (dc ? FSH_XF_DELIVERED : 0);
     if (write) {
-        flags |= inject ? FI_INJECT : 0;
-        flags |= has_imm ? FI_REMOTE_CQ_DATA : 0;
+        flags |= inject ? FSH_XF_INJECT : 0;
+        flags |= has_imm ? FSH_XF_IMM : 0;
     }
     struct fsh_xreq r = {
         .type = write ? FSH_X_WRITE : FSH_X_READ,

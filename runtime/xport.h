@@ -19,6 +19,15 @@
 
 enum fsh_xreq_type { FSH_X_WRITE = 1, FSH_X_READ, FSH_X_ATOMIC, FSH_X_FETCH, FSH_X_COMPARE };
 
+/* What a request asks of the provider (struct fsh_xreq's flags); xport.c turns them into
+ * libfabric's, so that nobody above the transport names those. */
+enum fsh_xreq_flag {
+    FSH_XF_COMPLETION = 1u << 0, /* a completion entry of its own (not a counted write) */
+    FSH_XF_INJECT = 1u << 1,     /* the payload is copied at once: the source is free on return */
+    FSH_XF_DELIVERED = 1u << 2,  /* complete means visible at the target (delivery complete) */
+    FSH_XF_IMM = 1u << 3,        /* `data` reaches the target's completion queue */
+};
+
 /* A write may scatter its one local buffer over up to this many remote segments (a session's
  * batch, rma.c), as far as the provider's rma_iov_limit allows. */
 #define FSH_XREQ_SEGS 4
@@ -42,8 +51,8 @@ struct fsh_xreq {
     struct fsh_xseg seg[FSH_XREQ_SEGS]; /* writes: the remote segments, in order, when nseg > 0
                                          * (their lengths add up to len) */
     size_t nseg;
-    uint64_t data;        /* immediate data (with FI_REMOTE_CQ_DATA) */
-    uint64_t flags;       /* FI_INJECT, FI_REMOTE_CQ_DATA, FI_DELIVERY_COMPLETE, ... */
+    uint64_t data;        /* immediate data (with FSH_XF_IMM) */
+    unsigned flags;       /* FSH_XF_* */
     /* atomics */
     int datatype, atomic_op;
     void *result, *result_desc;    /* fetch/compare: where the old value lands */
