@@ -68,6 +68,58 @@ static inline uint64_t key_of(const struct fsh_xreq *r, uint64_t key0)
     return r->path.dst ? fsh_mr_key_on(r->pe, r->path.dst, key0) : key0;
 }
 
+/* The one map from fabshmem's datatypes to libfabric's (inline: atomics pass with constant
+ * kind, so it folds to a test of the size). */
+static inline int datatype(size_t size, bool is_signed, bool is_float, bool is_complex)
+{
+    if (is_complex) {
+        return size == sizeof(float _Complex)         ? FI_FLOAT_COMPLEX
+               : size == sizeof(double _Complex)      ? FI_DOUBLE_COMPLEX
+               : size == sizeof(long double _Complex) ? FI_LONG_DOUBLE_COMPLEX
+                                                      : -1;
+    }
+    if (is_float) {
+        return size == sizeof(float)         ? FI_FLOAT
+               : size == sizeof(double)      ? FI_DOUBLE
+               : size == sizeof(long double) ? FI_LONG_DOUBLE
+                                             : -1;
+    }
+    switch (size) {
+    case 1: return is_signed ? FI_INT8 : FI_UINT8;
+    case 2: return is_signed ? FI_INT16 : FI_UINT16;
+    case 4: return is_signed ? FI_INT32 : FI_UINT32;
+    case 8: return is_signed ? FI_INT64 : FI_UINT64;
+    default: return -1;
+    }
+}
+
+int fsh_xport_datatype(size_t size, bool is_signed, bool is_float, bool is_complex)
+{
+    return datatype(size, is_signed, is_float, is_complex);
+}
+
+/* libfabric's op for each FSH_XA_*. */
+static const enum fi_op fi_op_of[] = {
+    [FSH_XA_READ] = FI_ATOMIC_READ, [FSH_XA_WRITE] = FI_ATOMIC_WRITE, [FSH_XA_CSWAP] = FI_CSWAP,
+    [FSH_XA_SUM] = FI_SUM,          [FSH_XA_BAND] = FI_BAND,          [FSH_XA_BOR] = FI_BOR,
+    [FSH_XA_BXOR] = FI_BXOR,
+};
+
+bool fsh_xport_atomic_ok(int op, int type, size_t size)
+{
+    int dt = datatype(size, false, false, false);
+    if (op < FSH_XA_READ || op > FSH_XA_BXOR || dt < 0) {
+        return false;
+    }
+    uint64_t flags = type == FSH_X_COMPARE ? FI_COMPARE_ATOMIC
+                     : type == FSH_X_FETCH ? FI_FETCH_ATOMIC
+                                           : 0;
+    struct fi_atomic_attr attr;
+    return fi_query_atomic(fsh_fabric_domain(0), (enum fi_datatype)dt, fi_op_of[op], &attr,
+                           flags) == 0 &&
+           attr.count >= 1;
+}
+
 /* libfabric's flags for a request's FSH_XF_* (branch-free, inline: every operation passes). */
 static inline uint64_t fi_flags(unsigned f)
 {
@@ -101,8 +153,8 @@ static ssize_t issue(struct fsh_xreq *r)
     struct fi_rma_ioc rma = {.addr = r->raddr, .count = 1, .key = key_of(r, r->key)};
     struct fi_msg_atomic msg = {
         .msg_iov = &ioc, .desc = &r->desc, .iov_count = 1, .addr = peer, .rma_iov = &rma,
-        .rma_iov_count = 1, .datatype = (enum fi_datatype)r->datatype,
-        .op = (enum fi_op)r->atomic_op, .context = r->op, .data = r->data,
+        .rma_iov_count = 1, .datatype = (enum fi_datatype)datatype(r->len, false, false, false),
+        .op = fi_op_of[r->atomic_op], .context = r->op, .data = r->data,
     };
     struct fi_ioc res = {.addr = r->result, .count = 1};
     if (r->type == FSH_X_ATOMIC) {
