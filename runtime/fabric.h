@@ -98,6 +98,10 @@ const char *const *fsh_fabric_default_order(size_t *n);
 int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
                        uint64_t op_flags, struct fi_info **out);
 
+/* Can a registration take a dmabuf (FI_MR_DMABUF)? NULL when fabshmem was built against a
+ * libfabric that has it and the one loaded is 1.20 or later, else why not (for the user). */
+const char *fsh_fabric_dmabuf_why_not(void);
+
 int fsh_fabric_nrails(void);
 /* Rail r's NIC (its libfabric domain name). */
 const char *fsh_fabric_rail_name(int rail);
