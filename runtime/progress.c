@@ -39,6 +39,13 @@
 #include "mr.h"
 #include "rt.h"
 
+/* The provider's per-operation scratch space (FI_CONTEXT2 mode) is the first member of every
+ * record, kept opaque in progress.h so that no libfabric type reaches the layers above. */
+_Static_assert(sizeof(((struct fsh_op *)0)->fi) >= sizeof(struct fi_context2) &&
+                   offsetof(struct fsh_op, fi) == 0 &&
+                   _Alignof(struct fsh_op) >= _Alignof(struct fi_context2),
+               "struct fsh_op's fi must hold a struct fi_context2 at its start");
+
 #define HOLD_MAX 64 /* completions held back under chaos */
 
 static struct {

@@ -2,10 +2,12 @@
 /*
  * xport.h: the one place that hands operations to libfabric.
  *
- * rma.c, amo.c and signal.c describe an operation (struct fsh_xreq) and xport posts it: it
- * retries -FI_EAGAIN with progress (bounded by FABSHMEM_TIMEOUT), accounts it to its tracks
- * once posted, and under FABSHMEM_CHAOS=reorder may hold it back and post it later, out of
- * order with its neighbours, the way SRD may deliver.
+ * rma.c and amo.c describe an operation (struct fsh_xreq) in fabshmem's terms and xport posts
+ * it in libfabric's: its flags, atomic op and datatype are mapped here, so that no header read
+ * above the transport includes <rdma/...>. It retries -FI_EAGAIN with progress (bounded by
+ * FABSHMEM_TIMEOUT), accounts it to its tracks once posted, and under FABSHMEM_CHAOS=reorder
+ * may hold it back and post it later, out of order with its neighbours, the way SRD may
+ * deliver.
  */
 #ifndef FSH_XPORT_H
 #define FSH_XPORT_H
