@@ -120,7 +120,7 @@ bool fsh_xport_atomic_ok(int op, int type, size_t size)
            attr.count >= 1;
 }
 
-/* libfabric's flags for a request's FSH_XF_* (branch-free, inline: every operation passes). */
+/* libfabric's flags for a request's FSH_XF_* (inline: every operation passes here). */
 static inline uint64_t fi_flags(unsigned f)
 {
     return ((f & FSH_XF_COMPLETION) ? FI_COMPLETION : 0) | ((f & FSH_XF_INJECT) ? FI_INJECT : 0) |
