@@ -67,8 +67,6 @@
 #include "amo.h"
 
 #include <errno.h>
-#include <rdma/fi_atomic.h>
-#include <rdma/fi_domain.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,28 +89,28 @@ struct bounce {
     uint64_t result;
 };
 
-/* What each shmem op becomes: the libfabric op, and which call. */
+/* What each shmem op becomes: the transport's atomic op, and which call. */
 struct mapping {
-    int fi_op;
+    int xop;  /* FSH_XA_* */
     int type; /* FSH_X_ATOMIC, FSH_X_FETCH, FSH_X_COMPARE */
     bool operand_is_one;
 };
 
 static const struct mapping map[] = {
-    [FSH_AMO_FETCH] = {FI_ATOMIC_READ, FSH_X_FETCH, false},
-    [FSH_AMO_SET] = {FI_ATOMIC_WRITE, FSH_X_ATOMIC, false},
-    [FSH_AMO_SWAP] = {FI_ATOMIC_WRITE, FSH_X_FETCH, false},
-    [FSH_AMO_CSWAP] = {FI_CSWAP, FSH_X_COMPARE, false},
-    [FSH_AMO_FETCH_INC] = {FI_SUM, FSH_X_FETCH, true},
-    [FSH_AMO_INC] = {FI_SUM, FSH_X_ATOMIC, true},
-    [FSH_AMO_FETCH_ADD] = {FI_SUM, FSH_X_FETCH, false},
-    [FSH_AMO_ADD] = {FI_SUM, FSH_X_ATOMIC, false},
-    [FSH_AMO_FETCH_AND] = {FI_BAND, FSH_X_FETCH, false},
-    [FSH_AMO_AND] = {FI_BAND, FSH_X_ATOMIC, false},
-    [FSH_AMO_FETCH_OR] = {FI_BOR, FSH_X_FETCH, false},
-    [FSH_AMO_OR] = {FI_BOR, FSH_X_ATOMIC, false},
-    [FSH_AMO_FETCH_XOR] = {FI_BXOR, FSH_X_FETCH, false},
-    [FSH_AMO_XOR] = {FI_BXOR, FSH_X_ATOMIC, false},
+    [FSH_AMO_FETCH] = {FSH_XA_READ, FSH_X_FETCH, false},
+    [FSH_AMO_SET] = {FSH_XA_WRITE, FSH_X_ATOMIC, false},
+    [FSH_AMO_SWAP] = {FSH_XA_WRITE, FSH_X_FETCH, false},
+    [FSH_AMO_CSWAP] = {FSH_XA_CSWAP, FSH_X_COMPARE, false},
+    [FSH_AMO_FETCH_INC] = {FSH_XA_SUM, FSH_X_FETCH, true},
+    [FSH_AMO_INC] = {FSH_XA_SUM, FSH_X_ATOMIC, true},
+    [FSH_AMO_FETCH_ADD] = {FSH_XA_SUM, FSH_X_FETCH, false},
+    [FSH_AMO_ADD] = {FSH_XA_SUM, FSH_X_ATOMIC, false},
+    [FSH_AMO_FETCH_AND] = {FSH_XA_BAND, FSH_X_FETCH, false},
+    [FSH_AMO_AND] = {FSH_XA_BAND, FSH_X_ATOMIC, false},
+    [FSH_AMO_FETCH_OR] = {FSH_XA_BOR, FSH_X_FETCH, false},
+    [FSH_AMO_OR] = {FSH_XA_BOR, FSH_X_ATOMIC, false},
+    [FSH_AMO_FETCH_XOR] = {FSH_XA_BXOR, FSH_X_FETCH, false},
+    [FSH_AMO_XOR] = {FSH_XA_BXOR, FSH_X_ATOMIC, false},
 };
 #define NOPS (sizeof(map) / sizeof(map[0]))
 
@@ -195,13 +193,9 @@ static int post_type(int op)
     return map[op].type == FSH_X_ATOMIC ? FSH_X_FETCH : map[op].type;
 }
 
-static bool query(int op, int dt)
+static bool query(int op, size_t size)
 {
-    struct fi_atomic_attr attr;
-    uint64_t flags = post_type(op) == FSH_X_COMPARE ? FI_COMPARE_ATOMIC : FI_FETCH_ATOMIC;
-    return fi_query_atomic(fsh_fabric_domain(0), (enum fi_datatype)dt, (enum fi_op)map[op].fi_op,
-                           &attr, flags) == 0 &&
-           attr.count >= 1;
+    return fsh_xport_atomic_ok(map[op].xop, post_type(op), size);
 }
 
 static int by_target_init(long peers);
@@ -223,8 +217,8 @@ int fsh_amo_init(long peers)
         return by_target_init(peers);
     }
     for (size_t op = 1; op < NOPS; op++) {
-        am.supported[op][0] = query((int)op, FI_UINT32);
-        am.supported[op][1] = query((int)op, FI_UINT64);
+        am.supported[op][0] = query((int)op, sizeof(uint32_t));
+        am.supported[op][1] = query((int)op, sizeof(uint64_t));
     }
     am.queried = true;
     return 0;
@@ -683,9 +677,8 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         .desc = desc,
         .raddr = raddr,
         .key = key,
-        .flags = FI_COMPLETION,
-        .datatype = size == 8 ? FI_UINT64 : FI_UINT32,
-        .atomic_op = m->fi_op,
+        .flags = FSH_XF_COMPLETION,
+        .atomic_op = m->xop,
         .result = &b->result,
         .result_desc = desc,
         .compare = &b->compare,

@@ -45,8 +45,6 @@
 #include "devmem.h"
 
 #include <errno.h>
-#include <rdma/fabric.h>
-#include <rdma/fi_domain.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -605,7 +603,6 @@ int fsh_dev_memset(void *p, int c, size_t len)
 
 /* ---------------------------------------------------------------- init */
 
-#ifdef FI_MR_DMABUF
 /* Providers that hand a registration to a NIC, where a dmabuf is how GPU memory reaches it.
  * The others (shm, tcp, sockets) copy GPU memory themselves through the CUDA runtime and keep
  * registrations in libfabric's shared MR map (prov/util), which turns a dmabuf back into an
@@ -620,7 +617,6 @@ static bool nic_provider(const char *prov)
     }
     return false;
 }
-#endif
 
 /* Why path p cannot be used on this system, or NULL when it can be tried. f: the provider
  * (name, FI_HMEM, FI_MR_VIRT_ADDR); pick: auto is choosing, rather than a forced path. */
@@ -634,12 +630,9 @@ static const char *unavailable(int p, const struct fsh_dev_prov *f, bool exporta
                "like Debian's)";
     }
     if (p == PATH_DMABUF) {
-#ifndef FI_MR_DMABUF
-        (void)pick;
-        return "fabshmem was built against a libfabric without FI_MR_DMABUF (needs 1.20)";
-#else
-        if (fi_version() < FI_VERSION(1, 20)) {
-            return "the libfabric loaded is older than 1.20 (no FI_MR_DMABUF)";
+        const char *why = fsh_fabric_dmabuf_why_not();
+        if (why) {
+            return why;
         }
         if (!exportable) {
             return "the CUDA driver cannot export the device heap as a dmabuf "
@@ -657,7 +650,6 @@ static const char *unavailable(int p, const struct fsh_dev_prov *f, bool exporta
             return "the provider copies GPU memory itself, so a dmabuf gains nothing over cuda "
                    "(it is for NICs: efa, verbs)";
         }
-#endif
     }
     return NULL;
 }

@@ -141,18 +141,26 @@ static void mr_mode_str(uint64_t mode, char *buf, size_t len)
     }
 }
 
+const char *fsh_fabric_dmabuf_why_not(void)
+{
+#ifndef FI_MR_DMABUF
+    return "fabshmem was built against a libfabric without FI_MR_DMABUF (needs 1.20)";
+#else
+    if (fi_version() < FI_VERSION(1, 20)) {
+        return "the libfabric loaded is older than 1.20 (no FI_MR_DMABUF)";
+    }
+    return NULL;
+#endif
+}
+
 /* The libfabric API version asked for: 1.14, whose semantics the runtime is written to; 1.20
  * with FI_HMEM where headers and library have it, because only then does the provider read a
  * registration's dmabuf (FI_MR_DMABUF). */
 static uint32_t api_version(uint64_t caps)
 {
-#ifdef FI_MR_DMABUF
-    if ((caps & FI_HMEM) && fi_version() >= FI_VERSION(1, 20)) {
+    if ((caps & FI_HMEM) && !fsh_fabric_dmabuf_why_not()) {
         return FI_VERSION(1, 20);
     }
-#else
-    (void)caps;
-#endif
     return FI_VERSION(1, 14);
 }
 

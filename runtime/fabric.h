@@ -6,20 +6,26 @@
  * provider has one, a counter of completed writes. A rail is one NIC: a PE with several NICs
  * near it (p5: four per GPU) opens one rail on each (FABSHMEM_RAILS caps them), and
  * fsh_fabric_path spreads operations over them at both ends. One NIC, one rail: as before.
- * fabric.c chooses the provider and keeps its limits; rma.c, mr.c and progress.c use the
- * handles below. Nothing above the transport layer includes <rdma/...>.
+ * fabric.c chooses the provider and keeps its limits; xport.c, mr.c and progress.c use the
+ * handles below. Nothing above the transport layer includes <rdma/...>, this header neither:
+ * those three include what they call.
  */
 #ifndef FSH_FABRIC_H
 #define FSH_FABRIC_H
 
-#include <rdma/fabric.h>
-#include <rdma/fi_domain.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "bootstrap.h"
 #include "env.h"
+
+/* libfabric's handles, opaque here: this header is read above the transport too, where no
+ * <rdma/...> is included (README.md's layers). */
+struct fi_info;
+struct fid_domain;
+struct fid_ep;
+struct fid_cq;
 
 /* What the rest of the runtime needs to know about the chosen provider. */
 struct fsh_fabric_attr {
@@ -98,6 +104,10 @@ const char *const *fsh_fabric_default_order(size_t *n);
 int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, uint64_t caps,
                        uint64_t op_flags, struct fi_info **out);
 
+/* Can a registration take a dmabuf (FI_MR_DMABUF)? NULL when fabshmem was built against a
+ * libfabric that has it and the one loaded is 1.20 or later, else why not (for the user). */
+const char *fsh_fabric_dmabuf_why_not(void);
+
 int fsh_fabric_nrails(void);
 /* Rail r's NIC (its libfabric domain name). */
 const char *fsh_fabric_rail_name(int rail);
@@ -115,7 +125,7 @@ void fsh_fabric_writes(uint64_t *done, uint64_t *failed);
  * memory keys it must carry), at address addr of my rail's AV. */
 struct fsh_path {
     int rail, dst;
-    fi_addr_t addr;
+    uint64_t addr; /* an fi_addr_t */
     unsigned way; /* its index among the ways to the peer */
 };
 /* Has any PE of the job more than one rail (known to all after fsh_fabric_insert_peers)? */

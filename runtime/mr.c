@@ -474,7 +474,14 @@ bool fsh_mr_is_device(const void *addr, size_t len)
     return l->mr[0] && a >= b && a - b <= l->len && len <= l->len - (a - b);
 }
 
-int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fid_mr **tmp)
+/* A temporary registration's handle is the provider's struct fid_mr itself, under a name that
+ * needs no libfabric header where it is held (progress.h, rma.c). */
+static struct fid_mr *tmp_fid(struct fsh_mr_tmp *tmp)
+{
+    return (struct fid_mr *)(void *)tmp;
+}
+
+int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fsh_mr_tmp **tmp)
 {
     enum fsh_seg seg;
     uint64_t off;
@@ -490,10 +497,17 @@ int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fid_
     /* A private buffer on a provider that needs local descriptors: register it for the
      * duration of the operation. Keys must be unique in the domain unless the provider picks
      * them. */
-    int rc = reg(rail, (void *)addr, len, FI_READ | FI_WRITE, mrs.next_key++, tmp);
+    struct fid_mr *mr = NULL;
+    int rc = reg(rail, (void *)addr, len, FI_READ | FI_WRITE, mrs.next_key++, &mr);
     if (rc != 0) {
         return rc;
     }
-    *desc = fi_mr_desc(*tmp);
+    *desc = fi_mr_desc(mr);
+    *tmp = (struct fsh_mr_tmp *)(void *)mr;
     return 0;
+}
+
+void fsh_mr_release(struct fsh_mr_tmp *tmp)
+{
+    fi_close(&tmp_fid(tmp)->fid);
 }

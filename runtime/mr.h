@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct fid_mr;
 /* A private buffer registered on every rail (fabric.h): fsh_mr_reg_local makes one. */
 struct fsh_mr_set;
 
@@ -79,8 +78,12 @@ void fsh_mr_dereg_local(struct fsh_mr_set *set);
  * the descriptor is how the provider learns it is GPU memory (without one, shm copies it
  * with memcpy: a crash on a real GPU). */
 bool fsh_mr_is_device(const void *addr, size_t len);
+/* A temporary registration of a private buffer, opaque outside mr.c (it is the provider's). */
+struct fsh_mr_tmp;
 /* A descriptor for a local buffer on rail `rail`: the segment's when it lies in one, else a
- * temporary registration (*tmp set, to be closed when the operation completes). */
-int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fid_mr **tmp);
+ * temporary registration (*tmp set, to be released when the operation completes). */
+int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fsh_mr_tmp **tmp);
+/* Close a temporary registration fsh_mr_desc made. */
+void fsh_mr_release(struct fsh_mr_tmp *tmp);
 
 #endif

@@ -36,7 +36,15 @@
 #include "error.h"
 #include "fabric.h"
 #include "log.h"
+#include "mr.h"
 #include "rt.h"
+
+/* The provider's per-operation scratch space (FI_CONTEXT2 mode) is the first member of every
+ * record, kept opaque in progress.h so that no libfabric type reaches the layers above. */
+_Static_assert(sizeof(((struct fsh_op *)0)->fi) >= sizeof(struct fi_context2) &&
+                   offsetof(struct fsh_op, fi) == 0 &&
+                   _Alignof(struct fsh_op) >= _Alignof(struct fi_context2),
+               "struct fsh_op's fi must hold a struct fi_context2 at its start");
 
 #define HOLD_MAX 64 /* completions held back under chaos */
 
@@ -705,7 +713,7 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
 void fsh_progress_op_put(struct fsh_op *op)
 {
     if (op->tmp_mr) {
-        fi_close(&op->tmp_mr->fid);
+        fsh_mr_release(op->tmp_mr);
         op->tmp_mr = NULL;
     }
     op->kind = 0; /* not in flight */

@@ -18,7 +18,6 @@
 #ifndef FSH_PROGRESS_H
 #define FSH_PROGRESS_H
 
-#include <rdma/fabric.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,13 +31,17 @@ struct fsh_op_track {
     uint64_t wmark;
 };
 
+struct fsh_mr_tmp; /* mr.h */
+
 enum fsh_op_kind { FSH_OP_PUT = 1, FSH_OP_GET, FSH_OP_PUT_IMM, FSH_OP_ATOMIC };
 
 struct fsh_op {
-    struct fi_context2 fi;       /* provider scratch space (FI_CONTEXT2 mode); stays first */
+    void *fi[8];                 /* provider scratch space (FI_CONTEXT2 mode: libfabric's
+                                  * struct fi_context2, which progress.c checks fits); stays
+                                  * first, and is opaque above the transport */
     struct fsh_op_track *track;  /* the context's track */
     struct fsh_op_track *sync;   /* a blocking call's own track, or NULL */
-    struct fid_mr *tmp_mr;       /* temporary registration, released on completion */
+    struct fsh_mr_tmp *tmp_mr;   /* temporary registration (mr.h), released on completion */
     void *copy_dst;              /* on completion copy copy_len bytes from copy_src here */
     const void *copy_src;
     size_t copy_len;

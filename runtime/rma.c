@@ -5,11 +5,11 @@
  * Owns the posting of data operations and their completion accounting per context. Rules kept
  * here:
  *  - No ordering between operations is assumed (EFA's SRD delivers out of order). Quiet waits
- *    for the completion of every operation of the context, and those are requested with
- *    FI_DELIVERY_COMPLETE where the provider has it: complete means visible at the target.
+ *    for the completion of every operation of the context, and those are requested delivery
+ *    complete (FSH_XF_DELIVERED) where the provider has it: complete means visible at the target.
  *    Writes with immediate data are the exception: their landing is known from the target's
  *    event, never from their completion (see post()).
- *  - Where the provider has no FI_DELIVERY_COMPLETE (efa-direct: a write completes once the
+ *  - Where the provider has no delivery-complete (efa-direct: a write completes once the
  *    NIC sent it), a completion says nothing about the target's memory. Then every plain write
  *    carries immediate data too (FSH_IMM_ARRIVE, the source PE): the target's progress engine,
  *    which sees that event only once the write's data is in its memory, counts it in
@@ -18,7 +18,7 @@
  *    (8 bytes each, all in flight at once) until the counts reach what was posted before the
  *    quiet began. FABSHMEM_REMOTE_COMPLETION=count forces it on any provider, delivery keeps
  *    the provider's completion (see "remote completion by counting" below).
- *  - A put small enough is injected (FI_INJECT): the source may be reused at once, and the
+ *  - A put small enough is injected (FSH_XF_INJECT): the source may be reused at once, and the
  *    operation still completes later, which quiet counts. Where the fabric has a write counter
  *    such a put has no operation record and no completion entry: the counter counts it, and
  *    the context's track keeps a mark that quiet waits for (progress.c).
@@ -45,7 +45,6 @@
 #include "rma.h"
 
 #include <errno.h>
-#include <rdma/fi_domain.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,7 +138,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     bool dev = fsh_mr_is_device(local, len);
     bool inject = write && injects(len, dev);
     void *desc = NULL;
-    struct fid_mr *tmp = NULL;
+    struct fsh_mr_tmp *tmp = NULL;
     int rc = 0;
     fsh_progress_lock();
     if (!inject && (fa->mr_local || dev)) {
@@ -156,7 +155,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         op = fsh_progress_op_get(kind, pe, len);
         if (!op) {
             if (tmp) {
-                fi_close(&tmp->fid);
+                fsh_mr_release(tmp);
             }
             rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
             goto unlock;
@@ -179,10 +178,10 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
         imm = ((uint32_t)FSH_IMM_ARRIVE << FSH_IMM_KIND_SHIFT) | (uint32_t)fsh_rt.pe;
     }
     bool dc = fa->delivery_complete && !has_imm;
-    uint64_t flags = (counted ? 0 : FI_COMPLETION) | (dc ? FI_DELIVERY_COMPLETE : 0);
+    unsigned flags = (counted ? 0 : FSH_XF_COMPLETION) | (dc ? FSH_XF_DELIVERED : 0);
     if (write) {
-        flags |= inject ? FI_INJECT : 0;
-        flags |= has_imm ? FI_REMOTE_CQ_DATA : 0;
+        flags |= inject ? FSH_XF_INJECT : 0;
+        flags |= has_imm ? FSH_XF_IMM : 0;
     }
     struct fsh_xreq r = {
         .type = write ? FSH_X_WRITE : FSH_X_READ,

@@ -1,22 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * types.h: what the library knows about each row of FSH_TYPE_TABLE at run time: its size, the
- * spec tables it belongs to, and the libfabric datatype (enum fi_datatype) that carries it.
+ * types.h: what the library knows about each row of FSH_TYPE_TABLE at run time: its size, its
+ * signedness, its kind (integer, real floating or complex) and the spec tables it belongs to.
  *
- * The datatype is computed from the C type, never written per row: by size, by whether the
- * type is signed, and by whether it is an integer, a real floating type or a complex one. So
- * `long` is FI_INT64 on LP64 and FI_INT32 on ILP32, `size_t` follows the platform, and `char`
- * is FI_INT8 or FI_UINT8 as the ABI decides. A type with no libfabric equivalent maps to -1,
- * which tests/unit/test_types.c reports. This header is C only (it uses _Complex and
- * _Generic) and holds no state: the table is a static const array in each includer.
+ * Signedness and kind are computed from the C type, never written per row. They are all the
+ * transport needs to carry a value: its map to libfabric's datatypes (fsh_xport_datatype,
+ * xport.c) goes by size, signedness and kind, so `long` is a 64-bit integer on LP64 and a
+ * 32-bit one on ILP32, `size_t` follows the platform, and `char` is signed or not as the ABI
+ * decides; tests/unit/test_types.c checks every row through it. This header is C only (it uses
+ * _Complex and _Generic) and holds no state: the table is a static const array in each
+ * includer.
  */
 #ifndef FSH_TYPES_H
 #define FSH_TYPES_H
 
+#include <stdbool.h>
 #include <stddef.h>
-
-#include <rdma/fabric.h>
-#include <rdma/fi_atomic.h>
 
 #include <shmem.h>
 
@@ -31,14 +30,14 @@
 #define FSH_COL_RARITH (1u << 7)  /* sum/prod reduction types */
 #define FSH_COL_GENERIC (1u << 8) /* takes part in C11 _Generic selection */
 
-/* The kind of a type, the `is_float` argument of fsh_type_fi(). */
+/* The kind of a type. */
 #define FSH_KIND_INT 0
 #define FSH_KIND_FLOAT 1
 #define FSH_KIND_COMPLEX 2
 
 /* Properties of a C type as constant expressions, usable in static initializers.
  * Signedness goes through long double because a complex value cannot be compared with `<`
- * (the conversion keeps the real part; for complex types the answer is unused). A type is
+ * (the conversion keeps the real part: a complex type is as signed as its real part). A type is
  * floating when 0.5 survives conversion to it. */
 #define FSH_TYPE_SIGNED(T) ((long double)((T)-1) < 0)
 #define FSH_TYPE_KIND(T)                                                                         \
@@ -46,45 +45,16 @@
          ? FSH_KIND_COMPLEX                                                                      \
          : ((T)0.5 != (T)0) ? FSH_KIND_FLOAT : FSH_KIND_INT)
 
-/* The libfabric datatype of a type of `size` bytes, or -1 when libfabric has none. When two
- * C types share a size (long double may equal double) the first, most widely supported, wins:
- * the representation is the same. */
-#define FSH_TYPE_FI(size, is_signed, is_float)                                                   \
-    ((is_float) == FSH_KIND_COMPLEX                                                              \
-         ? ((size) == sizeof(float _Complex)         ? (int)FI_FLOAT_COMPLEX                     \
-            : (size) == sizeof(double _Complex)      ? (int)FI_DOUBLE_COMPLEX                    \
-            : (size) == sizeof(long double _Complex) ? (int)FI_LONG_DOUBLE_COMPLEX               \
-                                                     : -1)                                       \
-     : (is_float) == FSH_KIND_FLOAT                                                              \
-         ? ((size) == sizeof(float)         ? (int)FI_FLOAT                                      \
-            : (size) == sizeof(double)      ? (int)FI_DOUBLE                                     \
-            : (size) == sizeof(long double) ? (int)FI_LONG_DOUBLE                                \
-                                            : -1)                                                \
-     : (size) == 1 ? ((is_signed) ? (int)FI_INT8 : (int)FI_UINT8)                                \
-     : (size) == 2 ? ((is_signed) ? (int)FI_INT16 : (int)FI_UINT16)                              \
-     : (size) == 4 ? ((is_signed) ? (int)FI_INT32 : (int)FI_UINT32)                              \
-     : (size) == 8 ? ((is_signed) ? (int)FI_INT64 : (int)FI_UINT64)                              \
-                   : -1)
-
-/* The libfabric datatype of C type T, as a constant expression (for generated AMO tables). */
-#define FSH_TYPE_FI_OF(T) FSH_TYPE_FI(sizeof(T), FSH_TYPE_SIGNED(T), FSH_TYPE_KIND(T))
-
-/* The same map as a function, for sizes and kinds known only at run time. is_float is one of
- * FSH_KIND_INT, FSH_KIND_FLOAT, FSH_KIND_COMPLEX. */
-static inline int fsh_type_fi(size_t size, int is_signed, int is_float)
-{
-    return FSH_TYPE_FI(size, is_signed, is_float);
-}
-
 struct fsh_type_info {
     const char *name; /* the spec's TYPENAME: "int", "longdouble", "uint64", ... */
     size_t size;      /* sizeof the C type */
-    int fi_dt;        /* enum fi_datatype, or -1 if libfabric has no equivalent */
+    bool is_signed;   /* (complex types: their real part's) */
+    int kind;         /* FSH_KIND_* */
     unsigned cols;    /* FSH_COL_* memberships */
 };
 
 #define FSH_TYPE_INFO_ROW(CTYPE, NAME, RMA, AMO, EXT, BIT, SYNC, RBIT, RMM, RAR, GEN)            \
-    {#NAME, sizeof(CTYPE), FSH_TYPE_FI_OF(CTYPE),                                                \
+    {#NAME, sizeof(CTYPE), FSH_TYPE_SIGNED(CTYPE), FSH_TYPE_KIND(CTYPE),                         \
      (RMA) * FSH_COL_RMA | (AMO) * FSH_COL_AMO | (EXT) * FSH_COL_EXTAMO |                        \
          (BIT) * FSH_COL_BITAMO | (SYNC) * FSH_COL_SYNC | (RBIT) * FSH_COL_RBIT |                \
          (RMM) * FSH_COL_RMINMAX | (RAR) * FSH_COL_RARITH | (GEN) * FSH_COL_GENERIC},

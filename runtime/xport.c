@@ -68,10 +68,71 @@ static inline uint64_t key_of(const struct fsh_xreq *r, uint64_t key0)
     return r->path.dst ? fsh_mr_key_on(r->pe, r->path.dst, key0) : key0;
 }
 
+/* The one map from fabshmem's datatypes to libfabric's (inline: atomics pass with constant
+ * kind, so it folds to a test of the size). */
+static inline int datatype(size_t size, bool is_signed, bool is_float, bool is_complex)
+{
+    if (is_complex) {
+        return size == sizeof(float _Complex)         ? FI_FLOAT_COMPLEX
+               : size == sizeof(double _Complex)      ? FI_DOUBLE_COMPLEX
+               : size == sizeof(long double _Complex) ? FI_LONG_DOUBLE_COMPLEX
+                                                      : -1;
+    }
+    if (is_float) {
+        return size == sizeof(float)         ? FI_FLOAT
+               : size == sizeof(double)      ? FI_DOUBLE
+               : size == sizeof(long double) ? FI_LONG_DOUBLE
+                                             : -1;
+    }
+    switch (size) {
+    case 1: return is_signed ? FI_INT8 : FI_UINT8;
+    case 2: return is_signed ? FI_INT16 : FI_UINT16;
+    case 4: return is_signed ? FI_INT32 : FI_UINT32;
+    case 8: return is_signed ? FI_INT64 : FI_UINT64;
+    default: return -1;
+    }
+}
+
+int fsh_xport_datatype(size_t size, bool is_signed, bool is_float, bool is_complex)
+{
+    return datatype(size, is_signed, is_float, is_complex);
+}
+
+/* libfabric's op for each FSH_XA_*. */
+static const enum fi_op fi_op_of[] = {
+    [FSH_XA_READ] = FI_ATOMIC_READ, [FSH_XA_WRITE] = FI_ATOMIC_WRITE, [FSH_XA_CSWAP] = FI_CSWAP,
+    [FSH_XA_SUM] = FI_SUM,          [FSH_XA_BAND] = FI_BAND,          [FSH_XA_BOR] = FI_BOR,
+    [FSH_XA_BXOR] = FI_BXOR,
+};
+
+bool fsh_xport_atomic_ok(int op, int type, size_t size)
+{
+    int dt = datatype(size, false, false, false);
+    if (op < FSH_XA_READ || op > FSH_XA_BXOR || dt < 0) {
+        return false;
+    }
+    uint64_t flags = type == FSH_X_COMPARE ? FI_COMPARE_ATOMIC
+                     : type == FSH_X_FETCH ? FI_FETCH_ATOMIC
+                                           : 0;
+    struct fi_atomic_attr attr;
+    return fi_query_atomic(fsh_fabric_domain(0), (enum fi_datatype)dt, fi_op_of[op], &attr,
+                           flags) == 0 &&
+           attr.count >= 1;
+}
+
+/* libfabric's flags for a request's FSH_XF_* (inline: every operation passes here). */
+static inline uint64_t fi_flags(unsigned f)
+{
+    return ((f & FSH_XF_COMPLETION) ? FI_COMPLETION : 0) | ((f & FSH_XF_INJECT) ? FI_INJECT : 0) |
+           ((f & FSH_XF_DELIVERED) ? FI_DELIVERY_COMPLETE : 0) |
+           ((f & FSH_XF_IMM) ? FI_REMOTE_CQ_DATA : 0);
+}
+
 static ssize_t issue(struct fsh_xreq *r)
 {
     struct fid_ep *ep = fsh_fabric_ep(r->path.rail);
     fi_addr_t peer = r->path.addr;
+    uint64_t flags = fi_flags(r->flags);
     if (r->type == FSH_X_WRITE || r->type == FSH_X_READ) {
         struct iovec iov = {.iov_base = r->local, .iov_len = r->len};
         struct fi_rma_iov rma[FSH_XREQ_SEGS] = {
@@ -85,26 +146,26 @@ static ssize_t issue(struct fsh_xreq *r)
             .msg_iov = &iov, .desc = &r->desc, .iov_count = 1, .addr = peer,
             .rma_iov = rma, .rma_iov_count = nrma, .context = r->op, .data = r->data,
         };
-        return r->type == FSH_X_WRITE ? fi_writemsg(ep, &msg, r->flags)
-                                      : fi_readmsg(ep, &msg, r->flags);
+        return r->type == FSH_X_WRITE ? fi_writemsg(ep, &msg, flags)
+                                      : fi_readmsg(ep, &msg, flags);
     }
     struct fi_ioc ioc = {.addr = r->local, .count = 1};
     struct fi_rma_ioc rma = {.addr = r->raddr, .count = 1, .key = key_of(r, r->key)};
     struct fi_msg_atomic msg = {
         .msg_iov = &ioc, .desc = &r->desc, .iov_count = 1, .addr = peer, .rma_iov = &rma,
-        .rma_iov_count = 1, .datatype = (enum fi_datatype)r->datatype,
-        .op = (enum fi_op)r->atomic_op, .context = r->op, .data = r->data,
+        .rma_iov_count = 1, .datatype = (enum fi_datatype)datatype(r->len, false, false, false),
+        .op = fi_op_of[r->atomic_op], .context = r->op, .data = r->data,
     };
     struct fi_ioc res = {.addr = r->result, .count = 1};
     if (r->type == FSH_X_ATOMIC) {
-        return fi_atomicmsg(ep, &msg, r->flags);
+        return fi_atomicmsg(ep, &msg, flags);
     }
     if (r->type == FSH_X_FETCH) {
-        return fi_fetch_atomicmsg(ep, &msg, &res, &r->result_desc, 1, r->flags);
+        return fi_fetch_atomicmsg(ep, &msg, &res, &r->result_desc, 1, flags);
     }
     struct fi_ioc cmp = {.addr = (void *)r->compare, .count = 1};
     return fi_compare_atomicmsg(ep, &msg, &cmp, &r->compare_desc, 1, &res, &r->result_desc, 1,
-                                r->flags);
+                                flags);
 }
 
 /* Issue, retrying while the provider's queue is full. */
@@ -114,7 +175,7 @@ static int issue_retry(struct fsh_xreq *r)
     for (;;) {
         ssize_t rc = issue(r);
         FSH_TRACE("post %s of %zu bytes to PE %d%s imm 0x%08x: %s", type_name(r->type), r->len,
-                  r->pe, (r->flags & FI_INJECT) ? " (inject)" : "", (unsigned)r->data,
+                  r->pe, (r->flags & FSH_XF_INJECT) ? " (inject)" : "", (unsigned)r->data,
                   rc == 0 ? "posted" : fi_strerror((int)-rc));
         if (rc == 0) {
             return 0;
@@ -142,13 +203,13 @@ static int reroute(struct fsh_xreq *r, struct fsh_op *rec)
 {
     struct fsh_path p = fsh_fabric_path_way(r->pe, r->path.way);
     if (r->desc && p.rail != r->path.rail) {
-        struct fid_mr *tmp = NULL;
+        struct fsh_mr_tmp *tmp = NULL;
         int rc = fsh_mr_desc(r->local, r->len, p.rail, &r->desc, &tmp);
         if (rc != 0) {
             return rc;
         }
         if (rec->tmp_mr) {
-            fi_close(&rec->tmp_mr->fid);
+            fsh_mr_release(rec->tmp_mr);
         }
         rec->tmp_mr = tmp;
     }
@@ -165,7 +226,7 @@ static int release_one(void)
     xp.held[k] = xp.held[--xp.nheld];
     if (h.big) {
         h.r.local = h.big;
-    } else if (h.r.flags & FI_INJECT) {
+    } else if (h.r.flags & FSH_XF_INJECT) {
         h.r.local = h.payload;
     }
     int rc = fsh_fabric_way_alive(h.r.pe, h.r.path.way) ? 0 : reroute(&h.r, h.r.op);
@@ -231,7 +292,7 @@ static int hold(struct fsh_xreq *r)
     struct held *h = &xp.held[xp.nheld];
     memset(h, 0, sizeof(*h));
     h->r = *r;
-    if (r->flags & FI_INJECT) {
+    if (r->flags & FSH_XF_INJECT) {
         /* The caller may reuse its buffer on return: keep a copy. */
         if (r->len <= sizeof(h->payload)) {
             memcpy(h->payload, r->local, r->len);
@@ -259,7 +320,7 @@ static void save(const struct fsh_xreq *r)
 {
     size_t i = fsh_progress_op_index(r->op);
     xp.saved[i] = *r;
-    if ((r->flags & FI_INJECT) && r->len <= xp.inject) {
+    if ((r->flags & FSH_XF_INJECT) && r->len <= xp.inject) {
         memcpy(xp.payloads + i * xp.inject, r->local, r->len);
         xp.saved[i].local = xp.payloads + i * xp.inject;
     }
@@ -323,7 +384,7 @@ static bool is_held(const struct fsh_op *rec)
 
 static bool idempotent(const struct fsh_xreq *r)
 {
-    return (r->type == FSH_X_READ || r->type == FSH_X_WRITE) && !(r->flags & FI_REMOTE_CQ_DATA);
+    return (r->type == FSH_X_READ || r->type == FSH_X_WRITE) && !(r->flags & FSH_XF_IMM);
 }
 
 int fsh_xport_fail_way(int pe, unsigned way, const char *why)

@@ -5,7 +5,8 @@
 # runtime/ and collectives/ with that name before its extension: x.c, x.h, x.def). Every
 # `#include "..."` in those files must name a file of the same layer or a lower one, or a public
 # header (include/) or config.h; every file must belong to a layer; and no file above the layer
-# of xport (the transport) may include <rdma/...>. The exceptions known today are listed in
+# of xport (the transport) may include <rdma/...> or name libfabric (fi_*(), FI_*, struct fid*,
+# enum fi_*, fi_addr_t) outside comments and strings. The include exceptions known today are in
 # tests/unit/layers.allow (`file -> header  # why, and what removes it`): each must still occur,
 # so the list only shrinks. Run by `make check` with top_srcdir set; exits 0 pass, 1 fail.
 
@@ -128,4 +129,46 @@ if [ -n "$new$gone" ]; then
     [ -z "$gone" ] || echo "$gone" | sed 's/^/    no longer occurs, remove from layers.allow: /'
     exit 1
 fi
-echo "$name: PASS ($checked includes checked, $(wc -l <"$tmp/allowed") known violations allowed)"
+# Nor does a file above the transport name libfabric without including it (a header below
+# could bring the names): no fi_*() call, FI_* constant, struct fid*, enum fi_* or fi_addr_t
+# outside comments and string literals. No exceptions: the allowlist has none for these.
+awk 'NR == FNR { layer[$1] = $2; next }
+     { m = $0; sub(/.*\//, "", m); sub(/\.[^.]*$/, "", m) }
+     (m in layer) && ("xport" in layer) && layer[m] > layer["xport"]' \
+    "$tmp/layers" "$tmp/files" >"$tmp/above"
+(
+    cd "$top_srcdir" || exit 1
+    # shellcheck disable=SC2046 # file names of runtime/ and collectives/ have no spaces
+    awk -v q="'" '
+        # The line without its comments and literals (a block comment may span lines).
+        function code(s, out, c) {
+            out = ""
+            while (s != "") {
+                if (incomment) {
+                    if (!index(s, "*/")) { return out }
+                    s = substr(s, index(s, "*/") + 2)
+                    incomment = 0
+                    continue
+                }
+                if (!match(s, "/[*]|//|\"|" q)) { return out s }
+                out = out substr(s, 1, RSTART - 1)
+                c = substr(s, RSTART, RLENGTH)
+                s = substr(s, RSTART)
+                if (c == "//") { return out }
+                if (c == "/*") { incomment = 1; s = substr(s, 3); continue }
+                s = match(s, "^" c "([^\\\\" c "]|\\\\.)*" c) ? substr(s, RLENGTH + 1) : ""
+                out = out c c
+            }
+            return out
+        }
+        FNR == 1 { incomment = 0 }
+        code($0) ~ /(^|[^A-Za-z0-9_])(fi_[a-z0-9_]+[ \t]*\(|FI_[A-Z0-9_]+|struct[ \t]+fid|enum[ \t]+fi_|fi_addr_t)/ {
+            print "    " FILENAME ":" FNR ": " $0
+        }' $(cat "$tmp/above")
+) >"$tmp/names" || exit 1
+if [ -s "$tmp/names" ]; then
+    echo "$name: FAIL (libfabric names above the transport, xport: give them a place in xport, fabric, mr or progress)"
+    cat "$tmp/names"
+    exit 1
+fi
+echo "$name: PASS ($checked includes checked, $(wc -l <"$tmp/allowed") known violations allowed, $(wc -l <"$tmp/above") files above the transport free of libfabric names)"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_types.c: checks runtime/types.h, the map from FSH_TYPE_TABLE rows to libfabric
- * datatypes, against expectations written independently of the table.
+ * test_types.c: checks runtime/types.h (the size, signedness and kind of every FSH_TYPE_TABLE
+ * row) and, through it, the transport's map to libfabric datatypes (fsh_xport_datatype),
+ * against expectations written independently of both.
  *
  * The expected names, sizes and kinds below are the spec's type lists typed out again, and the
  * expected datatypes come from <limits.h>/<stdint.h> facts (is char signed? is long 64 bits?)
@@ -17,7 +18,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rdma/fi_atomic.h>
+
 #include "types.h"
+#include "xport.h"
 
 static int failures;
 static int checks;
@@ -33,7 +37,7 @@ static void check(int ok, const char *what, const char *name, long got, long wan
 }
 
 /* Expected integer datatype, by size and signedness, written out with a switch so that it
- * does not share code with FSH_TYPE_FI. */
+ * does not share code with fsh_xport_datatype. */
 static int int_dt(size_t size, int is_signed)
 {
     switch (size) {
@@ -81,6 +85,13 @@ static size_t fi_size(int dt)
     default:
         return 0;
     }
+}
+
+/* The transport's datatype for a row, from what types.h says of it. */
+static int row_dt(const struct fsh_type_info *t)
+{
+    return fsh_xport_datatype(t->size, t->is_signed, t->kind == FSH_KIND_FLOAT,
+                              t->kind == FSH_KIND_COMPLEX);
 }
 
 struct expect {
@@ -155,11 +166,12 @@ int main(void)
             continue;
         }
         check(t->size == e->size, "size", t->name, (long)t->size, (long)e->size);
-        check(t->fi_dt == e->fi_dt, "fi datatype", t->name, t->fi_dt, e->fi_dt);
-        check(t->fi_dt >= 0 && fi_size(t->fi_dt) == t->size, "fi datatype size", t->name,
-              (long)fi_size(t->fi_dt), (long)t->size);
-        check(fsh_type_fi(e->size, e->is_signed, e->kind) == t->fi_dt, "fsh_type_fi()", t->name,
-              fsh_type_fi(e->size, e->is_signed, e->kind), t->fi_dt);
+        check(t->is_signed == e->is_signed, "signedness", t->name, t->is_signed, e->is_signed);
+        check(t->kind == e->kind, "kind", t->name, t->kind, e->kind);
+        int dt = row_dt(t);
+        check(dt == e->fi_dt, "fi datatype", t->name, dt, e->fi_dt);
+        check(dt >= 0 && fi_size(dt) == t->size, "fi datatype size", t->name, (long)fi_size(dt),
+              (long)t->size);
     }
     /* ... and every expected type is in the table. */
     for (size_t j = 0; j < nexp; j++) {
@@ -172,14 +184,17 @@ int main(void)
     }
 
     /* The datatype rule on its own, including what must not map. */
-    check(fsh_type_fi(1, 1, FSH_KIND_INT) == FI_INT8, "fsh_type_fi(1, signed)", NULL,
-          fsh_type_fi(1, 1, FSH_KIND_INT), FI_INT8);
-    check(fsh_type_fi(8, 0, FSH_KIND_INT) == FI_UINT64, "fsh_type_fi(8, unsigned)", NULL,
-          fsh_type_fi(8, 0, FSH_KIND_INT), FI_UINT64);
-    check(fsh_type_fi(3, 1, FSH_KIND_INT) == -1, "fsh_type_fi(3 bytes)", NULL,
-          fsh_type_fi(3, 1, FSH_KIND_INT), -1);
-    check(fsh_type_fi(2, 1, FSH_KIND_FLOAT) == -1, "fsh_type_fi(2-byte float)", NULL,
-          fsh_type_fi(2, 1, FSH_KIND_FLOAT), -1);
+    check(fsh_xport_datatype(1, true, false, false) == FI_INT8, "datatype(1, signed)", NULL,
+          fsh_xport_datatype(1, true, false, false), FI_INT8);
+    check(fsh_xport_datatype(8, false, false, false) == FI_UINT64, "datatype(8, unsigned)", NULL,
+          fsh_xport_datatype(8, false, false, false), FI_UINT64);
+    check(fsh_xport_datatype(3, true, false, false) == -1, "datatype(3 bytes)", NULL,
+          fsh_xport_datatype(3, true, false, false), -1);
+    check(fsh_xport_datatype(2, true, true, false) == -1, "datatype(2-byte float)", NULL,
+          fsh_xport_datatype(2, true, true, false), -1);
+    check(fsh_xport_datatype(2 * sizeof(float), true, false, true) == FI_FLOAT_COMPLEX,
+          "datatype(float complex)", NULL,
+          fsh_xport_datatype(2 * sizeof(float), true, false, true), FI_FLOAT_COMPLEX);
 
     /* Column memberships: the sizes of the spec's tables. */
     static const struct {
