@@ -8,7 +8,9 @@
  * the CQ (progress.c does).
  *
  * Provider choice: FABSHMEM_PROVIDER or FI_PROVIDER when set; otherwise the first that works of
- * efa, verbs;ofi_rxm, shm (only when every PE is on this node) and tcp;ofi_rxm. Each is asked
+ * efa-direct (the efa provider's lean fabric, libfabric >= 2.0: taken with the profile's limits
+ * below, unless the job needs what it lacks), efa, verbs;ofi_rxm, shm (only when every PE is on
+ * this node) and tcp;ofi_rxm. Each is asked
  * for an RDM endpoint with RMA (atomics when available) and delivery-complete semantics: a
  * completion then means the data is visible at the target, which is what shmem_quiet promises
  * (without it, rma.c has targets count arrivals: FABSHMEM_REMOTE_COMPLETION).
@@ -88,7 +90,8 @@ static struct {
     int npes;
     struct fsh_fabric_attr attr;
     bool want_hmem;     /* a device heap may be registered directly: ask for FI_HMEM first */
-    bool efa_direct;    /* FABSHMEM_PROVIDER_PROFILE=efa-direct: use no more than it has */
+    bool efa_direct;    /* efa-direct, or the profile: use no more than it has */
+    bool hmem_required; /* probe(): only with FI_HMEM (efa-direct for a GPU job) */
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
     char *peer_shm;     /* [pe * SHM_PATH_MAX]: peers' shm regions (ours too), or "" */
     int guard_fd;       /* write end of the guard's pipe, while guard is set */
@@ -100,7 +103,11 @@ static void guard_start(const char *path);
 #define SHM_PATH_MAX 96
 #define SHM_PREFIX "fi_shm://fabshmem-"
 
-static const char *const default_order[] = {"efa", "verbs;ofi_rxm", "shm", "tcp;ofi_rxm"};
+/* efa-direct first: EFA's lean fabric (what NCCL's plugin uses on p5), when it offers all this
+ * job needs (choose()); efa, its full fabric, otherwise. */
+#define EFA_DIRECT "efa-direct"
+static const char *const default_order[] = {EFA_DIRECT, "efa", "verbs;ofi_rxm", "shm",
+                                            "tcp;ofi_rxm"};
 #define NORDER (sizeof(default_order) / sizeof(default_order[0]))
 
 const char *const *fsh_fabric_default_order(size_t *n)
@@ -179,7 +186,11 @@ int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, 
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
     hints->tx_attr->op_flags = op_flags;
-    if (prov) {
+    if (prov && strcmp(prov, EFA_DIRECT) == 0) {
+        /* Not a provider: the efa provider's lean fabric (libfabric >= 2.0), by its name. */
+        hints->fabric_attr->prov_name = strdup("efa");
+        hints->fabric_attr->name = strdup(EFA_DIRECT);
+    } else if (prov) {
         hints->fabric_attr->prov_name = strdup(prov);
     }
     if (domain && domain[0]) {
@@ -215,7 +226,7 @@ static int probe(const char *prov, const char *domain, uint64_t mr_offer, struct
             return 0;
         }
     }
-    for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+    for (size_t i = 0; !fab.hmem_required && i < sizeof(tries) / sizeof(tries[0]); i++) {
         if ((tries[i][0] | tries[i][1]) & refused) {
             continue;
         }
@@ -328,10 +339,44 @@ static int probe_on(const char *prov, const struct fsh_config *cfg,
     return rc;
 }
 
+/* Is this entry EFA's lean fabric? Then fabshmem uses no more of it than it offers, as under
+ * the efa-direct profile: no provider atomics (AMOs applied by the target), no delivery-complete
+ * (quiet counts arrivals), local descriptors, one remote segment, 4 bytes of immediate data. */
+static bool is_efa_direct(const struct fi_info *fi)
+{
+    return fi->fabric_attr->name && strcmp(fi->fabric_attr->name, EFA_DIRECT) == 0;
+}
+
+/* Does efa-direct offer what this job needs? Not when the user asked quiet to trust the
+ * provider's delivery-complete, which it lacks; a GPU job's device heap must be registrable
+ * (FI_HMEM, asked in probe()), else efa's full fabric serves it better. */
+static bool efa_direct_fits(const struct fsh_config *cfg)
+{
+    return strcmp(cfg->FABSHMEM_REMOTE_COMPLETION, "delivery") != 0;
+}
+
+/* probe_on() for efa-direct: with its limits applied to what is asked (refused otherwise). */
+static int probe_direct(const struct fsh_config *cfg, const struct fsh_fabric_nic *nic,
+                        uint64_t mr_offer)
+{
+    bool profile = fab.efa_direct;
+    fab.efa_direct = true;
+    fab.hmem_required = fab.want_hmem;
+    int rc = probe_on(EFA_DIRECT, cfg, nic, mr_offer);
+    fab.hmem_required = false;
+    if (rc != 0) {
+        fab.efa_direct = profile;
+    }
+    return rc;
+}
+
 static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
                   const struct fsh_fabric_nic *nic, uint64_t mr_offer)
 {
     const char *forced = cfg->FABSHMEM_PROVIDER[0] ? cfg->FABSHMEM_PROVIDER : NULL;
+    if (forced && strcmp(forced, EFA_DIRECT) == 0) {
+        fab.efa_direct = true;
+    }
     if (forced || cfg->FI_PROVIDER[0]) {
         /* With only FI_PROVIDER set, libfabric filters its own list (FI_PROVIDER=tcp gives
          * tcp;ofi_rxm for RDM); prov_name NULL lets it do that. */
@@ -341,8 +386,10 @@ static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot
         }
         if (rc != 0) {
             const char *name = forced ? forced : cfg->FI_PROVIDER;
+            bool direct = forced && strcmp(forced, EFA_DIRECT) == 0;
             return fsh_err(-ENODEV,
-                           "unset FI_PROVIDER/FABSHMEM_PROVIDER or choose one listed by 'fi_info -t FI_EP_RDM -c FI_RMA'",
+                           direct ? "efa-direct is the efa provider's lean fabric: it needs libfabric >= 2.0 and an EFA device (fi_info -p efa lists it as fabric efa-direct); unset FABSHMEM_PROVIDER to let fabshmem choose"
+                                  : "unset FI_PROVIDER/FABSHMEM_PROVIDER or choose one listed by 'fi_info -t FI_EP_RDM -c FI_RMA'",
                            "no libfabric provider '%s' offers FI_EP_RDM with RMA%s%s: %s", name,
                            cfg->FABSHMEM_DOMAIN[0] ? " on domain " : "", cfg->FABSHMEM_DOMAIN,
                            fi_strerror(-rc));
@@ -354,14 +401,21 @@ static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot
         if (strcmp(default_order[i], "shm") == 0 && !one_node) {
             continue;
         }
-        int rc = probe_on(default_order[i], cfg, nic, mr_offer);
+        bool direct = strcmp(default_order[i], EFA_DIRECT) == 0;
+        if (direct && !efa_direct_fits(cfg)) {
+            FSH_DEBUG("efa-direct not tried: FABSHMEM_REMOTE_COMPLETION=delivery needs "
+                      "delivery-complete, which it lacks");
+            continue;
+        }
+        int rc = direct ? probe_direct(cfg, nic, mr_offer)
+                        : probe_on(default_order[i], cfg, nic, mr_offer);
         if (rc == 0 || rc == -ENXIO) {
             return rc;
         }
         FSH_DEBUG("provider %s not usable here", default_order[i]);
     }
     return fsh_err(-ENODEV, "install a libfabric provider (libfabric-bin lists them: fi_info -t FI_EP_RDM)",
-                   "no libfabric provider offers FI_EP_RDM with RMA (tried efa, verbs;ofi_rxm, %stcp;ofi_rxm)",
+                   "no libfabric provider offers FI_EP_RDM with RMA (tried efa-direct, efa, verbs;ofi_rxm, %stcp;ofi_rxm)",
                    one_node ? "shm, " : "");
 }
 
@@ -577,7 +631,8 @@ static struct fi_info *rail_info(const char *name, uint64_t mr_offer, struct fi_
         }
     }
     if (!got && hint_filters(f->fabric_attr->prov_name) &&
-        probe(f->fabric_attr->prov_name, name, mr_offer, own) == 0) {
+        probe(is_efa_direct(f) ? EFA_DIRECT : f->fabric_attr->prov_name, name, mr_offer,
+              own) == 0) {
         for (struct fi_info *i = *own; i && !got; i = i->next) {
             if (strcmp(i->domain_attr->name, name) == 0) {
                 got = i;
@@ -586,6 +641,7 @@ static struct fi_info *rail_info(const char *name, uint64_t mr_offer, struct fi_
     }
     const uint64_t caps = FI_ATOMIC | FI_HMEM | FI_RMA;
     if (got && (strcmp(got->fabric_attr->prov_name, f->fabric_attr->prov_name) != 0 ||
+                is_efa_direct(got) != is_efa_direct(f) ||
                 (got->caps & caps) != (f->caps & caps) ||
                 got->domain_attr->mr_mode != f->domain_attr->mr_mode ||
                 got->addr_format != f->addr_format ||
@@ -683,6 +739,7 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     if (rc != 0) {
         return rc;
     }
+    fab.efa_direct = fab.efa_direct || is_efa_direct(fab.info);
     fill_attr(cfg, mr_offer);
     struct fsh_fabric_attr *a = &fab.attr;
     if (a->cq_data_size < 4) {
@@ -1032,11 +1089,12 @@ void fsh_fabric_describe(char *buf, size_t len)
         }
     }
     snprintf(buf, len,
-             "provider %s (profile %s), domain %s, rails %d%s, address %zu bytes, mr_mode "
-             "%s%s%s, inject %zu, max message %zu, remote segments per write %zu, immediate "
+             "provider %s, fabric %s (profile %s), domain %s, rails %d%s, address %zu bytes, "
+             "mr_mode %s%s%s, inject %zu, max message %zu, remote segments per write %zu, immediate "
              "data %zu bytes, tx depth %zu, atomics %s, delivery-complete %s, %s progress, "
              "write counter %s",
-             fab.attr.prov, profiles[fab.efa_direct], fab.attr.domain, fab.nrails, rails,
+             fab.attr.prov, fab.info->fabric_attr->name ? fab.info->fabric_attr->name : "-",
+             profiles[fab.efa_direct], fab.attr.domain, fab.nrails, rails,
              fab.attr.addrlen, mm,
              fab.attr.mr_local && !(fab.attr.mr_mode & FI_MR_LOCAL) ? " (+local forced)" : "",
              fab.attr.mr_virt_addr ? "" : " (offset addressing)", fab.attr.inject_size,

@@ -82,8 +82,9 @@ static void probe(struct prov *p)
 
 static void print_providers(void)
 {
-    printf("libfabric %u.%u providers (FI_EP_RDM with RMA; fabshmem needs 4 bytes of immediate "
-           "data, uses atomics and FI_HMEM when offered):\n",
+    printf("libfabric %u.%u providers in the order fabshmem tries them (FI_EP_RDM with RMA; "
+           "fabshmem needs 4 bytes of immediate data, uses atomics and FI_HMEM when offered; "
+           "efa-direct is the efa provider's lean fabric, libfabric >= 2.0):\n",
            FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
     size_t n;
     const char *const *order = fsh_fabric_default_order(&n);
@@ -281,10 +282,13 @@ static const char *chosen_provider(const struct fsh_config *cfg)
     return "none";
 }
 
+/* The candidate named name, or name;utility (efa-direct is not efa). */
 static const struct prov *find_prov(const char *name)
 {
+    size_t n = strlen(name);
     for (size_t i = 0; i < nprovs; i++) {
-        if (strncmp(provs[i].name, name, strlen(name)) == 0) {
+        if (strncmp(provs[i].name, name, n) == 0 &&
+            (provs[i].name[n] == '\0' || provs[i].name[n] == ';')) {
             return &provs[i];
         }
     }
@@ -304,7 +308,8 @@ static void check_provider(const struct fsh_config *cfg, const struct fsh_topo_m
         char what[256];
         snprintf(what, sizeof(what),
                  "%d EFA device(s) in the topology but a multi-node job would use %s%s", nefa,
-                 chosen, find_prov("efa")->usable ? "" : " (the efa provider is not usable here)");
+                 chosen, find_prov("efa") && find_prov("efa")->usable
+                             ? "" : " (the efa provider is not usable here)");
         warn(what, "install the EFA driver and a libfabric with the efa provider "
                    "(aws-efa-installer; check with fi_info -p efa), and unset FI_PROVIDER / "
                    "FABSHMEM_PROVIDER");
