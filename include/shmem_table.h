@@ -29,8 +29,8 @@
  * FSH_TYPE_TABLE(X) calls X(CTYPE, NAME, RMA, ..., RARITH, GEN) for each row with GEN as 0 or 1
  * (W counting as 0); FSH_TYPE_TABLE_W(X) does the same with GEN 1 for the W rows only.
  */
-#ifndef FABSHMEM_SHMEM_TABLE_H
-#define FABSHMEM_SHMEM_TABLE_H
+#ifndef FSH_SHMEM_TABLE_H
+#define FSH_SHMEM_TABLE_H
 
 /*  M(E, CTYPE,              NAME,       RMA AMO EXT BIT SYNC RBIT RMM RAR GEN) */
 #define FSH_TYPE_ROWS(M, E)                                                  \
@@ -117,4 +117,4 @@
 #define FSH_DEPRECATED_REDUCE_FLOAT_TYPES(X) X(float, float) X(double, double)                   \
     X(long double, longdouble)
 
-#endif /* FABSHMEM_SHMEM_TABLE_H */
+#endif /* FSH_SHMEM_TABLE_H */
