@@ -69,15 +69,39 @@ static char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n);
+    if (!p) {
+        fprintf(stderr, "gen_header: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* A growing string: s (n bytes) then sep appended. */
+struct buf {
+    char *s;
+    size_t len, cap;
+};
+
+static void append(struct buf *b, const char *s, size_t n, char sep)
+{
+    if (b->len + n + 2 > b->cap) {
+        b->cap = 2 * (b->len + n + 2);
+        b->s = xrealloc(b->s, b->cap);
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len++] = sep;
+    b->s[b->len] = '\0';
+}
+
 static void add(struct items *it, enum kind kind, char *text, char *head)
 {
     if (it->n == it->cap) {
         it->cap = it->cap ? 2 * it->cap : 256;
-        it->v = realloc(it->v, it->cap * sizeof(*it->v));
-        if (!it->v) {
-            fprintf(stderr, "gen_header: out of memory\n");
-            exit(1);
-        }
+        it->v = xrealloc(it->v, it->cap * sizeof(*it->v));
     }
     it->v[it->n++] = (struct item){kind, text, head};
 }
@@ -101,11 +125,7 @@ static char **read_lines(const char *path, size_t *count)
         }
         if (n == cap) {
             cap *= 2;
-            lines = realloc(lines, cap * sizeof(*lines));
-            if (!lines) {
-                fprintf(stderr, "gen_header: out of memory\n");
-                exit(1);
-            }
+            lines = xrealloc(lines, cap * sizeof(*lines));
         }
         lines[n++] = xstrndup(buf, (size_t)len);
     }
@@ -148,9 +168,7 @@ static int ends_with_backslash(const char *s)
  * preprocessor, or as one line without the backslashes. Advances *i past them. */
 static char *join_continued(char **lines, size_t n, size_t *i, int raw)
 {
-    size_t cap = 256, len = 0;
-    char *out = xmalloc(cap);
-    out[0] = '\0';
+    struct buf b = {0};
     for (;;) {
         const char *l = lines[*i];
         size_t ll = strlen(l);
@@ -158,25 +176,14 @@ static char *join_continued(char **lines, size_t n, size_t *i, int raw)
         if (!raw && ends_with_backslash(l)) {
             ll = (size_t)(strrchr(l, '\\') - l);
         }
-        if (len + ll + 3 > cap) {
-            cap = 2 * (len + ll + 3);
-            out = realloc(out, cap);
-            if (!out) {
-                fprintf(stderr, "gen_header: out of memory\n");
-                exit(1);
-            }
-        }
-        memcpy(out + len, l, ll);
-        len += ll;
-        out[len++] = raw ? '\n' : ' ';
-        out[len] = '\0';
+        append(&b, l, ll, raw ? '\n' : ' ');
         (*i)++;
         if (!more) {
             break;
         }
     }
-    out[len - 1] = '\0';
-    return out;
+    b.s[b.len - 1] = '\0';
+    return b.s;
 }
 
 /* #include "X" of a file in DIR, as #include "DIR/X" with DIR absolute: the preprocessor
@@ -278,30 +285,17 @@ static void parse(const char *path, struct items *it)
             i++;
         } else {
             /* Code: lines joined until the parentheses balance. */
-            size_t len = 0, cap = 256;
-            char *code = xmalloc(cap);
+            struct buf code = {0};
             int depth = 0;
             do {
                 const char *c = lines[i];
-                size_t cl = strlen(c);
-                if (len + cl + 2 > cap) {
-                    cap = 2 * (len + cl + 2);
-                    code = realloc(code, cap);
-                    if (!code) {
-                        fprintf(stderr, "gen_header: out of memory\n");
-                        exit(1);
-                    }
-                }
-                memcpy(code + len, c, cl);
-                len += cl;
-                code[len++] = ' ';
-                code[len] = '\0';
+                append(&code, c, strlen(c), ' ');
                 for (; *c; c++) {
                     depth += (*c == '(') - (*c == ')');
                 }
                 i++;
             } while (depth > 0 && i < n);
-            add(it, K_EXPAND, code, NULL);
+            add(it, K_EXPAND, code.s, NULL);
         }
     }
     if (state != OUT) {
@@ -560,28 +554,29 @@ static char **expansions(const char *path, size_t *count)
 {
     size_t n;
     char **lines = read_lines(path, &n);
-    char **out = xmalloc((n + 1) * sizeof(*out));
+    struct buf *out = xmalloc((n + 1) * sizeof(*out));
     size_t items = 0, mark = strlen(ITEM_MARK);
     for (size_t i = 0; i < n; i++) {
         if (strncmp(lines[i], ITEM_MARK, mark) == 0 && strtoul(lines[i] + mark, NULL, 10) == items) {
-            out[items++] = xstrndup("", 0);
+            out[items++] = (struct buf){0};
+            append(&out[items - 1], "", 0, ' ');
         } else if (items > 0 && *skip_space(lines[i])) {
-            char *prev = out[items - 1];
-            size_t pl = strlen(prev), ll = strlen(lines[i]);
-            char *joined = xmalloc(pl + ll + 2);
-            snprintf(joined, pl + ll + 2, "%s %s", prev, lines[i]);
-            free(prev);
-            out[items - 1] = joined;
+            append(&out[items - 1], lines[i], strlen(lines[i]), ' ');
         }
     }
+    char **texts = xmalloc((items + 1) * sizeof(*texts));
+    for (size_t k = 0; k < items; k++) {
+        texts[k] = out[k].s;
+    }
     *count = items;
-    return out;
+    return texts;
 }
 
 static int merge(const char *table_form, const char *expanded)
 {
     struct items it = {0};
     size_t nexp, item = 0;
+    int blank = 0;
     parse(table_form, &it);
     char **exp = expansions(expanded, &nexp);
     const char *base = strrchr(table_form, '/') ? strrchr(table_form, '/') + 1 : table_form;
@@ -594,6 +589,11 @@ static int merge(const char *table_form, const char *expanded)
         }
         switch (x->kind) {
         case K_COPY:
+            /* A region left out leaves no second blank line. */
+            if (*skip_space(x->text) == '\0' && blank) {
+                break;
+            }
+            blank = *skip_space(x->text) == '\0';
             puts(x->text);
             if (i == 0) {
                 printf("/* Written by tools/gen_header from include/table/%s and the type table,\n"
@@ -605,9 +605,11 @@ static int merge(const char *table_form, const char *expanded)
             break;
         case K_EXPAND:
             put_code(exp[item++]);
+            blank = 0;
             break;
         case K_DEFINE:
             put_define(x->head, exp[item++]);
+            blank = 0;
             break;
         }
     }
