@@ -14,18 +14,19 @@
  * expand (FLAT.h.in.c), and its output (FLAT.h.in.i) is merged with the table form's other
  * lines into FLAT.h.
  *
- * A table form is copied line by line, except in two kinds of region, each opened by a line
- * of its own and closed by a line `/ * flat-header: end * /` (without the inner spaces):
- *   / * flat-header: omit * /    the table machinery: #define and #include lines (and comments)
- *                                given to the preprocessor, left out of the flat header;
- *   / * flat-header: expand * /  each declaration or macro call is replaced by its expansion,
- *                                one declaration per line (wrapped at 100 columns); a #define
- *                                keeps its name and parameters and has its body expanded (a
- *                                _Generic list one association per line); comments, blank
- *                                lines and other directives are copied.
+ * A table form is copied line by line, except in regions opened by a line holding only the
+ * comment "flat-header: omit" or "flat-header: expand" and closed by one holding only the
+ * comment "flat-header: end":
+ *   omit    the table machinery: #define and #include lines (and comments), given to the
+ *           preprocessor, left out of the flat header;
+ *   expand  each declaration or macro call is replaced by its expansion, one declaration per
+ *           line (wrapped at 100 columns); a #define keeps its name and parameters and has its
+ *           body expanded (a _Generic list one association per line); comments, blank lines
+ *           and other directives are copied.
  * The CONTEXT files lend their omit regions' machinery (pshmem.h and shmemx.h use shmem.h's).
  * Macros defined outside omit regions (FSH_API, FSH_COMPLEXD, ...) are the flat header's own
- * and stay unexpanded. split fails on a region left open or a line an omit region cannot hold.
+ * and stay unexpanded. A region left open, one opened in another, or a line an omit region
+ * cannot hold is an error, with the file and line.
  */
 #include <limits.h>
 #include <stdio.h>
