@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <shmem.h>
+#include <shmem_table.h>
 
 #include "team.h"
 

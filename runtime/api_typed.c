@@ -3,7 +3,7 @@
  * api_typed.c: the definitions of the typed and sized RMA routines and of shmem_putmem and its
  * untyped siblings.
  *
- * Everything here is expanded from FSH_TYPE_TABLE and FSH_SIZE_TABLE in shmem.h, the same
+ * Everything here is expanded from FSH_TYPE_TABLE and FSH_SIZE_TABLE (shmem_table.h), the same
  * tables that generate the prototypes, so a definition cannot drift from its declaration. Each
  * body is exactly one call into the type-erased routines of api.h with a byte count or element
  * size; argument checks, error messages and the transfer itself live there, in ordinary
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include <shmem.h>
+#include <shmem_table.h>
 
 #include "api.h"
 
@@ -43,8 +44,8 @@ DEF_MEM(ctx_, _nbi, 1)
 /* ------------------------------------------------------------------ typed RMA */
 /* OpenSHMEM 1.6 blocked strided put and get, typed and sized alike: PUT and GET are the
  * routines' names, T the pointers' target type (void for the sized ones), ESIZE the element
- * size; PFX is empty (plain form) or ctx_, whose FSH_PARAM_ctx_ (shmem.h) opens the parameter
- * list with the context. */
+ * size; PFX is empty (plain form) or ctx_, whose FSH_PARAM_ctx_ (shmem_table.h) opens the
+ * parameter list with the context. */
 #define DEF_BLOCKED(PUT, GET, T, ESIZE, PFX)                                                     \
     FSH_PROFILED(PUT)                                                                            \
     void FSH_P(PUT)(FSH_PARAM_##PFX T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,      \

@@ -4,7 +4,7 @@
  * point-to-point synchronization routines (shmem_<T>_wait_until*, shmem_<T>_test*), of the
  * put-with-signal routines (typed, sized and putmem), and of their deprecated 1.3 names.
  *
- * Everything here is expanded from FSH_TYPE_TABLE and FSH_SIZE_TABLE in shmem.h, the same
+ * Everything here is expanded from FSH_TYPE_TABLE and FSH_SIZE_TABLE (shmem_table.h), the same
  * tables (and, for the deprecated names, the same short type lists) that generate the
  * prototypes, so a definition cannot drift from its declaration. Each body is exactly one
  * call into the type-erased routines of api.h (fsh_api_amo, fsh_api_sync, fsh_api_put_signal)
@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include <shmem.h>
+#include <shmem_table.h>
 
 #include "api.h"
 #include "types.h"

@@ -3,12 +3,13 @@
  * api_typed_coll.c: the typed team collectives, reductions and all-to-allv, and the
  * deprecated active-set reductions.
  *
- * Expanded from FSH_TYPE_TABLE (and the 1.4 reduction type lists) in shmem.h, like
+ * Expanded from FSH_TYPE_TABLE (and the 1.4 reduction type lists) in shmem_table.h, like
  * api_typed.c: each body is one call into api_coll.c with the element size and, for
  * reductions, the type's and operation's enum (collectives/coll.h). No logic lives here.
  */
 #include <shmem.h>
 #include <shmemx.h>
+#include <shmem_table.h>
 
 #include "api.h"
 #include "coll.h"

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include <shmem.h>
+#include <shmem_table.h>
 
 /* Bit flags for the 0/1 columns of FSH_TYPE_TABLE, in table order. */
 #define FSH_COL_RMA (1u << 0)     /* standard RMA types */

@@ -51,7 +51,8 @@ fi
             while read -r line inc; do echo "$f $line $inc"; done
     done <"$tmp/files"
 ) >"$tmp/includes" || exit 1
-ls "$top_srcdir/include" >"$tmp/public"
+# The public headers: include/'s, and those written from include/table/ into the build tree.
+{ ls "$top_srcdir/include"; ls "$top_srcdir/include/table"; } >"$tmp/public"
 
 # Judge each include; a violation is printed as `file -> header` (the allowlist's key), a tab,
 # and the explanation.

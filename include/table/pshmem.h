@@ -11,13 +11,14 @@
  * (spec); shmemx_ extensions have none either. shmem_pcontrol is a no-op for a tool to define.
  *
  * Every declaration takes its type from the shmem_ routine's (__typeof__), so the two can never
- * differ; the lists of names are expanded from the type tables of shmem.h (FSH_TYPE_TABLE,
- * FSH_SIZE_TABLE and the deprecated lists), like the shmem_ declarations themselves.
+ * differ; the typed names follow the type table (include/shmem_table.h), like the shmem_
+ * declarations themselves: expanded from it in the table form of this header
+ * (include/table/pshmem.h), written out one by one in the installed pshmem.h.
  */
 #ifndef FABSHMEM_PSHMEM_H
 #define FABSHMEM_PSHMEM_H
 
-#include <shmem.h>
+#include "shmem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,9 +28,12 @@ extern "C" {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+/* flat-header: omit */
 #define FSH_PDECL(name) FSH_API __typeof__(name) p##name;
+/* flat-header: end */
 
 /* ------------------------------------------------------------------ routines written out */
+/* flat-header: expand */
 FSH_PDECL(shmem_init) FSH_PDECL(shmem_init_thread) FSH_PDECL(shmem_query_thread)
 FSH_PDECL(shmem_query_initialized) FSH_PDECL(shmem_finalize) FSH_PDECL(shmem_global_exit)
 FSH_PDECL(shmem_my_pe) FSH_PDECL(shmem_n_pes) FSH_PDECL(shmem_pe_accessible)
@@ -54,12 +58,15 @@ FSH_PDECL(shmem_team_split_2d) FSH_PDECL(shmem_team_destroy) FSH_PDECL(shmem_tea
 FSH_PDECL(shmem_team_ptr)
 FSH_PDECL(shmem_alltoallmem) FSH_PDECL(shmem_alltoallsmem) FSH_PDECL(shmem_broadcastmem)
 FSH_PDECL(shmem_collectmem) FSH_PDECL(shmem_fcollectmem)
+/* flat-header: end */
 /* deprecated */
+/* flat-header: expand */
 FSH_PDECL(shmem_barrier) FSH_PDECL(start_pes) FSH_PDECL(_my_pe)
 FSH_PDECL(_num_pes) FSH_PDECL(shmalloc) FSH_PDECL(shfree) FSH_PDECL(shrealloc)
 FSH_PDECL(shmemalign) FSH_PDECL(shmem_clear_cache_inv) FSH_PDECL(shmem_set_cache_inv)
 FSH_PDECL(shmem_clear_cache_line_inv) FSH_PDECL(shmem_set_cache_line_inv)
 FSH_PDECL(shmem_udcflush) FSH_PDECL(shmem_udcflush_line) FSH_PDECL(shmem_wait)
+/* flat-header: end */
 #ifdef __cplusplus
 /* In C++ these names are overload sets (shmem.h's generic overloads), which __typeof__ cannot
  * name, so the C routines' prototypes are written out. */
@@ -67,16 +74,23 @@ FSH_API void pshmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSyn
 FSH_API long pshmem_swap(long *target, long value, int pe);
 FSH_API void pshmem_wait_until(long *ivar, int cmp, long cmp_value);
 #else
+/* flat-header: expand */
 FSH_PDECL(shmem_sync) FSH_PDECL(shmem_swap) FSH_PDECL(shmem_wait_until)
+/* flat-header: end */
 #endif
+/* flat-header: omit */
 #define FSH_PDECL_ASET_COLL(BITS)                                                                \
     FSH_PDECL(shmem_alltoall##BITS) FSH_PDECL(shmem_alltoalls##BITS)                             \
     FSH_PDECL(shmem_broadcast##BITS) FSH_PDECL(shmem_collect##BITS)                              \
     FSH_PDECL(shmem_fcollect##BITS)
+/* flat-header: end */
+/* flat-header: expand */
 FSH_PDECL_ASET_COLL(32)
 FSH_PDECL_ASET_COLL(64)
+/* flat-header: end */
 
 /* ------------------------------------------------------------------ typed (generated) */
+/* flat-header: omit */
 /* PFX is empty for the plain form and ctx_ for the ctx form, as in shmem.h. */
 #define FSH_PDECL_RMA(N, PFX)                                                                    \
     FSH_PDECL(shmem_##PFX##N##_put) FSH_PDECL(shmem_##PFX##N##_put_nbi)                          \
@@ -124,9 +138,14 @@ FSH_PDECL_ASET_COLL(64)
     FSH_IF(RMM, FSH_PDECL(shmem_##N##_max_reduce) FSH_PDECL(shmem_##N##_min_reduce))             \
     FSH_IF(RAR, FSH_PDECL(shmem_##N##_sum_reduce) FSH_PDECL(shmem_##N##_prod_reduce)             \
                     FSH_PDECL(shmem_##N##_sum_inscan) FSH_PDECL(shmem_##N##_sum_exscan))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_PDECL_ROW)
+/* flat-header: end */
 
-/* Sized: FSH_SIZE_TABLE, and putmem_signal (the `mem` row of the signal routines). */
+/* Sized: the widths of the sized routines, and putmem_signal (the `mem` row of the signal
+ * routines). */
+/* flat-header: omit */
 #define FSH_PDECL_SIZED_(BITS, PFX)                                                              \
     FSH_PDECL(shmem_##PFX##put##BITS) FSH_PDECL(shmem_##PFX##put##BITS##_nbi)                    \
     FSH_PDECL(shmem_##PFX##get##BITS) FSH_PDECL(shmem_##PFX##get##BITS##_nbi)                    \
@@ -137,25 +156,35 @@ FSH_TYPE_TABLE(FSH_PDECL_ROW)
 #define FSH_PDECL_SIZED(BITS, ETYPE)                                                             \
     FSH_PDECL_SIZED_(BITS, ) FSH_PDECL_SIZED_(BITS, ctx_)                                        \
     FSH_PDECL_SIGNAL_(BITS, ) FSH_PDECL_SIGNAL_(BITS, ctx_)
+/* flat-header: end */
+/* flat-header: expand */
 FSH_SIZE_TABLE(FSH_PDECL_SIZED)
 FSH_PDECL_SIGNAL_(mem, )
 FSH_PDECL_SIGNAL_(mem, ctx_)
+/* flat-header: end */
 
 /* Deprecated typed routines, over shmem.h's deprecated type lists. */
+/* flat-header: omit */
 #define FSH_PDECL_DEP_AMO(T, N)                                                                  \
     FSH_PDECL(shmem_##N##_cswap) FSH_PDECL(shmem_##N##_finc) FSH_PDECL(shmem_##N##_inc)          \
     FSH_PDECL(shmem_##N##_fadd) FSH_PDECL(shmem_##N##_add)
 #define FSH_PDECL_DEP_EXTAMO(T, N)                                                               \
     FSH_PDECL(shmem_##N##_fetch) FSH_PDECL(shmem_##N##_set) FSH_PDECL(shmem_##N##_swap)
 #define FSH_PDECL_DEP_WAIT(T, N) FSH_PDECL(shmem_##N##_wait)
+/* flat-header: end */
+/* flat-header: expand */
 FSH_DEPRECATED_AMO_TYPES(FSH_PDECL_DEP_AMO)
 FSH_DEPRECATED_EXTAMO_TYPES(FSH_PDECL_DEP_EXTAMO)
 FSH_DEPRECATED_WAIT_TYPES(FSH_PDECL_DEP_WAIT)
+/* flat-header: end */
+/* flat-header: omit */
 #define FSH_PDECL_TO_ALL(N, OP) FSH_PDECL(shmem_##N##_##OP##_to_all)
 #define FSH_PDECL_TO_ALL_BIT(T, N)                                                               \
     FSH_PDECL_TO_ALL(N, and) FSH_PDECL_TO_ALL(N, or) FSH_PDECL_TO_ALL(N, xor)
 #define FSH_PDECL_TO_ALL_MINMAX(T, N) FSH_PDECL_TO_ALL(N, max) FSH_PDECL_TO_ALL(N, min)
 #define FSH_PDECL_TO_ALL_ARITH(T, N) FSH_PDECL_TO_ALL(N, sum) FSH_PDECL_TO_ALL(N, prod)
+/* flat-header: end */
+/* flat-header: expand */
 FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_PDECL_TO_ALL_BIT)
 FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_PDECL_TO_ALL_MINMAX)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_PDECL_TO_ALL_MINMAX)
@@ -163,6 +192,7 @@ FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_PDECL_TO_ALL_ARITH)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_PDECL_TO_ALL_ARITH)
 FSH_PDECL_TO_ALL_ARITH(FSH_COMPLEXD, complexd)
 FSH_PDECL_TO_ALL_ARITH(FSH_COMPLEXF, complexf)
+/* flat-header: end */
 
 #pragma GCC diagnostic pop
 

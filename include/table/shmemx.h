@@ -77,19 +77,27 @@ FSH_API int shmemx_alltoallvmem(shmem_team_t team, void *dest, size_t dest_size,
                                 const void *source, const size_t *send_counts,
                                 const size_t *send_displs, size_t *recv_counts,
                                 size_t *recv_displs);
+/* flat-header: omit */
 #define FSH_DECL_ALLTOALLV(CTYPE, NAME)                                                          \
     FSH_API int shmemx_##NAME##_alltoallv(shmem_team_t team, CTYPE *dest, size_t dest_nelems,    \
                                           const CTYPE *source, const size_t *send_counts,        \
                                           const size_t *send_displs, size_t *recv_counts,        \
                                           size_t *recv_displs);
 #define FSH_DECL_ALLTOALLV_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, FSH_DECL_ALLTOALLV(CTYPE, NAME))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_ALLTOALLV_ROW)
+/* flat-header: end */
 
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+/* flat-header: omit */
 #define FSH_GA_X_alltoallv(T, N, R, A, E, B, S, x, y, z, GEN)                                    \
     FSH_IF2(R, GEN, , T *: shmemx_##N##_alltoallv)
-#define shmemx_alltoallv(team, dest, ...)                                                        \
-    FSH_GSELECT(dest, FSH_GA_X_alltoallv)(team, dest, __VA_ARGS__)
+/* flat-header: end */
+/* flat-header: expand */
+#define FSH_GL_X_alltoallv(x) FSH_GSELECT(x, FSH_GA_X_alltoallv)
+/* flat-header: end */
+#define shmemx_alltoallv(team, dest, ...) FSH_GL_X_alltoallv(dest)(team, dest, __VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

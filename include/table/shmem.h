@@ -2,10 +2,10 @@
 /*
  * shmem.h: the OpenSHMEM 1.6 API as fabshmem implements it.
  *
- * Only names from the OpenSHMEM specification live here (extensions are in shmemx.h). Typed
- * routines are generated from one table, FSH_TYPE_TABLE, so the spec's type lists are written
- * down exactly once; the library's exported symbols are diffed against
- * tests/data/shmem_api_symbols.txt so no variant can go missing silently.
+ * Only names from the OpenSHMEM specification live here (extensions are in shmemx.h). The typed
+ * routines follow one table, so the spec's type lists are written down exactly once; the
+ * library's exported symbols are diffed against tests/data/shmem_api_symbols.txt so no variant
+ * can go missing silently.
  */
 #ifndef FABSHMEM_SHMEM_H
 #define FABSHMEM_SHMEM_H
@@ -117,52 +117,13 @@ typedef struct {
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
 /* ------------------------------------------------------------------ the type table
- * One row per C type of the spec's typed interfaces. Columns are 0/1 memberships of the spec's
- * tables:
- *   RMA      Standard RMA types (put/get/p/g/iput/iget)
- *   AMO      Standard AMO types
- *   EXTAMO   Extended AMO types (fetch/set/swap)
- *   BITAMO   Bitwise AMO types (and/or/xor)
- *   SYNC     Point-to-point synchronization types (wait_until/test)
- *   RBIT     Reduction types of and/or/xor
- *   RMINMAX  Reduction types of max/min
- *   RARITH   Reduction types of sum/prod
- *   GENERIC  how the type takes part in C11 _Generic selection, where a type may be listed only
- *            once: 1 for the distinct standard types; W for the exact-width typedefs
- *            (int8_t..uint64_t), which usually name one of those and so are listed in a second
- *            selection, reached only when the first has no match (a table may hold int32_t but
- *            not int: the bitwise AMOs); 0 for size_t and ptrdiff_t, always one of the standard
- *            types, each of which is in every table that holds them.
- * FSH_TYPE_TABLE(X) calls X(CTYPE, NAME, RMA, ..., RARITH, GEN) for each row with GEN as 0 or 1
- * (W counting as 0); FSH_TYPE_TABLE_W(X) does the same with GEN 1 for the W rows only.
- */
-/*  M(E, CTYPE,              NAME,       RMA AMO EXT BIT SYNC RBIT RMM RAR GEN) */
-#define FSH_TYPE_ROWS(M, E)                                                  \
-    M(E, float,              float,      1,  0,  1,  0,  0,   0,   1,  1,  1) \
-    M(E, double,             double,     1,  0,  1,  0,  0,   0,   1,  1,  1) \
-    M(E, long double,        longdouble, 1,  0,  0,  0,  0,   0,   1,  1,  1) \
-    M(E, char,               char,       1,  0,  0,  0,  0,   0,   1,  1,  1) \
-    M(E, signed char,        schar,      1,  0,  0,  0,  0,   0,   1,  1,  1) \
-    M(E, short,              short,      1,  0,  0,  0,  1,   0,   1,  1,  1) \
-    M(E, int,                int,        1,  1,  1,  0,  1,   0,   1,  1,  1) \
-    M(E, long,               long,       1,  1,  1,  0,  1,   0,   1,  1,  1) \
-    M(E, long long,          longlong,   1,  1,  1,  0,  1,   0,   1,  1,  1) \
-    M(E, unsigned char,      uchar,      1,  0,  0,  0,  0,   1,   1,  1,  1) \
-    M(E, unsigned short,     ushort,     1,  0,  0,  0,  1,   1,   1,  1,  1) \
-    M(E, unsigned int,       uint,       1,  1,  1,  1,  1,   1,   1,  1,  1) \
-    M(E, unsigned long,      ulong,      1,  1,  1,  1,  1,   1,   1,  1,  1) \
-    M(E, unsigned long long, ulonglong,  1,  1,  1,  1,  1,   1,   1,  1,  1) \
-    M(E, int8_t,             int8,       1,  0,  0,  0,  0,   1,   1,  1,  W) \
-    M(E, int16_t,            int16,      1,  0,  0,  0,  0,   1,   1,  1,  W) \
-    M(E, int32_t,            int32,      1,  1,  1,  1,  1,   1,   1,  1,  W) \
-    M(E, int64_t,            int64,      1,  1,  1,  1,  1,   1,   1,  1,  W) \
-    M(E, uint8_t,            uint8,      1,  0,  0,  0,  0,   1,   1,  1,  W) \
-    M(E, uint16_t,           uint16,     1,  0,  0,  0,  0,   1,   1,  1,  W) \
-    M(E, uint32_t,           uint32,     1,  1,  1,  1,  1,   1,   1,  1,  W) \
-    M(E, uint64_t,           uint64,     1,  1,  1,  1,  1,   1,   1,  1,  W) \
-    M(E, size_t,             size,       1,  1,  1,  0,  1,   1,   1,  1,  0) \
-    M(E, ptrdiff_t,          ptrdiff,    1,  1,  1,  0,  1,   0,   1,  1,  0) \
-    FSH_TYPE_ROWS_COMPLEX(M, E)
+ * The typed routines below follow one table, include/shmem_table.h (not installed): a row per
+ * C type of the spec's typed interfaces, a 0/1 column per spec table the type belongs to. Their
+ * prototypes, C11 generic lists and C++ overloads are expanded from it in the table form of
+ * this header (include/table/shmem.h), and written out one by one in the installed shmem.h. */
+/* flat-header: omit */
+#include "../shmem_table.h"
+/* flat-header: end */
 
 /* Complex types exist only for sum/prod reductions (and the scans). C++ spells them
  * std::complex<double> and std::complex<float>: layout-compatible with double _Complex and
@@ -174,40 +135,8 @@ typedef struct {
 #define FSH_COMPLEXD std::complex<double>
 #define FSH_COMPLEXF std::complex<float>
 #endif
-#define FSH_TYPE_ROWS_COMPLEX(M, E)                                          \
-    M(E, FSH_COMPLEXD,       complexd,   0,  0,  0,  0,  0,   0,   0,  1,  1) \
-    M(E, FSH_COMPLEXF,       complexf,   0,  0,  0,  0,  0,   0,   0,  1,  1)
 
-/* The two views of the GENERIC column, and the row handed on with it. */
-#define FSH_GEN_FIRST_0 0
-#define FSH_GEN_FIRST_1 1
-#define FSH_GEN_FIRST_W 0
-#define FSH_GEN_SECOND_0 0
-#define FSH_GEN_SECOND_1 0
-#define FSH_GEN_SECOND_W 1
-#define FSH_ROW_CALL(X, ...) X(__VA_ARGS__)
-#define FSH_ROW_FIRST(X, T, N, R, A, E, B, S, RB, RM, RA, G)                                     \
-    FSH_ROW_CALL(X, T, N, R, A, E, B, S, RB, RM, RA, FSH_GEN_FIRST_##G)
-#define FSH_ROW_SECOND(X, T, N, R, A, E, B, S, RB, RM, RA, G)                                    \
-    FSH_ROW_CALL(X, T, N, R, A, E, B, S, RB, RM, RA, FSH_GEN_SECOND_##G)
-#define FSH_TYPE_TABLE(X) FSH_TYPE_ROWS(FSH_ROW_FIRST, X)
-#define FSH_TYPE_TABLE_W(X) FSH_TYPE_ROWS(FSH_ROW_SECOND, X)
-
-/* Expand ARGS only when a table column is 1. */
-#define FSH_IF_0(...)
-#define FSH_IF_1(...) __VA_ARGS__
-#define FSH_IF(flag, ...) FSH_IF_##flag(__VA_ARGS__)
-/* ... only when both are 1. */
-#define FSH_IF_00(...)
-#define FSH_IF_01(...)
-#define FSH_IF_10(...)
-#define FSH_IF_11(...) __VA_ARGS__
-#define FSH_IF2(a, b, ...) FSH_IF_##a##b(__VA_ARGS__)
-
-/* The sized RMA routines (putN/getN/iputN/igetN) exist for these bit widths; 128 moves
- * 16-byte elements. */
-#define FSH_SIZE_TABLE(X) X(8, uint8_t) X(16, uint16_t) X(32, uint32_t) X(64, uint64_t) \
-    X(128, struct fsh_u128)
+/* The element of the 128-bit sized routines (shmem_put128, ...): 16 bytes, moved as they are. */
 struct fsh_u128 {
     uint64_t w[2];
 };
@@ -339,6 +268,7 @@ FSH_API int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source,
 FSH_API FSH_DEPRECATED void shmem_barrier(int PE_start, int logPE_stride, int PE_size,
                                           long *pSync);
 FSH_API FSH_DEPRECATED void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+/* flat-header: omit */
 #define FSH_DECL_ASET_COLL(BITS)                                                                 \
     FSH_API FSH_DEPRECATED void shmem_alltoall##BITS(void *dest, const void *source,             \
                                                      size_t nelems, int PE_start,                \
@@ -360,8 +290,11 @@ FSH_API FSH_DEPRECATED void shmem_sync(int PE_start, int logPE_stride, int PE_si
                                                      size_t nelems, int PE_start,                \
                                                      int logPE_stride, int PE_size,              \
                                                      long *pSync);
+/* flat-header: end */
+/* flat-header: expand */
 FSH_DECL_ASET_COLL(32)
 FSH_DECL_ASET_COLL(64)
+/* flat-header: end */
 
 /* ------------------------------------------------------------------ deprecated names */
 FSH_API FSH_DEPRECATED void start_pes(int npes);
@@ -380,12 +313,12 @@ FSH_API FSH_DEPRECATED void shmem_udcflush(void);
 FSH_API FSH_DEPRECATED void shmem_udcflush_line(void *dest);
 
 /* ------------------------------------------------------------------ typed RMA (generated) */
-/* BEGIN GENERATED TYPED API: prototypes expanded from FSH_TYPE_TABLE / FSH_SIZE_TABLE */
+/* BEGIN TYPED API: a declaration per row of the type table and routine */
 /* Every row with RMA=1 gets the spec's eight typed RMA routines and their eight ctx forms,
  * and the OpenSHMEM 1.6 blocked strided ibput/ibget with theirs: nblocks blocks of bsize
  * contiguous elements, block i from source + i*sst to dest + i*dst (strides in elements, at
- * least bsize), complete on return like iput/iget. The rows are never written out by hand:
- * adding a type to FSH_TYPE_TABLE declares all 20. */
+ * least bsize), complete on return like iput/iget. */
+/* flat-header: omit */
 #define FSH_DECL_RMA(CTYPE, NAME)                                                                \
     FSH_API void shmem_##NAME##_put(CTYPE *dest, const CTYPE *source, size_t nelems, int pe);    \
     FSH_API void shmem_##NAME##_put_nbi(CTYPE *dest, const CTYPE *source, size_t nelems,         \
@@ -424,10 +357,14 @@ FSH_API FSH_DEPRECATED void shmem_udcflush_line(void *dest);
                                           ptrdiff_t dst, ptrdiff_t sst, size_t bsize,            \
                                           size_t nblocks, int pe);
 #define FSH_DECL_RMA_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, FSH_DECL_RMA(CTYPE, NAME))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_RMA_ROW)
+/* flat-header: end */
 
 /* The sized routines move raw BITS/8-byte elements; nelems, bsize and the strides count
  * elements. (OpenSHMEM 1.6 has no ibputmem/ibgetmem.) */
+/* flat-header: omit */
 #define FSH_DECL_SIZED(BITS, ETYPE)                                                              \
     FSH_API void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe);         \
     FSH_API void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe);   \
@@ -459,16 +396,14 @@ FSH_TYPE_TABLE(FSH_DECL_RMA_ROW)
     FSH_API void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void *dest, const void *source,          \
                                        ptrdiff_t dst, ptrdiff_t sst, size_t bsize,               \
                                        size_t nblocks, int pe);
+/* flat-header: end */
+/* flat-header: expand */
 FSH_SIZE_TABLE(FSH_DECL_SIZED)
+/* flat-header: end */
 
 /* ------------------------------------------------------------------ typed AMOs (generated) */
-/* Each family is written once for both forms: PFX is empty for the plain form and ctx_ for the
- * ctx form, and FSH_PARAM_##PFX opens the parameter list with the context only in the latter
- * (a prefix token, unlike a macro argument holding a comma, can be passed on safely). */
-#define FSH_PARAM_
-#define FSH_PARAM_ctx_ shmem_ctx_t ctx,
-
 /* Standard AMO types (AMO=1): compare_swap, inc and add, with their fetching _nbi forms. */
+/* flat-header: omit */
 #define FSH_DECL_AMO(CTYPE, NAME, PFX)                                                           \
     FSH_API CTYPE shmem_##PFX##NAME##_atomic_compare_swap(FSH_PARAM_##PFX CTYPE *dest,           \
                                                           CTYPE cond, CTYPE value, int pe);      \
@@ -485,8 +420,10 @@ FSH_SIZE_TABLE(FSH_DECL_SIZED)
                                                           CTYPE *dest, int pe);                  \
     FSH_API void shmem_##PFX##NAME##_atomic_fetch_add_nbi(FSH_PARAM_##PFX CTYPE *fetch,          \
                                                           CTYPE *dest, CTYPE value, int pe);
+/* flat-header: end */
 
 /* Extended AMO types (EXTAMO=1): fetch, set and swap. */
+/* flat-header: omit */
 #define FSH_DECL_EXTAMO(CTYPE, NAME, PFX)                                                        \
     FSH_API CTYPE shmem_##PFX##NAME##_atomic_fetch(FSH_PARAM_##PFX const CTYPE *source, int pe); \
     FSH_API void shmem_##PFX##NAME##_atomic_set(FSH_PARAM_##PFX CTYPE *dest, CTYPE value,        \
@@ -497,8 +434,10 @@ FSH_SIZE_TABLE(FSH_DECL_SIZED)
                                                       const CTYPE *source, int pe);              \
     FSH_API void shmem_##PFX##NAME##_atomic_swap_nbi(FSH_PARAM_##PFX CTYPE *fetch, CTYPE *dest,  \
                                                      CTYPE value, int pe);
+/* flat-header: end */
 
 /* Bitwise AMO types (BITAMO=1): and, or, xor, each fetching, non-fetching and fetching _nbi. */
+/* flat-header: omit */
 #define FSH_DECL_BITOP(CTYPE, NAME, PFX, OP)                                                     \
     FSH_API CTYPE shmem_##PFX##NAME##_atomic_fetch_##OP(FSH_PARAM_##PFX CTYPE *dest,             \
                                                         CTYPE value, int pe);                    \
@@ -510,21 +449,21 @@ FSH_SIZE_TABLE(FSH_DECL_SIZED)
     FSH_DECL_BITOP(CTYPE, NAME, PFX, and)                                                        \
     FSH_DECL_BITOP(CTYPE, NAME, PFX, or)                                                         \
     FSH_DECL_BITOP(CTYPE, NAME, PFX, xor)
+/* flat-header: end */
 
+/* flat-header: omit */
 #define FSH_DECL_AMO_ROW(CTYPE, NAME, RMA, AMO, EXT, BIT, ...)                                   \
     FSH_IF(AMO, FSH_DECL_AMO(CTYPE, NAME, ) FSH_DECL_AMO(CTYPE, NAME, ctx_))                     \
     FSH_IF(EXT, FSH_DECL_EXTAMO(CTYPE, NAME, ) FSH_DECL_EXTAMO(CTYPE, NAME, ctx_))               \
     FSH_IF(BIT, FSH_DECL_BITAMO(CTYPE, NAME, ) FSH_DECL_BITAMO(CTYPE, NAME, ctx_))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_AMO_ROW)
+/* flat-header: end */
 
 /* The deprecated (OpenSHMEM 1.3) AMO names exist only for the types 1.3 had: the standard ones
- * for int, long and long long, fetch/set/swap also for float and double. These short lists
- * are subsets of the AMO and EXTAMO columns; the deprecated typed wait adds short. */
-#define FSH_DEPRECATED_AMO_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
-#define FSH_DEPRECATED_EXTAMO_TYPES(X)                                                           \
-    X(float, float) X(double, double) FSH_DEPRECATED_AMO_TYPES(X)
-#define FSH_DEPRECATED_WAIT_TYPES(X) X(short, short) FSH_DEPRECATED_AMO_TYPES(X)
-
+ * for int, long and long long, fetch/set/swap also for float and double. */
+/* flat-header: omit */
 #define FSH_DECL_DEPRECATED_AMO(CTYPE, NAME)                                                     \
     FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_cswap(CTYPE *dest, CTYPE cond, CTYPE value,      \
                                                       int pe);                                   \
@@ -536,8 +475,11 @@ FSH_TYPE_TABLE(FSH_DECL_AMO_ROW)
     FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_fetch(const CTYPE *source, int pe);              \
     FSH_API FSH_DEPRECATED void shmem_##NAME##_set(CTYPE *dest, CTYPE value, int pe);            \
     FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_swap(CTYPE *dest, CTYPE value, int pe);
+/* flat-header: end */
+/* flat-header: expand */
 FSH_DEPRECATED_AMO_TYPES(FSH_DECL_DEPRECATED_AMO)
 FSH_DEPRECATED_EXTAMO_TYPES(FSH_DECL_DEPRECATED_EXTAMO)
+/* flat-header: end */
 /* In C++ the untyped shmem_swap is the long overload of the deprecated generic (the C++
  * overloads at the end): a C-linkage function of the same signature would clash with it. */
 #if !defined(__cplusplus)
@@ -549,6 +491,7 @@ FSH_API FSH_DEPRECATED long shmem_swap(long *target, long value, int pe);
  * nelems ivars (status masks elements out; may be NULL), each also comparing against a vector
  * of cmp_values. _any returns the index of a satisfied element (SIZE_MAX if none); _some
  * stores the indices of all satisfied elements in indices and returns their number. */
+/* flat-header: omit */
 #define FSH_DECL_SYNC(CTYPE, NAME)                                                               \
     FSH_API void shmem_##NAME##_wait_until(CTYPE *ivar, int cmp, CTYPE cmp_value);               \
     FSH_API void shmem_##NAME##_wait_until_all(CTYPE *ivars, size_t nelems, const int *status,   \
@@ -583,13 +526,20 @@ FSH_API FSH_DEPRECATED long shmem_swap(long *target, long value, int pe);
                                                    CTYPE *cmp_values);
 #define FSH_DECL_SYNC_ROW(CTYPE, NAME, RMA, AMO, EXT, BIT, SYNC, ...)                            \
     FSH_IF(SYNC, FSH_DECL_SYNC(CTYPE, NAME))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_SYNC_ROW)
+/* flat-header: end */
 
 /* Deprecated: shmem_TYPENAME_wait(ivar, v) waits until *ivar != v; the untyped forms take a
  * long. In C11 the shmem_wait_until generic below takes the untyped function's name. */
+/* flat-header: omit */
 #define FSH_DECL_DEPRECATED_WAIT(CTYPE, NAME)                                                    \
     FSH_API FSH_DEPRECATED void shmem_##NAME##_wait(CTYPE *ivar, CTYPE cmp_value);
+/* flat-header: end */
+/* flat-header: expand */
 FSH_DEPRECATED_WAIT_TYPES(FSH_DECL_DEPRECATED_WAIT)
+/* flat-header: end */
 FSH_API FSH_DEPRECATED void shmem_wait(long *ivar, long cmp_value);
 /* In C++ the long overload of shmem_wait_until (not deprecated) takes this one's place, as
  * shmem_swap's does above. */
@@ -600,7 +550,9 @@ FSH_API FSH_DEPRECATED void shmem_wait_until(long *ivar, int cmp, long cmp_value
 /* ------------------------------------------------------------------ put with signal (generated) */
 /* nelems elements to dest on pe, then the 64-bit signal at sig_addr on pe updated with sig_op
  * (SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD), never visible before the data. Typed for RMA=1
- * rows; sized for FSH_SIZE_TABLE plus `mem`, whose elements are bytes (shmem_putmem_signal). */
+ * rows; sized for the sized routines' widths plus `mem`, whose elements are bytes
+ * (shmem_putmem_signal). */
+/* flat-header: omit */
 #define FSH_DECL_SIGNAL(CTYPE, NAME, PFX)                                                        \
     FSH_API void shmem_##PFX##NAME##_put_signal(FSH_PARAM_##PFX CTYPE *dest,                     \
                                                 const CTYPE *source, size_t nelems,              \
@@ -612,8 +564,12 @@ FSH_API FSH_DEPRECATED void shmem_wait_until(long *ivar, int cmp, long cmp_value
                                                     int sig_op, int pe);
 #define FSH_DECL_SIGNAL_ROW(CTYPE, NAME, RMA, ...)                                               \
     FSH_IF(RMA, FSH_DECL_SIGNAL(CTYPE, NAME, ) FSH_DECL_SIGNAL(CTYPE, NAME, ctx_))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_SIGNAL_ROW)
+/* flat-header: end */
 
+/* flat-header: omit */
 #define FSH_DECL_SIZED_SIGNAL_(BITS, PFX)                                                        \
     FSH_API void shmem_##PFX##put##BITS##_signal(FSH_PARAM_##PFX void *dest, const void *source, \
                                                  size_t nelems, uint64_t *sig_addr,              \
@@ -624,11 +580,15 @@ FSH_TYPE_TABLE(FSH_DECL_SIGNAL_ROW)
                                                      int sig_op, int pe);
 #define FSH_DECL_SIZED_SIGNAL(BITS, ETYPE)                                                       \
     FSH_DECL_SIZED_SIGNAL_(BITS, ) FSH_DECL_SIZED_SIGNAL_(BITS, ctx_)
+/* flat-header: end */
+/* flat-header: expand */
 FSH_SIZE_TABLE(FSH_DECL_SIZED_SIGNAL)
 FSH_DECL_SIZED_SIGNAL(mem, unsigned char)
+/* flat-header: end */
 
 /* ------------------------------------------------------------------ typed collectives (generated) */
 /* RMA=1 rows: the team collectives in elements of the type. */
+/* flat-header: omit */
 #define FSH_DECL_COLL(CTYPE, NAME)                                                               \
     FSH_API int shmem_##NAME##_alltoall(shmem_team_t team, CTYPE *dest, const CTYPE *source,     \
                                         size_t nelems);                                          \
@@ -641,10 +601,14 @@ FSH_DECL_SIZED_SIGNAL(mem, unsigned char)
     FSH_API int shmem_##NAME##_fcollect(shmem_team_t team, CTYPE *dest, const CTYPE *source,     \
                                         size_t nelems);
 #define FSH_DECL_COLL_ROW(CTYPE, NAME, RMA, ...) FSH_IF(RMA, FSH_DECL_COLL(CTYPE, NAME))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_COLL_ROW)
+/* flat-header: end */
 
 /* Reductions: and/or/xor for RBIT rows, max/min for RMINMAX rows, sum/prod for RARITH rows.
  * dest[i] = source[i] OP over every PE of the team, for i < nreduce; dest may be source. */
+/* flat-header: omit */
 #define FSH_DECL_REDUCE(CTYPE, NAME, OP)                                                         \
     FSH_API int shmem_##NAME##_##OP##_reduce(shmem_team_t team, CTYPE *dest,                     \
                                              const CTYPE *source, size_t nreduce);
@@ -653,19 +617,27 @@ FSH_TYPE_TABLE(FSH_DECL_COLL_ROW)
                      FSH_DECL_REDUCE(CTYPE, NAME, xor))                                          \
     FSH_IF(RMM, FSH_DECL_REDUCE(CTYPE, NAME, max) FSH_DECL_REDUCE(CTYPE, NAME, min))             \
     FSH_IF(RAR, FSH_DECL_REDUCE(CTYPE, NAME, sum) FSH_DECL_REDUCE(CTYPE, NAME, prod))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_REDUCE_ROW)
+/* flat-header: end */
 
 /* OpenSHMEM 1.6 scans, for the RARITH rows: on team PE p, dest[i] = the sum of source[i] over
  * team PEs 0..p (inscan) or 0..p-1 (exscan; 0 on team PE 0), i < nelems; dest may be source. */
+/* flat-header: omit */
 #define FSH_DECL_SCAN(CTYPE, NAME, KIND)                                                         \
     FSH_API int shmem_##NAME##_sum_##KIND(shmem_team_t team, CTYPE *dest, const CTYPE *source,   \
                                           size_t nelems);
 #define FSH_DECL_SCAN_ROW(CTYPE, NAME, R, A, E, B, S, RBIT, RMM, RAR, GEN)                       \
     FSH_IF(RAR, FSH_DECL_SCAN(CTYPE, NAME, inscan) FSH_DECL_SCAN(CTYPE, NAME, exscan))
+/* flat-header: end */
+/* flat-header: expand */
 FSH_TYPE_TABLE(FSH_DECL_SCAN_ROW)
+/* flat-header: end */
 
 /* The deprecated active-set reductions exist for the types OpenSHMEM 1.4 had. pWrk holds at
  * least max(nreduce/2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE) elements (unused by fabshmem). */
+/* flat-header: omit */
 #define FSH_DECL_TO_ALL(CTYPE, NAME, OP)                                                         \
     FSH_API FSH_DEPRECATED void shmem_##NAME##_##OP##_to_all(CTYPE *dest, const CTYPE *source,   \
                                                              int nreduce, int PE_start,          \
@@ -678,10 +650,8 @@ FSH_TYPE_TABLE(FSH_DECL_SCAN_ROW)
     FSH_DECL_TO_ALL(CTYPE, NAME, max) FSH_DECL_TO_ALL(CTYPE, NAME, min)
 #define FSH_DECL_TO_ALL_ARITH(CTYPE, NAME)                                                       \
     FSH_DECL_TO_ALL(CTYPE, NAME, sum) FSH_DECL_TO_ALL(CTYPE, NAME, prod)
-#define FSH_DEPRECATED_REDUCE_INT_TYPES(X) X(short, short) X(int, int) X(long, long)             \
-    X(long long, longlong)
-#define FSH_DEPRECATED_REDUCE_FLOAT_TYPES(X) X(float, float) X(double, double)                   \
-    X(long double, longdouble)
+/* flat-header: end */
+/* flat-header: expand */
 FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_BIT)
 FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_MINMAX)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_DECL_TO_ALL_MINMAX)
@@ -689,16 +659,17 @@ FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_DECL_TO_ALL_ARITH)
 FSH_DEPRECATED_REDUCE_FLOAT_TYPES(FSH_DECL_TO_ALL_ARITH)
 FSH_DECL_TO_ALL_ARITH(FSH_COMPLEXD, complexd)
 FSH_DECL_TO_ALL_ARITH(FSH_COMPLEXF, complexf)
+/* flat-header: end */
 
-/* END GENERATED TYPED API */
+/* END TYPED API */
 
 /* ------------------------------------------------------------------ C11 generic RMA */
 /* shmem_put(dest, source, nelems, pe) and shmem_put(ctx, dest, source, nelems, pe) etc. select
  * the typed routine from the type of dest (of source for shmem_g), over every type of the
  * routine's spec table: the standard types first, then the exact-width typedefs that list
- * lacks (FSH_GSELECT below; _Generic rejects a type listed twice, and int32_t is usually int).
- * A type of no row is a compile error rather than a silent byte copy. The ctx form is told
- * apart by argument count. */
+ * lacks (the FSH_GL_<op> lists below; _Generic rejects a type listed twice, and int32_t is
+ * usually int). A type of no row is a compile error rather than a silent byte copy. The ctx
+ * form is told apart by argument count. */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
 #define FSH_NARG(...) FSH_NARG_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
@@ -706,9 +677,19 @@ FSH_DECL_TO_ALL_ARITH(FSH_COMPLEXF, complexf)
 #define FSH_CAT(a, b) FSH_CAT_(a, b)
 #define FSH_CAT_(a, b) a##b
 
+/* FSH_GL_<op>(x): the routine <op> for the type of x, a selection over the distinct standard
+ * types of the routine's spec table (GEN 1 in the type table) whose default is a second
+ * selection over the exact-width typedefs (GEN W) of the table that the first list lacks:
+ * int32_t is int here, which the bitwise AMOs' table does not hold. shmem_g and
+ * shmem_atomic_fetch also accept a source pointer that is not const-qualified, since _Generic
+ * matches qualified pointees exactly. A type listed in neither selects
+ * fsh_generic_type_not_in_spec_table, which is no function, so the call does not compile:
+ * the type is not in the spec's table of that routine. */
+struct fsh_generic_type_not_in_spec_table;
+extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_spec_table;
+/* flat-header: omit */
 /* One association per row of a selection, each led by its comma so the list follows the
- * controlling expression directly: FSH_GLIST(dest, put). shmem_g also accepts a source pointer
- * that is not const-qualified, since _Generic matches qualified pointees exactly. */
+ * controlling expression directly. */
 #define FSH_GA(RMA, GEN, CTYPE, FN) FSH_IF2(RMA, GEN, , CTYPE *: FN)
 #define FSH_GA_put(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN) FSH_GA(c1, GEN, T, shmem_##N##_put)
 #define FSH_GA_put_nbi(T, N, c1, c2, c3, c4, c5, c6, c7, c8, GEN)                               \
@@ -742,21 +723,36 @@ FSH_DECL_TO_ALL_ARITH(FSH_COMPLEXF, complexf)
 #define FSH_GA_ibget(...) FSH_GA_RMA(__VA_ARGS__, , ibget)
 #define FSH_GA_ctx_ibput(...) FSH_GA_RMA(__VA_ARGS__, ctx_, ibput)
 #define FSH_GA_ctx_ibget(...) FSH_GA_RMA(__VA_ARGS__, ctx_, ibget)
-#define FSH_GLIST(x, OP) FSH_GSELECT(x, FSH_GA_##OP)
-
-/* FSH_GSELECT(x, L): the routine for the type of x among the associations the row macro L
- * gives: first over the distinct standard types (GEN 1), else over the exact-width typedefs
- * (GEN W) of the routine's table that the first list lacks: int32_t is int here, which the
- * bitwise AMOs' table does not hold. A type listed in neither selects
- * fsh_generic_type_not_in_spec_table, which is no function, so the call does not compile:
- * the type is not in the spec's table of that routine. */
-struct fsh_generic_type_not_in_spec_table;
-extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_spec_table;
+/* The two selections of FSH_GL_<op>, over the rows the row macro L gives. */
 #define FSH_GSELECT(x, L)                                                                        \
     _Generic((x) FSH_TYPE_TABLE(L),                                                              \
         default: _Generic((x) FSH_TYPE_TABLE_W(L),                                               \
                      default: fsh_generic_type_not_in_spec_table))
+/* flat-header: end */
+/* flat-header: expand */
+#define FSH_GL_put(x) FSH_GSELECT(x, FSH_GA_put)
+#define FSH_GL_ctx_put(x) FSH_GSELECT(x, FSH_GA_ctx_put)
+#define FSH_GL_put_nbi(x) FSH_GSELECT(x, FSH_GA_put_nbi)
+#define FSH_GL_ctx_put_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_put_nbi)
+#define FSH_GL_get(x) FSH_GSELECT(x, FSH_GA_get)
+#define FSH_GL_ctx_get(x) FSH_GSELECT(x, FSH_GA_ctx_get)
+#define FSH_GL_get_nbi(x) FSH_GSELECT(x, FSH_GA_get_nbi)
+#define FSH_GL_ctx_get_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_get_nbi)
+#define FSH_GL_p(x) FSH_GSELECT(x, FSH_GA_p)
+#define FSH_GL_ctx_p(x) FSH_GSELECT(x, FSH_GA_ctx_p)
+#define FSH_GL_g(x) FSH_GSELECT(x, FSH_GA_g)
+#define FSH_GL_ctx_g(x) FSH_GSELECT(x, FSH_GA_ctx_g)
+#define FSH_GL_iput(x) FSH_GSELECT(x, FSH_GA_iput)
+#define FSH_GL_ctx_iput(x) FSH_GSELECT(x, FSH_GA_ctx_iput)
+#define FSH_GL_iget(x) FSH_GSELECT(x, FSH_GA_iget)
+#define FSH_GL_ctx_iget(x) FSH_GSELECT(x, FSH_GA_ctx_iget)
+#define FSH_GL_ibput(x) FSH_GSELECT(x, FSH_GA_ibput)
+#define FSH_GL_ctx_ibput(x) FSH_GSELECT(x, FSH_GA_ctx_ibput)
+#define FSH_GL_ibget(x) FSH_GSELECT(x, FSH_GA_ibget)
+#define FSH_GL_ctx_ibget(x) FSH_GSELECT(x, FSH_GA_ctx_ibget)
+/* flat-header: end */
 
+#define FSH_GLIST(x, OP) FSH_GL_##OP(x)
 /* FSH_G_<op>_<argument count>: the plain form, then the form with a leading ctx. */
 #define FSH_G_put_4(d, s, n, pe) FSH_GLIST(d, put)(d, s, n, pe)
 #define FSH_G_put_5(c, d, s, n, pe) FSH_GLIST(d, ctx_put)(c, d, s, n, pe)
@@ -800,7 +796,9 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 /* The same scheme for atomics, point-to-point synchronization and put-with-signal, with one
  * more filter: a row joins an operation's list only when it is in that operation's spec table
  * too, so shmem_atomic_fetch_and on a float * or shmem_wait_until on a char * is a compile
- * error. FSH_GA_<COL>(<row>, PFX, OP) is the association `, T *: shmem_<PFX><NAME>_<OP>` of a
+ * error. */
+/* flat-header: omit */
+/* FSH_GA_<COL>(<row>, PFX, OP) is the association `, T *: shmem_<PFX><NAME>_<OP>` of a
  * row whose COL and GEN columns are both 1, and nothing for any other row. Operation names
  * are only ever pasted, never expanded, so a user macro named like one (test, atomic_add)
  * cannot break these. */
@@ -882,13 +880,78 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define FSH_GA_ctx_put_signal(...) FSH_GA_RMA(__VA_ARGS__, ctx_, put_signal)
 #define FSH_GA_put_signal_nbi(...) FSH_GA_RMA(__VA_ARGS__, , put_signal_nbi)
 #define FSH_GA_ctx_put_signal_nbi(...) FSH_GA_RMA(__VA_ARGS__, ctx_, put_signal_nbi)
+/* flat-header: end */
+/* flat-header: expand */
+#define FSH_GL_atomic_compare_swap(x) FSH_GSELECT(x, FSH_GA_atomic_compare_swap)
+#define FSH_GL_ctx_atomic_compare_swap(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_compare_swap)
+#define FSH_GL_atomic_fetch_inc(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_inc)
+#define FSH_GL_ctx_atomic_fetch_inc(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_inc)
+#define FSH_GL_atomic_inc(x) FSH_GSELECT(x, FSH_GA_atomic_inc)
+#define FSH_GL_ctx_atomic_inc(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_inc)
+#define FSH_GL_atomic_fetch_add(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_add)
+#define FSH_GL_ctx_atomic_fetch_add(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_add)
+#define FSH_GL_atomic_add(x) FSH_GSELECT(x, FSH_GA_atomic_add)
+#define FSH_GL_ctx_atomic_add(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_add)
+#define FSH_GL_atomic_compare_swap_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_compare_swap_nbi)
+#define FSH_GL_ctx_atomic_compare_swap_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_compare_swap_nbi)
+#define FSH_GL_atomic_fetch_inc_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_inc_nbi)
+#define FSH_GL_ctx_atomic_fetch_inc_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_inc_nbi)
+#define FSH_GL_atomic_fetch_add_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_add_nbi)
+#define FSH_GL_ctx_atomic_fetch_add_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_add_nbi)
+#define FSH_GL_atomic_fetch(x) FSH_GSELECT(x, FSH_GA_atomic_fetch)
+#define FSH_GL_ctx_atomic_fetch(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch)
+#define FSH_GL_atomic_set(x) FSH_GSELECT(x, FSH_GA_atomic_set)
+#define FSH_GL_ctx_atomic_set(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_set)
+#define FSH_GL_atomic_swap(x) FSH_GSELECT(x, FSH_GA_atomic_swap)
+#define FSH_GL_ctx_atomic_swap(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_swap)
+#define FSH_GL_atomic_fetch_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_nbi)
+#define FSH_GL_ctx_atomic_fetch_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_nbi)
+#define FSH_GL_atomic_swap_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_swap_nbi)
+#define FSH_GL_ctx_atomic_swap_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_swap_nbi)
+#define FSH_GL_atomic_fetch_and(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_and)
+#define FSH_GL_ctx_atomic_fetch_and(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_and)
+#define FSH_GL_atomic_fetch_or(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_or)
+#define FSH_GL_ctx_atomic_fetch_or(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_or)
+#define FSH_GL_atomic_fetch_xor(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_xor)
+#define FSH_GL_ctx_atomic_fetch_xor(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_xor)
+#define FSH_GL_atomic_and(x) FSH_GSELECT(x, FSH_GA_atomic_and)
+#define FSH_GL_ctx_atomic_and(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_and)
+#define FSH_GL_atomic_or(x) FSH_GSELECT(x, FSH_GA_atomic_or)
+#define FSH_GL_ctx_atomic_or(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_or)
+#define FSH_GL_atomic_xor(x) FSH_GSELECT(x, FSH_GA_atomic_xor)
+#define FSH_GL_ctx_atomic_xor(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_xor)
+#define FSH_GL_atomic_fetch_and_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_and_nbi)
+#define FSH_GL_ctx_atomic_fetch_and_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_and_nbi)
+#define FSH_GL_atomic_fetch_or_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_or_nbi)
+#define FSH_GL_ctx_atomic_fetch_or_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_or_nbi)
+#define FSH_GL_atomic_fetch_xor_nbi(x) FSH_GSELECT(x, FSH_GA_atomic_fetch_xor_nbi)
+#define FSH_GL_ctx_atomic_fetch_xor_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_atomic_fetch_xor_nbi)
+#define FSH_GL_wait_until(x) FSH_GSELECT(x, FSH_GA_wait_until)
+#define FSH_GL_wait_until_all(x) FSH_GSELECT(x, FSH_GA_wait_until_all)
+#define FSH_GL_wait_until_any(x) FSH_GSELECT(x, FSH_GA_wait_until_any)
+#define FSH_GL_wait_until_some(x) FSH_GSELECT(x, FSH_GA_wait_until_some)
+#define FSH_GL_wait_until_all_vector(x) FSH_GSELECT(x, FSH_GA_wait_until_all_vector)
+#define FSH_GL_wait_until_any_vector(x) FSH_GSELECT(x, FSH_GA_wait_until_any_vector)
+#define FSH_GL_wait_until_some_vector(x) FSH_GSELECT(x, FSH_GA_wait_until_some_vector)
+#define FSH_GL_test(x) FSH_GSELECT(x, FSH_GA_test)
+#define FSH_GL_test_all(x) FSH_GSELECT(x, FSH_GA_test_all)
+#define FSH_GL_test_any(x) FSH_GSELECT(x, FSH_GA_test_any)
+#define FSH_GL_test_some(x) FSH_GSELECT(x, FSH_GA_test_some)
+#define FSH_GL_test_all_vector(x) FSH_GSELECT(x, FSH_GA_test_all_vector)
+#define FSH_GL_test_any_vector(x) FSH_GSELECT(x, FSH_GA_test_any_vector)
+#define FSH_GL_test_some_vector(x) FSH_GSELECT(x, FSH_GA_test_some_vector)
+#define FSH_GL_put_signal(x) FSH_GSELECT(x, FSH_GA_put_signal)
+#define FSH_GL_ctx_put_signal(x) FSH_GSELECT(x, FSH_GA_ctx_put_signal)
+#define FSH_GL_put_signal_nbi(x) FSH_GSELECT(x, FSH_GA_put_signal_nbi)
+#define FSH_GL_ctx_put_signal_nbi(x) FSH_GSELECT(x, FSH_GA_ctx_put_signal_nbi)
+/* flat-header: end */
 
 /* FSH_GCALL(OP, NPLAIN, args): the plain form when there are NPLAIN arguments, selected on the
  * first (the pointer the operation is typed by: dest, source, fetch or ivars), else the ctx
  * form, selected on the second. Any other count names an undefined FSH_GSEL_* and fails.
- * FSH_G1/FSH_G2 take the row macros of both forms and use the one they need. */
-#define FSH_G1(L1, L2, a, ...) FSH_GSELECT(a, L1)(a, __VA_ARGS__)
-#define FSH_G2(L1, L2, c, a, ...) FSH_GSELECT(a, L2)(c, a, __VA_ARGS__)
+ * FSH_G1/FSH_G2 take the lists of both forms and use the one they need. */
+#define FSH_G1(L1, L2, a, ...) L1(a)(a, __VA_ARGS__)
+#define FSH_G2(L1, L2, c, a, ...) L2(a)(c, a, __VA_ARGS__)
 #define FSH_GSEL_2_2 FSH_G1
 #define FSH_GSEL_2_3 FSH_G2
 #define FSH_GSEL_3_3 FSH_G1
@@ -900,10 +963,10 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define FSH_GSEL_7_7 FSH_G1
 #define FSH_GSEL_7_8 FSH_G2
 #define FSH_GCALL(OP, NPLAIN, ...)                                                               \
-    FSH_CAT(FSH_GSEL_##NPLAIN##_, FSH_NARG(__VA_ARGS__))(FSH_GA_##OP, FSH_GA_ctx_##OP,           \
+    FSH_CAT(FSH_GSEL_##NPLAIN##_, FSH_NARG(__VA_ARGS__))(FSH_GL_##OP, FSH_GL_ctx_##OP,           \
                                                          __VA_ARGS__)
 /* Synchronization has no ctx forms: always selected on ivar/ivars, the first argument. */
-#define FSH_GSYNC(OP, ...) FSH_G1(FSH_GA_##OP, , __VA_ARGS__)
+#define FSH_GSYNC(OP, ...) FSH_G1(FSH_GL_##OP, , __VA_ARGS__)
 
 #define shmem_atomic_fetch(...) FSH_GCALL(atomic_fetch, 2, __VA_ARGS__)
 #define shmem_atomic_set(...) FSH_GCALL(atomic_set, 3, __VA_ARGS__)
@@ -949,6 +1012,7 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 
 /* Collectives take the team first and are selected on dest, their second argument; the
  * reductions only on the rows of their spec table. */
+/* flat-header: omit */
 #define FSH_GA_RBIT(T, N, R, A, E, B, S, RBIT, RMM, RAR, GEN, OP)                                \
     FSH_IF2(RBIT, GEN, , T *: shmem_##N##_##OP)
 #define FSH_GA_RMM(T, N, R, A, E, B, S, RBIT, RMM, RAR, GEN, OP)                                 \
@@ -969,7 +1033,24 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define FSH_GA_prod_reduce(...) FSH_GA_RAR(__VA_ARGS__, prod_reduce)
 #define FSH_GA_sum_inscan(...) FSH_GA_RAR(__VA_ARGS__, sum_inscan)
 #define FSH_GA_sum_exscan(...) FSH_GA_RAR(__VA_ARGS__, sum_exscan)
-#define FSH_GTEAM(OP, ...) FSH_G2(, FSH_GA_##OP, __VA_ARGS__)
+/* flat-header: end */
+/* flat-header: expand */
+#define FSH_GL_alltoall(x) FSH_GSELECT(x, FSH_GA_alltoall)
+#define FSH_GL_alltoalls(x) FSH_GSELECT(x, FSH_GA_alltoalls)
+#define FSH_GL_broadcast(x) FSH_GSELECT(x, FSH_GA_broadcast)
+#define FSH_GL_collect(x) FSH_GSELECT(x, FSH_GA_collect)
+#define FSH_GL_fcollect(x) FSH_GSELECT(x, FSH_GA_fcollect)
+#define FSH_GL_and_reduce(x) FSH_GSELECT(x, FSH_GA_and_reduce)
+#define FSH_GL_or_reduce(x) FSH_GSELECT(x, FSH_GA_or_reduce)
+#define FSH_GL_xor_reduce(x) FSH_GSELECT(x, FSH_GA_xor_reduce)
+#define FSH_GL_max_reduce(x) FSH_GSELECT(x, FSH_GA_max_reduce)
+#define FSH_GL_min_reduce(x) FSH_GSELECT(x, FSH_GA_min_reduce)
+#define FSH_GL_sum_reduce(x) FSH_GSELECT(x, FSH_GA_sum_reduce)
+#define FSH_GL_prod_reduce(x) FSH_GSELECT(x, FSH_GA_prod_reduce)
+#define FSH_GL_sum_inscan(x) FSH_GSELECT(x, FSH_GA_sum_inscan)
+#define FSH_GL_sum_exscan(x) FSH_GSELECT(x, FSH_GA_sum_exscan)
+/* flat-header: end */
+#define FSH_GTEAM(OP, ...) FSH_G2(, FSH_GL_##OP, __VA_ARGS__)
 
 #define shmem_alltoall(...) FSH_GTEAM(alltoall, __VA_ARGS__)
 #define shmem_alltoalls(...) FSH_GTEAM(alltoalls, __VA_ARGS__)
@@ -991,6 +1072,7 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 /* The 1.3 generic AMOs (deprecated), over the types 1.3 had (the deprecated type lists above:
  * distinct standard types, so one selection suffices). shmem_swap on a long * is also the
  * untyped long routine of that name, which it selects. */
+/* flat-header: omit */
 #define FSH_GD(CTYPE, NAME, OP) , CTYPE *: shmem_##NAME##_##OP
 #define FSH_GD_cswap(T, N) FSH_GD(T, N, cswap)
 #define FSH_GD_finc(T, N) FSH_GD(T, N, finc)
@@ -1000,16 +1082,27 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define FSH_GD_fetch(T, N) FSH_GD(T, N, fetch), const T *: shmem_##N##_fetch
 #define FSH_GD_set(T, N) FSH_GD(T, N, set)
 #define FSH_GD_swap(T, N) FSH_GD(T, N, swap)
-#define FSH_GDEP(TYPES, OP, d, ...) _Generic((d) TYPES(FSH_GD_##OP))(d, __VA_ARGS__)
+/* flat-header: end */
+/* flat-header: expand */
+#define FSH_GL_cswap(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_cswap))
+#define FSH_GL_finc(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_finc))
+#define FSH_GL_inc(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_inc))
+#define FSH_GL_fadd(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_fadd))
+#define FSH_GL_add(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_add))
+#define FSH_GL_fetch(x) _Generic((x) FSH_DEPRECATED_EXTAMO_TYPES(FSH_GD_fetch))
+#define FSH_GL_set(x) _Generic((x) FSH_DEPRECATED_EXTAMO_TYPES(FSH_GD_set))
+#define FSH_GL_swap(x) _Generic((x) FSH_DEPRECATED_EXTAMO_TYPES(FSH_GD_swap))
+/* flat-header: end */
+#define FSH_GDEP(OP, d, ...) FSH_GL_##OP(d)(d, __VA_ARGS__)
 
-#define shmem_cswap(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, cswap, __VA_ARGS__)
-#define shmem_finc(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, finc, __VA_ARGS__)
-#define shmem_inc(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, inc, __VA_ARGS__)
-#define shmem_fadd(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, fadd, __VA_ARGS__)
-#define shmem_add(...) FSH_GDEP(FSH_DEPRECATED_AMO_TYPES, add, __VA_ARGS__)
-#define shmem_fetch(...) FSH_GDEP(FSH_DEPRECATED_EXTAMO_TYPES, fetch, __VA_ARGS__)
-#define shmem_set(...) FSH_GDEP(FSH_DEPRECATED_EXTAMO_TYPES, set, __VA_ARGS__)
-#define shmem_swap(...) FSH_GDEP(FSH_DEPRECATED_EXTAMO_TYPES, swap, __VA_ARGS__)
+#define shmem_cswap(...) FSH_GDEP(cswap, __VA_ARGS__)
+#define shmem_finc(...) FSH_GDEP(finc, __VA_ARGS__)
+#define shmem_inc(...) FSH_GDEP(inc, __VA_ARGS__)
+#define shmem_fadd(...) FSH_GDEP(fadd, __VA_ARGS__)
+#define shmem_add(...) FSH_GDEP(add, __VA_ARGS__)
+#define shmem_fetch(...) FSH_GDEP(fetch, __VA_ARGS__)
+#define shmem_set(...) FSH_GDEP(set, __VA_ARGS__)
+#define shmem_swap(...) FSH_GDEP(swap, __VA_ARGS__)
 
 /* shmem_sync(team) is shmem_team_sync (the C11 form of OpenSHMEM 1.5); the deprecated
  * active-set shmem_sync(PE_start, logPE_stride, PE_size, pSync) keeps its meaning, told apart
@@ -1022,6 +1115,7 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 
 #endif /* C11 generic selection */
 
+
 #ifdef __cplusplus
 }
 
@@ -1030,7 +1124,7 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
  * shmem_put(dest, source, nelems, pe) and shmem_put(ctx, dest, source, nelems, pe) resolve, by
  * the type of the pointer the routine is typed by (as in C: dest, source, fetch or ivars), to
  * the typed C routine of that type, over every type of the routine's spec table. They are
- * generated from FSH_TYPE_TABLE's rows and columns, like the prototypes above; a type of no row
+ * written from the type table's rows and columns, like the prototypes above; a type of no row
  * has no overload, so the call does not compile.
  *
  * The GENERIC column plays the part it plays in C. The distinct standard types (1) get plain
@@ -1042,7 +1136,7 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
  *
  * Each overload is one call of the typed routine; names of operations are only pasted, as in
  * the C section, so a program's macro named like one cannot break them. */
-
+/* flat-header: omit */
 /* FSH_CXX_COL_<COL>(K, row): K(IN, GEN, COL, CTYPE, NAME), IN being the row's COL column; used
  * as FSH_TYPE_ROWS(FSH_CXX_COL_<COL>, K). */
 #define FSH_CXX_COL_RMA(K, T, N, R, A, E, B, S, RB, RM, RA, G) K(R, G, RMA, T, N)
@@ -1066,14 +1160,6 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
     template <class fsh_t>                                                                       \
     struct fsh_cxx_std_##COL                                                                     \
         : std::integral_constant<bool, false FSH_TYPE_ROWS(FSH_CXX_COL_##COL, FSH_CXX_STD)> {};
-FSH_CXX_TRAIT(RMA)
-FSH_CXX_TRAIT(AMO)
-FSH_CXX_TRAIT(EXT)
-FSH_CXX_TRAIT(BIT)
-FSH_CXX_TRAIT(SYNC)
-FSH_CXX_TRAIT(RBIT)
-FSH_CXX_TRAIT(RMM)
-FSH_CXX_TRAIT(RAR)
 
 /* FSH_CXX_H(G, COL, T): how an overload of row T opens; FSH_CXX_P(G, T): the pointee type of
  * the pointer it is selected by (deduced in a template). D marks the deprecated generics. */
@@ -1233,6 +1319,23 @@ FSH_CXX_TRAIT(RAR)
 #define FSH_CXX_OVL_00(G, COL, T, N)
 #define FSH_CXX_OVL_01(G, COL, T, N)
 #define FSH_CXX_OVL_0W(G, COL, T, N)
+/* flat-header: end */
+/* fsh_cxx_std_<COL><T>::value: T is one of the standard (GEN 1) types of the column's spec
+ * table; an exact-width overload (a template) is enabled only where it is false. */
+/* flat-header: expand */
+FSH_CXX_TRAIT(RMA)
+FSH_CXX_TRAIT(AMO)
+FSH_CXX_TRAIT(EXT)
+FSH_CXX_TRAIT(BIT)
+FSH_CXX_TRAIT(SYNC)
+FSH_CXX_TRAIT(RBIT)
+FSH_CXX_TRAIT(RMM)
+FSH_CXX_TRAIT(RAR)
+/* flat-header: end */
+
+/* The overloads, table by table: RMA and collectives, AMO, extended AMO, bitwise AMO,
+ * point-to-point synchronization, then the reductions (bitwise, min/max, arithmetic). */
+/* flat-header: expand */
 FSH_TYPE_ROWS(FSH_CXX_COL_RMA, FSH_CXX_OVL)
 FSH_TYPE_ROWS(FSH_CXX_COL_AMO, FSH_CXX_OVL)
 FSH_TYPE_ROWS(FSH_CXX_COL_EXT, FSH_CXX_OVL)
@@ -1241,6 +1344,7 @@ FSH_TYPE_ROWS(FSH_CXX_COL_SYNC, FSH_CXX_OVL)
 FSH_TYPE_ROWS(FSH_CXX_COL_RBIT, FSH_CXX_OVL)
 FSH_TYPE_ROWS(FSH_CXX_COL_RMM, FSH_CXX_OVL)
 FSH_TYPE_ROWS(FSH_CXX_COL_RAR, FSH_CXX_OVL)
+/* flat-header: end */
 
 /* shmem_sync(team) is shmem_team_sync; the deprecated active-set shmem_sync(PE_start,
  * logPE_stride, PE_size, pSync) above is the other overload. */
@@ -1253,6 +1357,7 @@ inline int shmem_sync(shmem_team_t team)
  * themselves, so a program is warned where it calls one and not where this header defines it. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+/* flat-header: omit */
 #define FSH_CXX_DEP_AMO(T, N)                                                                    \
     FSH_CXX_FN(D, , T, T, shmem_cswap, (T *dest, T cond, T value, int pe), shmem_##N##_cswap,    \
                (dest, cond, value, pe))                                                          \
@@ -1262,8 +1367,11 @@ inline int shmem_sync(shmem_team_t team)
     FSH_CXX_FN(D, , T, T, shmem_fetch, (const T *source, int pe), shmem_##N##_fetch,             \
                (source, pe))                                                                     \
     FSH_CXX_AMO1(D, , T, N, , void, set) FSH_CXX_AMO1(D, , T, N, , T, swap)
+/* flat-header: end */
+/* flat-header: expand */
 FSH_DEPRECATED_AMO_TYPES(FSH_CXX_DEP_AMO)
 FSH_DEPRECATED_EXTAMO_TYPES(FSH_CXX_DEP_EXTAMO)
+/* flat-header: end */
 #pragma GCC diagnostic pop
 #endif /* __cplusplus */
 
