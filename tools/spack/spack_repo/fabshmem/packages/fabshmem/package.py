@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Spack recipe for fabshmem, kept in fabshmem's own tree (README.md, "Spack", says how to use it).
-# tests/unit/spack_recipe.sh checks that every configure option named here exists in
-# configure.ac and that the newest release version here is configure.ac's.
+# tools/spack/recipe.sh (under `make check`) checks it against configure.ac: options, dependencies
+# and their versions, the release version.
 import os
-
-import spack
 
 try:  # Spack >= 1.0: the build systems come with the builtin package repository
     from spack_repo.builtin.build_systems.autotools import AutotoolsPackage
     from spack_repo.builtin.build_systems.cuda import CudaPackage
+
+    _LANGUAGE_DEPENDENCIES = True
 except ImportError:  # Spack 0.x: spack.package exports them
-    pass
+    _LANGUAGE_DEPENDENCIES = False
 
 from spack.package import *
 
@@ -39,9 +39,9 @@ class Fabshmem(AutotoolsPackage, CudaPackage):
     # No sha256: every `make dist` makes a new tarball (install with --no-checksum).
     version("0.1.0")
 
-    # Spack >= 1.0 gives a package its compilers through these; the Spack 0.x of before them
-    # has no provider for them and takes the compiler from the spec (%gcc).
-    if spack.spack_version_info >= (1, 0):
+    # Spack >= 1.0 gives a package its compilers through these. Spack 0.x takes the compiler
+    # from the spec (%gcc), and the older ones have no package that provides "c".
+    if _LANGUAGE_DEPENDENCIES:
         depends_on("c", type="build")
         depends_on("cxx", type="build")  # configure probes C++ (shmem.h's C++ tests)
     depends_on("pkgconfig", type="build")
@@ -84,8 +84,9 @@ class Fabshmem(AutotoolsPackage, CudaPackage):
             # Spack brings no launcher: `make check` (spack install --test) runs the tests
             # that need none.
             "--disable-launcher-tests",
-            # fabshmem-oshrun finds mpirun on PATH when it runs, not where the build saw one.
-            "MPIRUN=mpirun",
+            # fabshmem-oshrun looks mpirun up on PATH when it runs, not where this build found
+            # one (configure's AC_PATH_PROG would search PATH for a plain MPIRUN=mpirun).
+            "ac_cv_path_MPIRUN=mpirun",
         ]
         if spec.satisfies("+cuda"):
             args.append(f"--with-cuda={spec['cuda'].prefix}")
