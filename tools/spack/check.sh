@@ -124,7 +124,19 @@ for s in $specs; do
     echo "== $s: $prefix"
     oshcc="$prefix/bin/fabshmem-oshcc"
     # filter_compiler_wrappers: the installed wrapper calls the real compiler, not Spack's.
-    "$oshcc" --showme | grep -q 'spack' && fail "$oshcc still calls Spack's compiler wrapper: $("$oshcc" --showme)"
+    cc=$("$oshcc" --showme | cut -d ' ' -f 1)
+    case "$cc" in # the wrapper of Spack 0.x, of Spack >= 1.0
+        */lib/spack/env/* | */libexec/spack/*) fail "$oshcc calls Spack's compiler wrapper $cc" ;;
+    esac
+    # The launcher: mpirun as PATH has it when fabshmem-oshrun runs, not a path of the build.
+    grep -q '^launcher="${OSHRUN_LAUNCHER:-mpirun}"$' "$prefix/bin/fabshmem-oshrun" ||
+        fail "$prefix/bin/fabshmem-oshrun: $(grep '^launcher=' "$prefix/bin/fabshmem-oshrun")"
+    # +cuda reached configure: only a build without cuda.h says so.
+    heap=$("$prefix/bin/fabshmem-info" --doctor | grep 'device heap') || true
+    echo "$heap"
+    case "$s" in *+cuda) want=with ;; *) want=without ;; esac
+    case "$heap" in *"built without CUDA headers"*) got=without ;; *) got=with ;; esac
+    [ "$want" = "$got" ] || fail "$s was built $got CUDA: $heap"
     "$oshcc" -o "$state/hello" "$top/examples/hello.c" || fail "$oshcc examples/hello.c"
     ldd "$state/hello" | grep -q "$prefix/lib/libfabshmem" || fail "hello does not load $prefix's libfabshmem"
     out=$("$mpirun" --allow-run-as-root --oversubscribe -n 2 "$state/hello") || fail "hello of $s exited non-zero: $out"
