@@ -15,18 +15,22 @@ top_srcdir=${top_srcdir:-${0%/*}/../..}
 name=spack_recipe
 recipe=$top_srcdir/tools/spack/spack_repo/fabshmem/packages/fabshmem/package.py
 ac=$top_srcdir/configure.ac
-for f in "$recipe" "$ac"; do
-    if [ ! -f "$f" ]; then
-        echo "$name: FAIL ($f is missing)"
-        exit 1
-    fi
-done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/spack_recipe.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-
 problems=$tmp/problems
 : >"$problems"
 problem() { echo "    $*" >>"$problems"; }
+report() {
+    if [ -s "$problems" ]; then
+        echo "$name: FAIL ($(wc -l <"$problems") problem(s))"
+        cat "$problems"
+        exit 1
+    fi
+}
+
+[ -f "$recipe" ] || problem "$recipe is missing"
+[ -f "$ac" ] || problem "$ac is missing"
+report
 
 # configure.ac's options: AC_ARG_WITH/AC_ARG_ENABLE, and FSH_DEP, which makes an AC_ARG_WITH.
 sed -n 's/^ *\(AC_ARG_WITH\|FSH_DEP\)(\[\([a-z0-9-]*\)\].*/with-\2/p; s/^ *AC_ARG_ENABLE(\[\([a-z0-9-]*\)\].*/enable-\1/p' \
@@ -75,9 +79,5 @@ if command -v python3 >/dev/null 2>&1 &&
     problem "python3 cannot compile package.py: $(tail -n 1 "$tmp/py")"
 fi
 
-if [ -s "$problems" ]; then
-    echo "$name: FAIL ($(wc -l <"$problems") problem(s))"
-    cat "$problems"
-    exit 1
-fi
+report
 echo "$name: PASS ($(wc -l <"$tmp/recipe_options") options, $(wc -l <"$tmp/deps") dependencies, version $version)"
