@@ -42,8 +42,11 @@
 
 typedef void (*kernel_fn)(void *acc, const void *in, size_t n);
 
+/* Each kernel starts on a cache line: its loop's alignment then never depends on how much code
+ * precedes it in the library (a 32 KiB long sum moved by 14% when fabric.c grew by 600 bytes). */
 #define KERNEL(CTYPE, NAME, OPN, EXPR)                                                           \
-    static void k_##NAME##_##OPN(void *acc, const void *in, size_t n)                            \
+    __attribute__((aligned(64))) static void k_##NAME##_##OPN(void *acc, const void *in,         \
+                                                              size_t n)                          \
     {                                                                                            \
         CTYPE *a = acc;                                                                          \
         const CTYPE *b = in;                                                                     \
