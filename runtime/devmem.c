@@ -11,8 +11,9 @@
  * a device heap is configured), else the staging path below, which works on every provider.
  * auto takes the first that is possible and registers; every PE must manage it, else all use
  * staging. On a direct path the heap's key is exchanged and the provider moves device data;
- * fsh_dev_guard() makes NIC writes visible to the GPU (cuFlushGPUDirectRDMAWrites) before a
- * signal, a sync or a satisfied wait lets the program use them. Atomics on device memory always
+ * the backend's visible() (fsh_backend_guard) makes NIC writes visible to the GPU
+ * (cuFlushGPUDirectRDMAWrites) before a signal, a sync or a satisfied wait lets the program
+ * use them. Atomics on device memory always
  * take the staging slots (REQ_AMO): the owner's CPU applies them on a copy of the word under its
  * engine lock, one domain for all of them whatever the path.
  *

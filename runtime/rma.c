@@ -72,7 +72,6 @@ static int (*quiet_hook)(void);
 /* Remote completion by counting (the section of that name below). */
 static struct {
     bool on;
-    int mode;           /* FABSHMEM_REMOTE_COMPLETION: 0 auto, 1 delivery, 2 count */
     uint64_t *count;    /* symmetric: count[src], plain writes from src that landed here */
     uint64_t count_off; /* its offset in the heap, the same on every PE */
     uint64_t *landing;  /* symmetric (registered): reads of targets' counts land here */
@@ -840,7 +839,8 @@ static void arrival_posted(int pe)
 
 int fsh_rma_arrivals_init(const struct fsh_config *cfg)
 {
-    int rc = completion_mode(cfg, &ar.mode);
+    int mode;
+    int rc = completion_mode(cfg, &mode); /* a misspelt value is an error, whatever the provider */
     if (rc != 0) {
         return rc;
     }
