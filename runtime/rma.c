@@ -821,6 +821,9 @@ size_t fsh_rma_arrivals_heap_bytes(int npes)
 static void on_arrival(uint32_t payload)
 {
     int src = (int)(payload & FSH_IMM_PAYLOAD_MASK);
+    if (!ar.on) {
+        return; /* after finalize's counting ended: nobody waits for it */
+    }
     if (src >= fsh_rt.npes) {
         FSH_WARN("a write's arrival names PE %d of %d: not counted", src, fsh_rt.npes);
         return;
@@ -833,7 +836,9 @@ static void arrival_posted(int pe)
     ar.sent[pe]++;
     if (!ar.is_pending[pe]) {
         ar.is_pending[pe] = true;
-        ar.pending[ar.npending++] = pe;
+        ar.pending[ar.npending] = pe;
+        /* Read without the lock by arrivals_quiet's fast exit. */
+        __atomic_store_n(&ar.npending, ar.npending + 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -981,7 +986,7 @@ static int wait_arrivals(int only)
             ar.is_pending[pe] = false;
         }
     }
-    ar.npending = keep;
+    __atomic_store_n(&ar.npending, keep, __ATOMIC_RELAXED);
     fsh_progress_unlock();
     free(w.pe);
     free(w.want);
