@@ -476,6 +476,7 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
         a->delivery_complete = false;
         a->rma_iov_limit = 1;
         a->cq_data_size = a->cq_data_size < 4 ? a->cq_data_size : 4;
+        a->av_first = true;
     }
 }
 

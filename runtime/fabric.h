@@ -43,6 +43,9 @@ struct fsh_fabric_attr {
     bool has_atomics;
     bool has_hmem;           /* the endpoint lists FI_HMEM (device memory registration) */
     bool delivery_complete;  /* completions mean the data is visible at the target */
+    bool av_first;           /* a target must have the initiator in its AV before the first
+                              * RMA reaches it (efa-direct, a device limitation): init fences
+                              * once every PE inserted its peers */
     bool manual_progress;    /* data moves only while someone reads the CQ */
     size_t inject_size;      /* 0: never inject */
     size_t max_msg_size;     /* transfers are split into pieces of at most this */

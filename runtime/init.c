@@ -461,6 +461,12 @@ static int exchange(double timeout)
     if (rc == 0) {
         rc = fsh_fabric_insert_peers(x.slots, x.lens, fsh_rt.npes);
     }
+    if (rc == 0 && fsh_fabric_attr()->av_first) {
+        /* On efa-direct a target must have the initiator in its AV before an RMA reaches
+         * it (a device limitation, fi_efa(7)): nobody writes before everybody inserted
+         * everybody (one PMIx fence). */
+        rc = fsh_boot_fence(timeout, NULL);
+    }
     if (rc == 0 && fsh_fabric_multirail()) {
         rc = fsh_xport_enable_failover();
     }
