@@ -20,8 +20,9 @@
  *    once; on the counters only I update the fetched values are exactly 0, 1, 2, ...
  * 2. A holder that computes lets go: PE 1 does one AMO to PE 0 (it now holds an inbox there,
  *    with 1 inbox the only one), then computes without calling the library while every other
- *    PE does N_IDLE fetch_adds to PE 0 and then tells PE 1 by a put. PE 1 must see all of
- *    them within IDLE_LIMIT seconds: its progress thread gave the inbox back when PE 0 asked.
+ *    PE does N_IDLE fetch_adds to PE 0 and then tells PE 1 by an atomic set. PE 1 must see
+ *    all of them within IDLE_LIMIT seconds: its progress thread gave the inbox back when PE 0
+ *    asked.
  */
 #include <time.h>
 #include <unistd.h>
@@ -187,7 +188,9 @@ static void idle_holder(void)
                     "phase 2 fetch_add #%d at PE 0: %ld after %ld", i, v, prev);
             prev = v;
         }
-        shmem_long_p(&flags[me], 1, holder);
+        /* An atomic, not a put: PE 1 reads the flag with atomic loads while its progress
+         * thread applies what lands there. */
+        shmem_long_atomic_set(&flags[me], 1, holder);
         shmem_quiet();
     }
     shmem_barrier_all();
