@@ -311,10 +311,13 @@ static bool writes_done(uint64_t mark)
 
 /* Errors that say the way failed (a connection or a link), not the operation: a bad key or a
  * length the target refuses (FI_EACCES, FI_EINVAL, ...) would fail on every rail, and trying
- * another would hide it. */
+ * another would hide it. FI_ECANCELED counts too: fabshmem never cancels an operation, so one
+ * canceled is one the provider dropped with its connection (tcp;ofi_rxm cancels what is in
+ * flight on a reset connection: "Operation canceled (Transport endpoint is not connected)"). */
 static bool transport_failed(int err)
 {
     switch (err) {
+    case FI_ECANCELED:
     case FI_EIO:
     case FI_ENOTCONN:
     case FI_ECONNRESET:
