@@ -10,7 +10,9 @@
 #
 # The matrix:
 #   configurations  $FSH_TEST_CONFIGS (default "shm tcp shm-efamr shm-nodes2", plus the test's
-#                   .configs). Only shm and shm-nodes2 use the intra-node path (PEs of a node
+#                   .configs; a full run adds tcp-efadirect-chaos once, at 3 PEs or the
+#                   test's largest count, to a test whose .configs names no efa-direct
+#                   configuration). Only shm and shm-nodes2 use the intra-node path (PEs of a node
 #                   map each other's memory); the others set FABSHMEM_INTRANODE=fabric, so every
 #                   operation crosses the provider:
 #       shm        FI_PROVIDER=shm, intra-node path on: all PEs load/store, CPU atomics
@@ -270,6 +272,24 @@ for c in $configs; do
         run_case "$name [$c np=$n]" "$c" "$n"
     done
 done
+# The full run also takes every test through EFA's lean fabric as the profile makes it (no
+# provider atomics, no delivery-complete: quiet counts arrivals), reordered and delayed, once:
+# at 3 PEs where the test runs 3, else at its largest count.
+if [ "$quick" = 0 ] && [ -z "$FSH_TEST_CONFIGS" ]; then
+    case " $configs " in
+    *efadirect*) ;;
+    *)
+        np=""
+        for n in $nps; do
+            [ "$n" = 3 ] && np=3
+            [ "$np" != 3 ] && np=$n
+        done
+        if [ -n "$np" ]; then
+            run_case "$name [tcp-efadirect-chaos np=$np]" tcp-efadirect-chaos "$np"
+        fi
+        ;;
+    esac
+fi
 if [ "$singleton" != 0 ]; then
     run_case "$name [singleton]" shm 0
 fi
