@@ -80,6 +80,8 @@ static struct {
     int *pending;       /* the PEs with known < sent: npending of them */
     bool *is_pending;
     size_t npending;
+    int *wait_pe;       /* a quiet's PEs and the counts they must reach (engine lock) */
+    uint64_t *wait_want;
 } ar;
 static void arrival_posted(int pe);
 static int arrivals_quiet(void);
@@ -591,17 +593,22 @@ static int quiet_track(struct fsh_ctx *ctx)
     return fsh_progress_wait_track(&ctx->track, "quiet: waiting for outstanding operations");
 }
 
-int fsh_rma_quiet(struct fsh_ctx *ctx)
+/* What quiet completes per target PE, not per context, once for every kind of quiet: the
+ * arrivals counted at targets, then the signals they applied (the hook). */
+static int per_pe_quiet(void)
 {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* local puts before what follows (local.c) */
-    int rc = quiet_track(ctx);
-    if (rc == 0) {
-        rc = arrivals_quiet();
-    }
+    int rc = arrivals_quiet();
     if (rc == 0 && quiet_hook) {
         rc = quiet_hook();
     }
     return rc;
+}
+
+int fsh_rma_quiet(struct fsh_ctx *ctx)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* local puts before what follows (local.c) */
+    int rc = quiet_track(ctx);
+    return rc ? rc : per_pe_quiet();
 }
 
 struct pe_wait {
@@ -628,15 +635,7 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     struct pe_wait w = {&ctx->track, pes};
     rc = fsh_progress_wait(pes_idle, &w, "pe_quiet: waiting for the operations to the chosen PEs",
                            one);
-    /* Arrivals are counted and signals applied per target PE, not per context: both are
-     * waited for whole. */
-    if (rc == 0) {
-        rc = arrivals_quiet();
-    }
-    if (rc == 0 && quiet_hook) {
-        rc = quiet_hook();
-    }
-    return rc;
+    return rc ? rc : per_pe_quiet();
 }
 
 int fsh_rma_fence(struct fsh_ctx *ctx)
@@ -653,15 +652,7 @@ int fsh_rma_quiet_all(void)
         rc = quiet_track(c);
     }
     fsh_progress_unlock();
-    /* Arrivals and the hook's work (signals applied at their targets) are per PE, not per
-     * context: once. */
-    if (rc == 0) {
-        rc = arrivals_quiet();
-    }
-    if (rc == 0 && quiet_hook) {
-        rc = quiet_hook();
-    }
-    return rc;
+    return rc ? rc : per_pe_quiet();
 }
 
 const char *fsh_rma_ctx_why(uintptr_t handle)
@@ -792,8 +783,8 @@ int fsh_rma_ctx_destroy_on(const void *team)
  * that failed to post is not waited for) and the quiet below. Counts are 64-bit: they never
  * wrap. A write posted again after a rail failed could land twice, so counted writes are not
  * idempotent (xport.c ends the job when one is in flight on a failed rail, naming it).
- * Memory: count[] and landing[] in the symmetric heap, 16 bytes per PE; sent, known and the
- * pending list private, 21 bytes per PE. */
+ * Memory: count[] and landing[] in the symmetric heap, 16 bytes per PE; sent, known, the
+ * pending list and a quiet's scratch lists private, 33 bytes per PE. */
 
 static const char *const completion_modes[] = {"auto", "delivery", "count"};
 
@@ -879,7 +870,9 @@ int fsh_rma_arrivals_init(const struct fsh_config *cfg)
     ar.known = calloc((size_t)npes, sizeof(uint64_t));
     ar.pending = calloc((size_t)npes, sizeof(int));
     ar.is_pending = calloc((size_t)npes, sizeof(bool));
-    if (!ar.sent || !ar.known || !ar.pending || !ar.is_pending) {
+    ar.wait_pe = calloc((size_t)npes, sizeof(int));
+    ar.wait_want = calloc((size_t)npes, sizeof(uint64_t));
+    if (!ar.sent || !ar.known || !ar.pending || !ar.is_pending || !ar.wait_pe || !ar.wait_want) {
         return fsh_err(-ENOMEM, "", "out of memory for the arrival counts of %d PEs", npes);
     }
     rc = fsh_progress_register_imm(FSH_IMM_ARRIVE, on_arrival);
@@ -895,6 +888,8 @@ static void arrivals_fini(void)
     free(ar.known);
     free(ar.pending);
     free(ar.is_pending);
+    free(ar.wait_pe);
+    free(ar.wait_want);
     memset(&ar, 0, sizeof(ar));
 }
 
@@ -950,19 +945,13 @@ static bool all_arrived(const void *arg)
     return keep == 0;
 }
 
-/* Wait until the writes posted to the PEs of the list (one PE when only >= 0, else every PE
- * written since) before this call are in their memory. */
+/* Wait until the writes posted to pe (only >= 0), or to every PE written since, before this
+ * call are in their memory. The engine lock is held throughout (waits poll under it), so one
+ * quiet at a time uses the scratch lists. */
 static int wait_arrivals(int only)
 {
     fsh_progress_lock();
-    size_t n = only >= 0 ? 1 : ar.npending;
-    struct arrival_wait w = {0, malloc(n * sizeof(int)), malloc(n * sizeof(uint64_t)), 0};
-    if (!w.pe || !w.want) {
-        free(w.pe);
-        free(w.want);
-        fsh_progress_unlock();
-        return fsh_err(-ENOMEM, "", "out of memory for a quiet of %zu PEs", n);
-    }
+    struct arrival_wait w = {0, ar.wait_pe, ar.wait_want, 0};
     for (size_t i = 0; i < ar.npending; i++) {
         int pe = ar.pending[i];
         if ((only < 0 || pe == only) && ar.known[pe] < ar.sent[pe]) {
@@ -988,8 +977,6 @@ static int wait_arrivals(int only)
     }
     __atomic_store_n(&ar.npending, keep, __ATOMIC_RELAXED);
     fsh_progress_unlock();
-    free(w.pe);
-    free(w.want);
     return rc;
 }
 
