@@ -92,6 +92,7 @@ static struct {
     bool want_hmem;     /* a device heap may be registered directly: ask for FI_HMEM first */
     bool efa_direct;    /* efa-direct, or the profile: use no more than it has */
     bool hmem_required; /* probe(): only with FI_HMEM (efa-direct for a GPU job) */
+    int completion;     /* FABSHMEM_REMOTE_COMPLETION: COMPLETION_AUTO, _DELIVERY or _COUNT */
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
     char *peer_shm;     /* [pe * SHM_PATH_MAX]: peers' shm regions (ours too), or "" */
     int guard_fd;       /* write end of the guard's pipe, while guard is set */
@@ -347,12 +348,17 @@ static bool is_efa_direct(const struct fi_info *fi)
     return fi->fabric_attr->name && strcmp(fi->fabric_attr->name, EFA_DIRECT) == 0;
 }
 
+/* How quiet learns that puts landed (FABSHMEM_REMOTE_COMPLETION), decided here with the
+ * provider it depends on. */
+enum { COMPLETION_AUTO, COMPLETION_DELIVERY, COMPLETION_COUNT };
+static const char *const completions[] = {"auto", "delivery", "count"};
+
 /* Does efa-direct offer what this job needs? Not when the user asked quiet to trust the
  * provider's delivery-complete, which it lacks; a GPU job's device heap must be registrable
  * (FI_HMEM, asked in probe()), else efa's full fabric serves it better. */
-static bool efa_direct_fits(const struct fsh_config *cfg)
+static bool efa_direct_fits(void)
 {
-    return strcmp(cfg->FABSHMEM_REMOTE_COMPLETION, "delivery") != 0;
+    return fab.completion != COMPLETION_DELIVERY;
 }
 
 /* probe_on() for efa-direct: with its limits applied to what is asked (refused otherwise). */
@@ -402,7 +408,7 @@ static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot
             continue;
         }
         bool direct = strcmp(default_order[i], EFA_DIRECT) == 0;
-        if (direct && !efa_direct_fits(cfg)) {
+        if (direct && !efa_direct_fits()) {
             FSH_DEBUG("efa-direct not tried: FABSHMEM_REMOTE_COMPLETION=delivery needs "
                       "delivery-complete, which it lacks");
             continue;
@@ -477,6 +483,13 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
         a->rma_iov_limit = 1;
         a->cq_data_size = a->cq_data_size < 4 ? a->cq_data_size : 4;
         a->av_first = true;
+    }
+    a->count_arrivals = fab.completion == COMPLETION_COUNT ||
+                        (fab.completion == COMPLETION_AUTO && !a->delivery_complete);
+    if (!a->delivery_complete && fab.completion == COMPLETION_DELIVERY) {
+        FSH_WARN("provider %s lacks FI_DELIVERY_COMPLETE and FABSHMEM_REMOTE_COMPLETION="
+                 "delivery: quiet trusts its completions to mean the data is at the target",
+                 a->prov);
     }
 }
 
@@ -734,6 +747,11 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
         return rc;
     }
     fab.efa_direct = profile == 1;
+    rc = fsh_env_parse_choice("FABSHMEM_REMOTE_COMPLETION", cfg->FABSHMEM_REMOTE_COMPLETION,
+                              completions, 3, &fab.completion);
+    if (rc != 0) {
+        return rc;
+    }
     fab.want_hmem = cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0 &&
                     strcmp(cfg->FABSHMEM_DEVICE_PATH, "staging") != 0;
     rc = choose(cfg, boot, nic, mr_offer);

@@ -674,7 +674,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_amo_init(cfg->FABSHMEM_AMO_PEERS);
     }
     if (rc == 0) {
-        rc = fsh_rma_arrivals_init(cfg);
+        rc = fsh_rma_arrivals_init();
     }
     phase("liveness");
     if (rc == 0) {

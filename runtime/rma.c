@@ -48,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env.h"
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
@@ -786,22 +785,9 @@ int fsh_rma_ctx_destroy_on(const void *team)
  * Memory: count[] and landing[] in the symmetric heap, 16 bytes per PE; sent, known, the
  * pending list and a quiet's scratch lists private, 33 bytes per PE. */
 
-static const char *const completion_modes[] = {"auto", "delivery", "count"};
-
-static int completion_mode(const struct fsh_config *cfg, int *mode)
+bool fsh_rma_counts_arrivals(void)
 {
-    return fsh_env_parse_choice("FABSHMEM_REMOTE_COMPLETION", cfg->FABSHMEM_REMOTE_COMPLETION,
-                                completion_modes, 3, mode);
-}
-
-bool fsh_rma_counts_arrivals(const struct fsh_config *cfg)
-{
-    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
-    int mode;
-    if (!fa->prov[0] || completion_mode(cfg, &mode) != 0) {
-        return false;
-    }
-    return mode == 2 || (mode == 0 && !fa->delivery_complete);
+    return fsh_fabric_attr()->count_arrivals;
 }
 
 size_t fsh_rma_arrivals_heap_bytes(int npes)
@@ -833,20 +819,9 @@ static void arrival_posted(int pe)
     }
 }
 
-int fsh_rma_arrivals_init(const struct fsh_config *cfg)
+int fsh_rma_arrivals_init(void)
 {
-    int mode;
-    int rc = completion_mode(cfg, &mode); /* a misspelt value is an error, whatever the provider */
-    if (rc != 0) {
-        return rc;
-    }
-    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
-    if (!fsh_rma_counts_arrivals(cfg)) {
-        if (!fa->delivery_complete) {
-            FSH_WARN("provider %s lacks FI_DELIVERY_COMPLETE and FABSHMEM_REMOTE_COMPLETION="
-                     "delivery: quiet trusts its completions to mean the data is at the target",
-                     fa->prov);
-        }
+    if (!fsh_rma_counts_arrivals()) {
         return 0;
     }
     int npes = fsh_rt.npes;
@@ -875,7 +850,7 @@ int fsh_rma_arrivals_init(const struct fsh_config *cfg)
     if (!ar.sent || !ar.known || !ar.pending || !ar.is_pending || !ar.wait_pe || !ar.wait_want) {
         return fsh_err(-ENOMEM, "", "out of memory for the arrival counts of %d PEs", npes);
     }
-    rc = fsh_progress_register_imm(FSH_IMM_ARRIVE, on_arrival);
+    int rc = fsh_progress_register_imm(FSH_IMM_ARRIVE, on_arrival);
     if (rc == 0) {
         ar.on = true;
     }

@@ -141,13 +141,12 @@ int fsh_rma_fence(struct fsh_ctx *ctx);
 /* Remote completion (FABSHMEM_REMOTE_COMPLETION). Where the provider cannot say that a write
  * is in the target's memory (efa-direct completes a write once sent), each plain write carries
  * immediate data, the target counts the arrivals per source, and quiet reads the counts.
- * fsh_rma_counts_arrivals: will it (decided from the open fabric: false before one is open);
- * the heap bytes it takes for npes PEs (the memory model's figure); init reserves them and
- * starts counting (collective: the same point of init on every PE). */
-struct fsh_config;
-bool fsh_rma_counts_arrivals(const struct fsh_config *cfg);
+ * fsh_rma_counts_arrivals: will it (fabric.c decides it with the provider: false before one
+ * is open); the heap bytes it takes for npes PEs (the memory model's figure); init reserves
+ * them and starts counting (collective: the same point of init on every PE). */
+bool fsh_rma_counts_arrivals(void);
 size_t fsh_rma_arrivals_heap_bytes(int npes);
-int fsh_rma_arrivals_init(const struct fsh_config *cfg);
+int fsh_rma_arrivals_init(void);
 /* Wait until every write posted to pe so far is in pe's memory: nothing to do unless arrivals
  * are counted (a write's completion says it then). */
 int fsh_rma_landed(int pe);
