@@ -117,6 +117,7 @@ static const struct mapping map[] = {
 static struct {
     struct bounce *bufs; /* [operation record index] */
     struct fsh_mr_set *reg; /* bufs, on every rail */
+    void *desc[FSH_MAX_RAILS]; /* its descriptor on each rail, looked up once */
     /* supported[op][size == 8] */
     bool supported[NOPS][2];
     bool queried;
@@ -210,6 +211,9 @@ int fsh_amo_init(long peers)
     int rc = fsh_mr_reg_local(am.bufs, depth * sizeof(*am.bufs), &am.reg);
     if (rc != 0) {
         return rc;
+    }
+    for (int r = 0; r < fsh_fabric_nrails(); r++) {
+        am.desc[r] = fsh_mr_set_desc(am.reg, r);
     }
     if (!fsh_fabric_attr()->has_atomics) {
         FSH_INFO("provider %s has no FI_ATOMIC: AMOs are CPU atomics, applied by the target's "
@@ -642,7 +646,7 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     struct fsh_path path = fsh_fabric_path_atomic(pe);
-    void *desc = fsh_mr_set_desc(am.reg, path.rail);
+    void *desc = am.desc[path.rail];
 
     fsh_progress_lock();
     struct fsh_op *o = fsh_progress_op_get(FSH_OP_ATOMIC, pe, size);
