@@ -102,7 +102,6 @@
 
 static struct {
     int npes;
-    unsigned max_teams;
     bool open;      /* arrivals polled after fini are dropped, not counted */
     char *scratch;  /* the reservation */
     uint64_t scratch_off;
@@ -257,7 +256,6 @@ int fsh_notify_init(int npes, unsigned max_teams)
                        "FABSHMEM_MAX_TEAMS=%u is out of range", max_teams);
     }
     nt.npes = npes;
-    nt.max_teams = max_teams;
     nt.page = page_bytes(npes, max_teams);
     size_t total = fsh_notify_heap_bytes(npes, max_teams);
     char what[160];
@@ -341,7 +339,7 @@ static unsigned pages_of(size_t bytes)
 
 unsigned fsh_notify_pages_for(int n)
 {
-    return fsh_notify_team_pages(nt.npes, nt.max_teams, n);
+    return pages_of(team_bytes(n)); /* nt.page is page_bytes(npes, max_teams) */
 }
 
 static uint64_t run_mask(unsigned first, unsigned pages)
