@@ -888,21 +888,33 @@ struct arrival_wait {
     int err;
 };
 
+int fsh_rma_read_words(const int *pes, size_t n, uint64_t *landing, uint64_t (*off)(int pe),
+                       const char *what)
+{
+    struct fsh_op_track sync = {0, 0, 0};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = fsh_rma_read(&fsh_ctx_default, &sync, &landing[pes[i]], sizeof(uint64_t), pes[i],
+                          FSH_SEG_HEAP, off(pes[i]));
+    }
+    int wrc = fsh_progress_wait_track(&sync, what);
+    return rc ? rc : wrc;
+}
+
+/* Where every PE counts our writes: our word of its count[] (the same offset on all). */
+static uint64_t count_off(int pe)
+{
+    (void)pe;
+    return ar.count_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
+}
+
 /* Read the count of every PE still waited for (all reads in flight at once); keep those
  * behind. Under the engine lock. */
 static bool all_arrived(const void *arg)
 {
     struct arrival_wait *w = (struct arrival_wait *)arg;
-    struct fsh_op_track sync = {0, 0, 0};
-    uint64_t at = ar.count_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
-    for (size_t i = 0; i < w->n && w->err == 0; i++) {
-        w->err = fsh_rma_read(&fsh_ctx_default, &sync, &ar.landing[w->pe[i]], sizeof(uint64_t),
-                              w->pe[i], FSH_SEG_HEAP, at);
-    }
-    int wrc = fsh_progress_wait_track(&sync, "quiet: reading targets' arrival counts");
-    if (w->err == 0) {
-        w->err = wrc;
-    }
+    w->err = fsh_rma_read_words(w->pe, w->n, ar.landing, count_off,
+                                "quiet: reading targets' arrival counts");
     if (w->err != 0) {
         return true;
     }

@@ -333,13 +333,6 @@ static uint64_t applied_off(int pe)
     return fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + sg.slots * sizeof(struct desc);
 }
 
-/* Start reading pe's applied prefix for us into probe[pe]. */
-static int probe_post(struct fsh_op_track *sync, int pe)
-{
-    return fsh_rma_read(&fsh_ctx_default, sync, &sg.probe[pe], sizeof(uint64_t), pe,
-                        FSH_SEG_HEAP, applied_off(pe));
-}
-
 static void known_at_least(int pe, uint64_t v)
 {
     if (v > sg.known[pe]) {
@@ -371,13 +364,8 @@ static bool slot_free(const void *arg)
 static bool all_applied(const void *arg)
 {
     int *err = (int *)arg;
-    struct fsh_op_track sync = {0, 0, 0};
-    for (size_t i = 0; i < sg.npending && *err == 0; i++) {
-        *err = probe_post(&sync, sg.pending[i]);
-    }
-    if (*err == 0) {
-        *err = fsh_progress_wait_track(&sync, "quiet: reading targets' applied signal counts");
-    }
+    *err = fsh_rma_read_words(sg.pending, sg.npending, sg.probe, applied_off,
+                              "quiet: reading targets' applied signal counts");
     if (*err != 0) {
         return true;
     }
