@@ -215,6 +215,9 @@ int fsh_amo_init(long peers)
     for (int r = 0; r < fsh_fabric_nrails(); r++) {
         am.desc[r] = fsh_mr_set_desc(am.reg, r);
     }
+    if (fsh_fabric_none()) {
+        return 0; /* no fabric: every PE is mapped, every AMO a CPU atomic (local.c) */
+    }
     if (!fsh_fabric_attr()->has_atomics) {
         FSH_INFO("provider %s has no FI_ATOMIC: AMOs are CPU atomics, applied by the target's "
                  "progress engine where its memory is not mapped here", fsh_fabric_attr()->prov);

@@ -29,7 +29,8 @@
     X(FABSHMEM_DEVICE_CHUNK, cfg->FABSHMEM_DEVICE_CHUNK)                                      \
     X(FABSHMEM_DEVICE_PEERS, cfg->FABSHMEM_DEVICE_PEERS)                                      \
     X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
-    X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)
+    X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)                                        \
+    X(a fabric (1: opened; FABSHMEM_FABRIC and FABSHMEM_INTRANODE decide), !fsh_fabric_none())
 #define LAYOUT_NAME(name, value) #name,
 #define LAYOUT_VALUE(name, value) (uint64_t)(value),
 static const char *const layout_names[] = {LAYOUT_SETTINGS(LAYOUT_NAME)};

@@ -792,12 +792,39 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     return 0;
 }
 
+void fsh_fabric_open_none(const struct fsh_boot_info *boot)
+{
+    memset(&fab.attr, 0, sizeof(fab.attr));
+    fab.npes = boot->size;
+    fab.me = boot->rank;
+    fab.nrails = 0;
+    /* What the layers above read of a provider, as if it were an ideal one they never use:
+     * no registration, no inject, nothing to wait for at the target. */
+    fab.attr.mr_virt_addr = true;
+    fab.attr.delivery_complete = true;
+    fab.attr.max_msg_size = (size_t)1 << 40;
+    fab.attr.rma_iov_limit = 1;
+    fab.attr.cq_data_size = 8;
+    fab.attr.tx_depth = 64;
+    fab.attr.mr_key_size = 8;
+    FSH_INFO("no fabric: every PE of the job runs on this node and maps the others' memory");
+}
+
+bool fsh_fabric_none(void)
+{
+    return fab.nrails == 0;
+}
+
 /* The rails' trailer, after rail 0's address in the exchange slot (only with more than one
  * rail: a one-rail PE's slot is its address alone): the rail count, each rail's fabric id,
  * the address of every further rail after its length byte, then the caller's extra bytes (the
  * further rails' memory keys) after theirs. */
 int fsh_fabric_getname(void *buf, size_t buflen, const void *extra, size_t extra_len)
 {
+    if (fab.nrails == 0) {
+        fab.attr.addrlen = 0;
+        return 0;
+    }
     size_t len = buflen;
     int rc = fi_getname(&fab.rail[0].ep->fid, buf, &len);
     if (rc == 0 && fab.nrails > 1) {
@@ -1057,6 +1084,9 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
     if (npes <= 0) {
         return fsh_err(-EINVAL, "", "no peers to insert");
     }
+    if (fab.nrails == 0) {
+        return 0; /* exchange.c's layout check made sure nobody has an address */
+    }
     bool str = fab.attr.addr_format == FI_ADDR_STR;
     size_t stride = lens[0];
     size_t total = 0;
@@ -1098,6 +1128,11 @@ int fsh_fabric_insert_peers(const uint8_t *slots, const uint16_t *lens, int npes
 
 void fsh_fabric_describe(char *buf, size_t len)
 {
+    if (fab.nrails == 0) {
+        snprintf(buf, len, "none: every PE runs on this node and maps the others' memory "
+                 "(FABSHMEM_FABRIC=always opens a provider all the same)");
+        return;
+    }
     char mm[96], rails[FSH_MAX_RAILS * 72] = "";
     mr_mode_str(fab.attr.mr_mode, mm, sizeof(mm));
     for (int i = 0, at = 0; i < fab.nrails && fab.nrails > 1; i++) {
@@ -1175,7 +1210,7 @@ int fsh_fabric_nrails(void)
 
 const char *fsh_fabric_rail_name(int rail)
 {
-    return fab.rail[rail].info->domain_attr->name;
+    return rail < fab.nrails ? fab.rail[rail].info->domain_attr->name : "none";
 }
 
 struct fid_domain *fsh_fabric_domain(int rail)
@@ -1249,10 +1284,17 @@ static unsigned live_from(const struct route *r, unsigned w)
     return w;
 }
 
+/* The one way of a one-rail job (no address at all without a fabric: xport.c refuses the
+ * operation before it would be posted). */
+static inline struct fsh_path rail0_path(int pe)
+{
+    return (struct fsh_path){0, 0, fab.peers ? fab.peers[pe] : FI_ADDR_NOTAVAIL, 0};
+}
+
 struct fsh_path fsh_fabric_path(int pe, unsigned k)
 {
     if (!fab.routes) {
-        return (struct fsh_path){0, 0, fab.peers[pe], 0};
+        return rail0_path(pe);
     }
     const struct route *r = &fab.routes[pe];
     return way_path(pe, live_from(r, ((unsigned)fab.me + (unsigned)pe + k) % r->n));
@@ -1267,7 +1309,7 @@ unsigned fsh_fabric_k_of_way(int pe, unsigned way)
 struct fsh_path fsh_fabric_path_way(int pe, unsigned way)
 {
     if (!fab.routes) {
-        return (struct fsh_path){0, 0, fab.peers[pe], 0};
+        return rail0_path(pe);
     }
     return way_path(pe, live_from(&fab.routes[pe], way));
 }
@@ -1275,7 +1317,7 @@ struct fsh_path fsh_fabric_path_way(int pe, unsigned way)
 struct fsh_path fsh_fabric_path_atomic(int pe)
 {
     if (!fab.routes) {
-        return (struct fsh_path){0, 0, fab.peers[pe], 0};
+        return rail0_path(pe);
     }
     const struct route *r = &fab.routes[pe];
     for (unsigned w = 0; w < r->n; w++) {

@@ -74,6 +74,12 @@ struct fsh_fabric_nic {
 
 int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
                     const struct fsh_fabric_nic *nic);
+/* No provider at all: a job whose PEs all run on one node and map each other's memory
+ * (init.c decides). Zero rails: the exchange carries no address, nothing is registered or
+ * inserted, the progress engine has no queue to read, and an operation that would need the
+ * fabric is refused (xport.c) instead of posted. */
+void fsh_fabric_open_none(const struct fsh_boot_info *boot);
+bool fsh_fabric_none(void);
 void fsh_fabric_close(void);
 const struct fsh_fabric_attr *fsh_fabric_attr(void);
 

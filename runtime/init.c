@@ -234,10 +234,12 @@ static void print_info(const struct fsh_config *cfg)
            fsh_rt.num_nodes ? fsh_rt.num_nodes : 0, fsh_boot_name(),
            fsh_rt.oversubscribed ? "oversubscribed (waits yield the CPU)" : "one core or more per PE");
     printf("  fabric: %s\n", fab);
-    printf("  puts: %s\n", fsh_progress_counts_writes()
-                               ? "injected ones counted by the write counter (no completion entry each)"
-                               : "each tracked by its completion entry");
-    printf("  %s\n", fsh_rma_completion_describe());
+    if (!fsh_fabric_none()) {
+        printf("  puts: %s\n", fsh_progress_counts_writes()
+                                   ? "injected ones counted by the write counter (no completion entry each)"
+                                   : "each tracked by its completion entry");
+        printf("  %s\n", fsh_rma_completion_describe());
+    }
     char loc[160];
     fsh_local_describe(loc, sizeof(loc));
     struct fsh_footprint f;
@@ -261,7 +263,7 @@ static void print_place(void)
     const struct fsh_fabric_attr *a = fsh_fabric_attr();
     fsh_topo_describe(topo, sizeof(topo));
     printf("  topology: PE %d local %d/%d %s endpoint=%s domain=%s hint=%s\n", fsh_rt.pe,
-           fsh_rt.local_rank, fsh_rt.local_size, topo, a->prov, a->domain,
+           fsh_rt.local_rank, fsh_rt.local_size, topo, a->prov[0] ? a->prov : "none", a->domain,
            a->nic_hint[0] ? a->nic_hint : "-");
     fflush(stdout);
 }
@@ -348,13 +350,15 @@ static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
 /* FABSHMEM_INTRANODE, and FABSHMEM_SIM_NODES: tests split the PEs of this host into pretend
  * nodes (by blocks of ranks), so the paths between local and remote PEs, and the AMO rule
  * for jobs that span nodes, run here. The fabric was opened with the real layout. */
-static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_info *boot)
+static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
+                           enum fsh_intranode *mode_out)
 {
     enum fsh_intranode mode;
     int rc = fsh_local_parse_mode(cfg->FABSHMEM_INTRANODE, &mode);
     if (rc != 0) {
         return rc;
     }
+    *mode_out = mode;
     long k = cfg->FABSHMEM_SIM_NODES;
     if (k > 1) {
         if (k > fsh_rt.npes || fsh_rt.num_nodes != 1) {
@@ -366,6 +370,22 @@ static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_i
         fsh_rt.num_nodes = (int)k;
     }
     return fsh_local_init(mode, fsh_rt.npes, boot->local_size);
+}
+
+/* Does the job need a provider? Not when all its PEs run on this node and map each other's
+ * memory (FABSHMEM_FABRIC=auto): every operation is then a load, a store or a CPU atomic
+ * (local.c), and opening one would cost each PE the provider's start-up, most of a one-node
+ * init (libfabric 1.17: about 0.1 s of CPU per process, its verbs provider reading
+ * /proc/kallsyms twice even where there is no RDMA device). Decided from what every PE sees
+ * alike; the exchange checks that all decided the same. */
+static int fabric_wanted(const struct fsh_config *cfg, enum fsh_intranode mode, bool *want)
+{
+    static const char *const choices[] = {"auto", "always"};
+    int always;
+    int rc = fsh_env_parse_choice("FABSHMEM_FABRIC", cfg->FABSHMEM_FABRIC, choices, 2, &always);
+    *want = always || mode != FSH_INTRANODE_AUTO || fsh_rt.num_nodes > 1 ||
+            cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0; /* the device heap is reached by staging */
+    return rc;
 }
 
 /* The topology, read once per node: the node's leader reads this machine and publishes it as
@@ -602,11 +622,18 @@ void fsh_init_run(const char *fn, int requested, int *provided)
      * and then chain to the handler they found, which must be ours. Installed after it, ours
      * would see a handler that is not SIG_DFL and stand back (the application's rule). */
     install_terminate_handlers();
-    rc = fsh_fabric_open(cfg, &boot, &nic);
-    phase("fabric");
+    enum fsh_intranode mode;
+    bool want_fabric;
+    rc = intranode_setup(cfg, &boot, &mode);
     if (rc == 0) {
-        rc = intranode_setup(cfg, &boot);
+        rc = fabric_wanted(cfg, mode, &want_fabric);
     }
+    if (rc == 0 && want_fabric) {
+        rc = fsh_fabric_open(cfg, &boot, &nic);
+    } else if (rc == 0) {
+        fsh_fabric_open_none(&boot);
+    }
+    phase("fabric");
     if (rc == 0) {
         struct fsh_progress_config pc = {
             .depth = fsh_fabric_attr()->tx_depth,
@@ -656,6 +683,11 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     bool all_mapped = false;
     if (rc == 0) {
         rc = fsh_local_attach(node_of, &all_mapped);
+    }
+    if (rc == 0 && !all_mapped && fsh_fabric_none()) {
+        rc = fsh_err(-EHOSTUNREACH, "set FABSHMEM_FABRIC=always, so that a peer no PE can map is reached through a provider",
+                     "PE %d cannot map the memory of every PE of this node (%s), and a job on "
+                     "one node opens no fabric", fsh_rt.pe, fsh_local_unmapped());
     }
     phase("mapping");
     if (rc == 0) {

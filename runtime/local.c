@@ -64,6 +64,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,7 @@ static struct {
     struct blob *peers;    /* [pe] */
     struct mapping *maps;  /* [pe * FSH_NSEGS + seg]: peers' segments mapped here */
     int mapped;            /* peers mapped */
+    char why[192];         /* the first peer that could not be mapped, and why */
 } lo;
 
 /* This PE's own memfd mappings, for the fork child handler. The data segment stays on its
@@ -548,32 +550,47 @@ void fsh_local_blob_unpack(int pe, const void *blob)
     }
 }
 
-/* Map segment seg of peer pe; false (info message) when it cannot be. */
+/* A peer that cannot be mapped: said at info level (it is reached through the fabric), the
+ * first kept for fsh_local_unmapped (a job without a fabric cannot reach it at all). */
+static bool not_mapped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool not_mapped(const char *fmt, ...)
+{
+    char msg[sizeof(lo.why)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    FSH_INFO("%s: reached through the fabric", msg);
+    if (!lo.why[0]) {
+        memcpy(lo.why, msg, sizeof(msg));
+    }
+    return false;
+}
+
+/* Map segment seg of peer pe; false (not_mapped) when it cannot be. */
 static bool map_peer(int pe, enum fsh_seg seg)
 {
     const struct blob *b = &lo.peers[pe];
+    const char *what = seg == FSH_SEG_HEAP ? "heap" : "data";
     if (b->len[seg] == 0) {
         return true; /* nothing to map (a program without data) */
     }
     if (b->fd[seg] < 0) {
         /* It has the segment but could not share it. */
-        FSH_INFO("PE %d did not share its %s segment: reached through the fabric", pe,
-                 seg == FSH_SEG_HEAP ? "heap" : "data");
-        return false;
+        return not_mapped("PE %d did not share its %s segment (its FABSHMEM_LOG=info says why)",
+                          pe, what);
     }
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)b->pid, (int)b->fd[seg]);
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        FSH_INFO("cannot open PE %d's memory (%s: %s; a different user, or not dumpable): "
-                 "reached through the fabric", pe, path, strerror(errno));
-        return false;
+        return not_mapped("cannot open PE %d's memory (%s: %s; a different user, or not "
+                          "dumpable)", pe, path, strerror(errno));
     }
     uint8_t *p = fsh_heap_map(b->len[seg], fd);
     close(fd);
     if (!p) {
-        FSH_INFO("cannot map PE %d's %s segment (%s): reached through the fabric", pe,
-                 seg == FSH_SEG_HEAP ? "heap" : "data", fsh_err_last()->msg);
+        not_mapped("cannot map PE %d's %s segment (%s)", pe, what, fsh_err_last()->msg);
         fsh_err_clear();
         return false;
     }
@@ -616,6 +633,10 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
         if (pe == me || node_of[pe] != node_of[me]) {
             continue;
         }
+        if (!lo.share && !lo.why[0]) {
+            not_mapped("this PE could not share its memory with PE %d (memfd_create failed; "
+                       "FABSHMEM_LOG=info says why)", pe);
+        }
         if (!lo.share || !map_peer(pe, FSH_SEG_HEAP)) {
             unmap_peer(pe);
             *all_mapped = false;
@@ -649,6 +670,11 @@ void fsh_local_fini(void)
     free(lo.maps);
     memset(&lo, 0, sizeof(lo));
     memset(&fsh_local, 0, sizeof(fsh_local));
+}
+
+const char *fsh_local_unmapped(void)
+{
+    return lo.why[0] ? lo.why : "every peer mapped";
 }
 
 int fsh_local_pid(int pe)

@@ -66,6 +66,10 @@ static inline void *fsh_local_addr(int pe, enum fsh_seg seg, uint64_t off)
     return b ? b + off : NULL;
 }
 
+/* The first peer fsh_local_attach could not map, and why (for an error when nothing else can
+ * reach it). */
+const char *fsh_local_unmapped(void);
+
 /* The process id pe published in the exchange (meaningful for a PE of this node), 0: none. */
 int fsh_local_pid(int pe);
 

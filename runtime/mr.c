@@ -330,7 +330,8 @@ int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout)
 
 size_t fsh_mr_rail_keys_pack(void *buf, size_t room)
 {
-    size_t per = (size_t)(fsh_fabric_nrails() - 1) * sizeof(uint64_t);
+    int rails = fsh_fabric_nrails();
+    size_t per = rails > 1 ? (size_t)(rails - 1) * sizeof(uint64_t) : 0;
     if (per == 0 || room < FSH_NSEGS * per) {
         return 0;
     }

@@ -50,6 +50,7 @@ static struct {
     struct fsh_xreq *saved; /* [record index]: the request as posted (multi-rail only) */
     uint8_t *payloads;      /* [record index][inject size]: injected payloads of saved */
     size_t inject;
+    int nrails;             /* the fabric's, at init: 0 when the job opened none */
 } xp;
 
 static const char *type_name(int type)
@@ -108,7 +109,7 @@ static const enum fi_op fi_op_of[] = {
 bool fsh_xport_atomic_ok(int op, int type, size_t size)
 {
     int dt = datatype(size, false, false, false);
-    if (op < FSH_XA_READ || op > FSH_XA_BXOR || dt < 0) {
+    if (fsh_fabric_nrails() == 0 || op < FSH_XA_READ || op > FSH_XA_BXOR || dt < 0) {
         return false;
     }
     uint64_t flags = type == FSH_X_COMPARE ? FI_COMPARE_ATOMIC
@@ -259,6 +260,7 @@ static void release_some(void)
 
 int fsh_xport_init(bool chaos_reorder)
 {
+    xp.nrails = fsh_fabric_nrails();
     xp.reorder = chaos_reorder;
     if (chaos_reorder) {
         xp.held = calloc(HOLD_MAX, sizeof(*xp.held));
@@ -328,6 +330,13 @@ static void save(const struct fsh_xreq *r)
 
 int fsh_xport_post(struct fsh_xreq *r)
 {
+    if (r->path.rail >= xp.nrails) {
+        /* No fabric (a one-node job): every peer is mapped, so nothing should come here. */
+        give_back(r);
+        return fsh_err(-EHOSTUNREACH, "set FABSHMEM_FABRIC=always to open a provider for what memory mapping cannot reach",
+                       "a %s of %zu bytes to PE %d needs the fabric, and this one-node job "
+                       "opened none", type_name(r->type), r->len, r->pe);
+    }
     if (r->op) {
         r->op->way = r->path.way;
         if (xp.saved) {

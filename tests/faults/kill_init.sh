@@ -4,7 +4,8 @@
 # /dev/shm (from the endpoint's creation until init's barrier removes their names), 3 PEs on
 # shm: one PE, every PE at once, or mpirun; at the files' appearance and a little later. No
 # fabshmem file may be left in the job's private /dev/shm and no process of the job may be
-# left, within $FSH_FAULT_BOUND seconds (default 30). Prints `faults/kill_init_<what>
+# left, within $FSH_FAULT_BOUND seconds (default 30). FABSHMEM_FABRIC=always: a one-node job
+# would open no provider, and so make no file. Prints `faults/kill_init_<what>
 # [+<delay>s]: PASS (exit N, files at the kill: K)`. Needs root (a private /dev/shm per job,
 # which the runner inspects through /proc/<pid>/root).
 
@@ -36,7 +37,8 @@ for what in pe all mpirun; do
             try=$((try + 1))
             tag="fsh-$$-init-$what-$delay-$try"
             fault_start "$what-$delay-$try" "$mpirun" --allow-run-as-root --oversubscribe \
-                --bind-to none -n 3 -x FI_PROVIDER=shm -x SHMEM_SYMMETRIC_SIZE=16M "$prog" forever "$tag"
+                --bind-to none -n 3 -x FI_PROVIDER=shm -x FABSHMEM_FABRIC=always \
+                -x SHMEM_SYMMETRIC_SIZE=16M "$prog" forever "$tag"
             why=""
             i=0
             while [ $i -lt 2000 ]; do
