@@ -384,7 +384,8 @@ static int fabric_wanted(const struct fsh_config *cfg, enum fsh_intranode mode, 
     int always;
     int rc = fsh_env_parse_choice("FABSHMEM_FABRIC", cfg->FABSHMEM_FABRIC, choices, 2, &always);
     *want = always || mode != FSH_INTRANODE_AUTO || fsh_rt.num_nodes > 1 ||
-            cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0; /* the device heap is reached by staging */
+            cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0 || /* the device heap is reached by staging */
+            (fsh_rt.npes > 1 && !fsh_local_shares_data());
     return rc;
 }
 

@@ -672,6 +672,11 @@ void fsh_local_fini(void)
     memset(&fsh_local, 0, sizeof(fsh_local));
 }
 
+bool fsh_local_shares_data(void)
+{
+    return !FSH_TSAN;
+}
+
 const char *fsh_local_unmapped(void)
 {
     return lo.why[0] ? lo.why : "every peer mapped";

@@ -66,6 +66,10 @@ static inline void *fsh_local_addr(int pe, enum fsh_seg seg, uint64_t off)
     return b ? b + off : NULL;
 }
 
+/* Can this build share its static data (not under ThreadSanitizer: see local.c)? Without it
+ * peers reach that segment, and every AMO, through the fabric. */
+bool fsh_local_shares_data(void);
+
 /* The first peer fsh_local_attach could not map, and why (for an error when nothing else can
  * reach it). */
 const char *fsh_local_unmapped(void);
