@@ -43,7 +43,8 @@
  * mailboxes of the team's next step without taking it: a PE reads the ready of its child j
  * before it sends j the data j needs to finish, so j's next write there (the next step, or
  * the ready of a later broadcast) comes after the read. The active sets' collectives each
- * start with a sync of the set, so their steps may count from 0 in every call.
+ * start with a sync of the set, so their steps may count from 0 in every call (the
+ * all-to-alls take no step and skip it).
  *
  * Reductions land data in per-round buffers double buffered the same way (reduce.c). The
  * world and active-set regions have landing buffers of 8 KiB per round up to 16 PEs, smaller
