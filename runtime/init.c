@@ -349,7 +349,7 @@ static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
 
 /* FABSHMEM_INTRANODE, and FABSHMEM_SIM_NODES: tests split the PEs of this host into pretend
  * nodes (by blocks of ranks), so the paths between local and remote PEs, and the AMO rule
- * for jobs that span nodes, run here. The fabric was opened with the real layout. */
+ * for jobs that span nodes, run here. A fabric is opened with the real layout (boot's). */
 static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
                            enum fsh_intranode *mode_out)
 {

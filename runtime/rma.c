@@ -125,7 +125,7 @@ bool fsh_rma_injects(const void *src, size_t len)
 
 /* Post one piece: a write (optionally with immediate data) or a read, of the local buffer
  * [local, local + len) to or from the remote segments seg[0..nseg) (their lengths add up to
- * len; more than one only for a batch's write), with rail 0's keys (xport puts in those of the
+ * len; more than one only for a batch's write or a pair), with rail 0's keys (xport puts in those of the
  * way's rail). It takes way k to pe (the pieces of a striped transfer count k up; 0
  * otherwise). */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
@@ -538,6 +538,22 @@ int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *sr
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     return post_to(ctx, sync, has_imm ? FSH_OP_PUT_IMM : FSH_OP_PUT, (void *)src, len, pe, raddr,
                    key, has_imm, imm);
+}
+
+bool fsh_rma_pair_fits(size_t len_a, const void *data, size_t len_b)
+{
+    return fsh_fabric_attr()->rma_iov_limit >= 2 &&
+           injects(len_a + len_b, fsh_mr_is_device(data, len_b));
+}
+
+int fsh_rma_write_pair(struct fsh_ctx *ctx, const void *src, int pe, enum fsh_seg seg_a,
+                       uint64_t off_a, size_t len_a, enum fsh_seg seg_b, uint64_t off_b,
+                       size_t len_b, uint32_t imm)
+{
+    struct fsh_xseg segs[2] = {{.len = len_a}, {.len = len_b}};
+    fsh_mr_remote(pe, seg_a, off_a, &segs[0].addr, &segs[0].key);
+    fsh_mr_remote(pe, seg_b, off_b, &segs[1].addr, &segs[1].key);
+    return post(ctx, NULL, FSH_OP_PUT_IMM, (void *)src, len_a + len_b, pe, segs, 2, true, imm, 0);
 }
 
 size_t fsh_rma_max_write(void)

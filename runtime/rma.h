@@ -107,6 +107,15 @@ int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *sr
 
 /* Is a write of len bytes from src injected (the source reusable when the post returns)? */
 bool fsh_rma_injects(const void *src, size_t len);
+/* One injected write with immediate data imm (the event fsh_rma_write raises) that scatters
+ * [src, src + len_a + len_b) to two ranges of pe: len_a bytes at (seg_a, off_a), then len_b at
+ * (seg_b, off_b). The event comes once both landed. Only where fsh_rma_pair_fits: the
+ * provider takes two remote segments per write, len_a + len_b fit its inject size, and data
+ * (the len_b bytes to be staged behind len_a others) is host memory. */
+bool fsh_rma_pair_fits(size_t len_a, const void *data, size_t len_b);
+int fsh_rma_write_pair(struct fsh_ctx *ctx, const void *src, int pe, enum fsh_seg seg_a,
+                       uint64_t off_a, size_t len_a, enum fsh_seg seg_b, uint64_t off_b,
+                       size_t len_b, uint32_t imm);
 /* The largest len fsh_rma_write and fsh_rma_read take (the provider's message size). */
 size_t fsh_rma_max_write(void);
 /* One read of len bytes (at most the provider's message size) from (seg, off) of pe into dest.

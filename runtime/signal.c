@@ -50,7 +50,10 @@
  *
  * Fabric operations per put-with-signal: 1 up to the inline limit (464 bytes with the default
  * 32 slots), 2 for anything up to the provider's message size, 1 + ceil(len / max message)
- * beyond.
+ * beyond. Where the provider takes two remote segments per write (shm; EFA takes one), a put
+ * whose descriptor and data fit its inject size together (shm: up to 4032 bytes) is one write
+ * all the same: both are staged, injected, and scattered to the slot and to the destination;
+ * its one event comes once both landed, so the descriptor names no pieces.
  *
  * A target whose memory is mapped here (local.c) takes none of this: the data is copied, then
  * the signal is updated with the same release atomic the target's engine would use, so a
@@ -127,6 +130,8 @@ static struct {
     struct ring_entry *fifo;  /* [ring_slots]: the ring's descriptors, oldest first */
     uint64_t fifo_head, fifo_tail;
     uint64_t *probe;          /* [dst]: landing spots of applied-prefix reads (registered) */
+    uint8_t *pair;            /* a descriptor and its data, staged for one injected write
+                               * (NULL: the provider takes one remote segment per write) */
     /* initiator side, per target */
     int16_t *box;             /* [dst]: our chunk at dst, NO_BOX or DENIED_BOX */
     uint64_t *sent;           /* [dst]: next sequence number */
@@ -298,6 +303,13 @@ int fsh_signal_init(long slots, long peers)
     for (size_t i = 0; i < n; i++) {
         sg.box[i] = NO_BOX;
     }
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    if (fa->rma_iov_limit >= 2 && fa->inject_size > sizeof(struct desc) + sg.inline_max) {
+        sg.pair = malloc(fa->inject_size);
+        if (!sg.pair) {
+            return fsh_err(-ENOMEM, "", "out of memory for put-with-signal's staging");
+        }
+    }
     rc = fsh_progress_register_imm(FSH_IMM_SIG_DESC, on_desc);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_SIG_DATA, on_data);
@@ -317,6 +329,7 @@ void fsh_signal_fini(void)
     free(sg.known);
     free(sg.pending);
     free(sg.is_pending);
+    free(sg.pair);
     fsh_rma_set_quiet_hook(NULL);
     memset(&sg, 0, sizeof(sg));
 }
@@ -557,12 +570,22 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     d->sig = pack_addr(sseg, soff);
     d->value = value;
     d->op = (uint32_t)op;
+    uint64_t at = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + k * sizeof(struct desc);
+    uint32_t imm_desc = ((uint32_t)FSH_IMM_SIG_DESC << FSH_IMM_KIND_SHIFT) | who;
     if (in) {
         d->inline_len = (uint32_t)len;
         d->dest = pack_addr(dseg, doff);
         if (len) {
             memcpy((char *)d + HEADER, src, len); /* on through the slots that follow */
         }
+    } else if (sg.pair && fsh_rma_pair_fits(sizeof(*d), src, len)) {
+        /* Descriptor and data in one injected write, scattered to the slot and to dest: its
+         * event comes once both landed, so the descriptor waits for no piece. */
+        memcpy(sg.pair, d, sizeof(*d));
+        memcpy(sg.pair + sizeof(*d), src, len);
+        rc = fsh_rma_write_pair(ctx, sg.pair, pe, FSH_SEG_HEAP, at, sizeof(*d), dseg, doff, len,
+                                imm_desc);
+        goto unlock;
     } else {
         size_t max = fa->max_msg_size;
         d->pieces = (uint32_t)((len + max - 1) / max);
@@ -580,10 +603,8 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     }
     /* The descriptor (with inline data: HEADER + len bytes) stays in the ring until the
      * target applied it, so it needs no wait here, injected or not. */
-    uint64_t at = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + k * sizeof(struct desc);
     size_t dlen = in && len > SLOT_DATA ? HEADER + len : sizeof(*d);
-    rc = fsh_rma_write(ctx, NULL, d, dlen, pe, FSH_SEG_HEAP, at, true,
-                       ((uint32_t)FSH_IMM_SIG_DESC << FSH_IMM_KIND_SHIFT) | who);
+    rc = fsh_rma_write(ctx, NULL, d, dlen, pe, FSH_SEG_HEAP, at, true, imm_desc);
 unlock:
     fsh_progress_unlock();
     /* A blocking put-with-signal returns when the source may be reused: at once when it was
