@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma: one-sided latency, bandwidth and message rate between PE 0 and PE 1 over a size sweep,
- * on a heap target (shmem_malloc) and a static one (a symmetric global array).
+ * on a heap target (shmem_malloc) and a static one (a symmetric global array); the private
+ * target is the heap one with PE 0's side in malloc'd memory (a non-symmetric source of puts,
+ * destination of gets: what a provider needing local registration must register).
  *
- *   mpirun -n 2 ./bench/rma [-b 8] [-e 1M] [-T heap,static] [-t put_lat,put_bw] [--csv]
+ *   mpirun -n 2 ./bench/rma [-b 8] [-e 1M] [-T heap,static,private] [-t put_lat,put_bw] [--csv]
  *
  * Standard OpenSHMEM API only; put_signal_lat needs 1.5 and compiles out on 1.4 (a note says
  * n/a). Tests, PE 0 active unless said (times: median and minimum of the timed iterations):
@@ -70,9 +72,9 @@ static const struct bench_desc desc = {
     .tests = "put_lat,put_nbi_lat,put_ret,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat,"
              "put_session_rate,put_session_scatter_rate",
 #if BENCH_HAVE_DEVICE
-    .targets = "heap,static,device",
+    .targets = "heap,static,private,device",
 #else
-    .targets = "heap,static",
+    .targets = "heap,static,private",
 #endif
     .defaults = "heap",
 };
@@ -502,6 +504,21 @@ int main(int argc, char **argv)
         struct target st = {"static", static_remote, static_local, STATIC_MAX, NULL};
         memset(static_local, 0x5a, STATIC_MAX);
         run_target(&st);
+    }
+    if (bench_want_target(&opts, "private")) {
+        struct target pv = {"private", shmem_malloc(opts.max), malloc(opts.max), opts.max, NULL};
+        if (!pv.remote || !pv.local) {
+            if (me == 0) {
+                fprintf(stderr, "rma: cannot allocate %zu bytes of heap and of private memory\n",
+                        opts.max);
+            }
+            shmem_global_exit(1);
+        }
+        memset(pv.local, 0x5a, opts.max);
+        run_target(&pv);
+        shmem_barrier_all();
+        free(pv.local);
+        shmem_free(pv.remote);
     }
 #if BENCH_HAVE_DEVICE
     if (bench_want_target(&opts, "device")) {
