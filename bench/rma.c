@@ -472,6 +472,19 @@ static void run_device(void)
 }
 #endif
 
+/* t's two sides allocated, or the job ends naming what was not; PE 0's side filled. */
+static void target_ready(struct target *t, const char *what)
+{
+    if (!t->remote || !t->local) {
+        if (me == 0) {
+            fprintf(stderr, "rma: cannot allocate %s, %zu bytes (raise SHMEM_SYMMETRIC_SIZE)\n",
+                    what, t->cap);
+        }
+        shmem_global_exit(1);
+    }
+    memset(t->local, 0x5a, t->cap);
+}
+
 int main(int argc, char **argv)
 {
     bench_parse(&opts, &desc, argc, argv);
@@ -485,14 +498,7 @@ int main(int argc, char **argv)
     if (bench_want_target(&opts, "heap")) {
         heap.remote = shmem_malloc(opts.max);
         heap.local = shmem_malloc(opts.max);
-        if (!heap.remote || !heap.local) {
-            if (me == 0) {
-                fprintf(stderr, "rma: cannot allocate 2 x %zu bytes (raise SHMEM_SYMMETRIC_SIZE)\n",
-                        opts.max);
-            }
-            shmem_global_exit(1);
-        }
-        memset(heap.local, 0x5a, opts.max);
+        target_ready(&heap, "2 x the largest size of heap");
     }
     if (!samples) {
         shmem_global_exit(1);
@@ -507,14 +513,7 @@ int main(int argc, char **argv)
     }
     if (bench_want_target(&opts, "private")) {
         struct target pv = {"private", shmem_malloc(opts.max), malloc(opts.max), opts.max, NULL};
-        if (!pv.remote || !pv.local) {
-            if (me == 0) {
-                fprintf(stderr, "rma: cannot allocate %zu bytes of heap and of private memory\n",
-                        opts.max);
-            }
-            shmem_global_exit(1);
-        }
-        memset(pv.local, 0x5a, opts.max);
+        target_ready(&pv, "the largest size of heap and of private memory");
         run_target(&pv);
         shmem_barrier_all();
         free(pv.local);
