@@ -125,9 +125,9 @@ bool fsh_rma_injects(const void *src, size_t len)
 
 /* Post one piece: a write (optionally with immediate data) or a read, of the local buffer
  * [local, local + len) to or from the remote segments seg[0..nseg) (their lengths add up to
- * len; more than one only for a batch's write or a pair), with rail 0's keys (xport puts in those of the
- * way's rail). It takes way k to pe (the pieces of a striped transfer count k up; 0
- * otherwise). */
+ * len; more than one only for a batch's write or a pair), with rail 0's keys (xport puts in
+ * those of the way's rail). It takes way k to pe (the pieces of a striped transfer count k
+ * up; 0 otherwise). */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
                 int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm, uint32_t imm,
                 unsigned k)
