@@ -102,6 +102,8 @@ static void print_providers(void)
                p->name, p->domains, p->atomics ? "yes" : "no", p->hmem ? "yes" : "no",
                p->cq_data, p->inject);
     }
+    printf("  (a job whose PEs all run on one node and map each other's memory opens none of "
+           "them: FABSHMEM_FABRIC)\n");
 }
 
 static void print_machine(const struct fsh_topo_machine *m)
