@@ -822,8 +822,7 @@ bool fsh_fabric_none(void)
 int fsh_fabric_getname(void *buf, size_t buflen, const void *extra, size_t extra_len)
 {
     if (fab.nrails == 0) {
-        fab.attr.addrlen = 0;
-        return 0;
+        return 0; /* no fabric: no address */
     }
     size_t len = buflen;
     int rc = fi_getname(&fab.rail[0].ep->fid, buf, &len);
@@ -1210,7 +1209,7 @@ int fsh_fabric_nrails(void)
 
 const char *fsh_fabric_rail_name(int rail)
 {
-    return rail < fab.nrails ? fab.rail[rail].info->domain_attr->name : "none";
+    return fab.rail[rail].info->domain_attr->name;
 }
 
 struct fid_domain *fsh_fabric_domain(int rail)

@@ -540,6 +540,10 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     /* Inline data takes m slots from k on; slots up to the inbox's end that cannot hold them
      * are skipped. */
     bool in = len <= sg.inline_max;
+    /* Above that, where the provider allows, the descriptor and the data are one injected
+     * write: staged in sg.pair, they need no place in the ring (which keeps what must stay
+     * until the target applied it). */
+    bool pair = !in && sg.pair && fsh_rma_pair_fits(sizeof(struct desc), src, len);
     unsigned m = in ? desc_slots(len) : 1;
     unsigned k0 = (unsigned)(sg.sent[pe] % sg.slots);
     unsigned skip = k0 + m > sg.slots ? sg.slots - k0 : 0;
@@ -551,10 +555,12 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         }
     }
     uint64_t q = w.seq + skip;
-    struct desc *d;
-    rc = ring_take(m, pe, q + m, &d);
-    if (rc != 0) {
-        goto unlock;
+    struct desc *d = (struct desc *)(void *)sg.pair;
+    if (!pair) {
+        rc = ring_take(m, pe, q + m, &d);
+        if (rc != 0) {
+            goto unlock;
+        }
     }
     sg.sent[pe] = q + m;
     if (!sg.is_pending[pe]) {
@@ -578,10 +584,9 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         if (len) {
             memcpy((char *)d + HEADER, src, len); /* on through the slots that follow */
         }
-    } else if (sg.pair && fsh_rma_pair_fits(sizeof(*d), src, len)) {
-        /* Descriptor and data in one injected write, scattered to the slot and to dest: its
-         * event comes once both landed, so the descriptor waits for no piece. */
-        memcpy(sg.pair, d, sizeof(*d));
+    } else if (pair) {
+        /* Scattered to the slot and to dest: the write's event comes once both landed, so the
+         * descriptor waits for no piece. */
         memcpy(sg.pair + sizeof(*d), src, len);
         rc = fsh_rma_write_pair(ctx, sg.pair, pe, FSH_SEG_HEAP, at, sizeof(*d), dseg, doff, len,
                                 imm_desc);

@@ -109,7 +109,7 @@ static const enum fi_op fi_op_of[] = {
 bool fsh_xport_atomic_ok(int op, int type, size_t size)
 {
     int dt = datatype(size, false, false, false);
-    if (fsh_fabric_nrails() == 0 || op < FSH_XA_READ || op > FSH_XA_BXOR || dt < 0) {
+    if (op < FSH_XA_READ || op > FSH_XA_BXOR || dt < 0) {
         return false;
     }
     uint64_t flags = type == FSH_X_COMPARE ? FI_COMPARE_ATOMIC
