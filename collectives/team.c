@@ -225,6 +225,9 @@ static int make_team(struct fsh_team *parent, int start, int stride, int size, u
     if (config && (mask & SHMEM_TEAM_NUM_CONTEXTS)) {
         t->config.num_contexts = config->num_contexts;
         t->config_mask = SHMEM_TEAM_NUM_CONTEXTS;
+        /* Best effort (the spec): endpoints of their own for that many contexts, as far as
+         * FABSHMEM_CTX_ENDPOINTS has some left. */
+        fsh_rma_lanes_reserve(&t->lanes, config->num_contexts);
     }
     strided_or_list(t, members, size);
     slots.used |= (uint64_t)1 << slot;
@@ -328,6 +331,7 @@ void fsh_team_destroy(struct fsh_team *t)
     }
     slots.used &= ~((uint64_t)1 << t->slot);
     slots.handle[t->slot] = 0;
+    fsh_rma_lanes_unreserve(&t->lanes);
     fsh_notify_release(t->nr);
     free(t->members);
     free(t);

@@ -16,6 +16,8 @@
 
 #include <shmem.h>
 
+#include "rma.h"
+
 struct fsh_notify_region;
 
 struct fsh_team {
@@ -28,6 +30,7 @@ struct fsh_team {
     uint64_t steps;    /* scratch steps taken: their parity picks the scratch buffers */
     shmem_team_config_t config;
     long config_mask;
+    struct fsh_lane_reserve lanes; /* contexts' endpoints set aside for it (num_contexts) */
     bool predefined;   /* world and shared: never destroyed */
     uintptr_t handle;  /* what the user holds (fsh_team_of) */
 };

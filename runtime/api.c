@@ -405,30 +405,36 @@ int pshmem_test_lock(long *lock)
 
 /* ------------------------------------------------------------------ contexts */
 
-FSH_PROFILED(shmem_ctx_create)
-int pshmem_ctx_create(long options, shmem_ctx_t *ctx)
+int fsh_api_ctx_create(const char *fn, long options, void *team,
+                       struct fsh_lane_reserve *reserve, shmem_ctx_t *ctx)
 {
-    running(FSH_FN);
     const long known = SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE;
     if (options & ~known) {
-        fsh_init_fatal(FSH_FN, "combine SHMEM_CTX_SERIALIZED, SHMEM_CTX_PRIVATE and SHMEM_CTX_NOSTORE",
+        fsh_init_fatal(fn, "combine SHMEM_CTX_SERIALIZED, SHMEM_CTX_PRIVATE and SHMEM_CTX_NOSTORE",
                        "unknown option bits 0x%lx", options & ~known);
     }
     if (!ctx) {
-        fsh_init_fatal(FSH_FN, "pass the address of a shmem_ctx_t to receive the context",
+        fsh_init_fatal(fn, "pass the address of a shmem_ctx_t to receive the context",
                        "ctx is NULL");
     }
     struct fsh_ctx *c;
-    if (fsh_rma_ctx_create(options, &c) != 0) {
+    if (fsh_rma_ctx_create(options, team, reserve, &c) != 0) {
         /* The spec's failure mode: nonzero return, SHMEM_CTX_INVALID. */
         const struct fsh_error *e = fsh_err_last();
-        FSH_WARN("shmem_ctx_create: no context: %s; %s", e ? e->msg : "", e ? e->fix : "");
+        FSH_WARN("%s: no context: %s; %s", fn, e ? e->msg : "", e ? e->fix : "");
         fsh_err_clear();
         *ctx = SHMEM_CTX_INVALID;
         return 1;
     }
     *ctx = (shmem_ctx_t)c->handle;
     return 0;
+}
+
+FSH_PROFILED(shmem_ctx_create)
+int pshmem_ctx_create(long options, shmem_ctx_t *ctx)
+{
+    running(FSH_FN);
+    return fsh_api_ctx_create(FSH_FN, options, NULL, NULL, ctx);
 }
 
 FSH_PROFILED(shmem_ctx_destroy)

@@ -40,6 +40,12 @@ static inline size_t bytes_of(size_t nelems, size_t esize)
 }
 
 /* Contiguous put/get of nbytes. nbi != 0: return before completion (shmem_quiet completes). */
+/* shmem_ctx_create and shmem_team_create_ctx: options checked, a context on team (NULL:
+ * world), drawing on its reservation of endpoints (may be NULL). 0, or 1 and
+ * SHMEM_CTX_INVALID (the spec's failure). */
+struct fsh_lane_reserve;
+int fsh_api_ctx_create(const char *fn, long options, void *team,
+                       struct fsh_lane_reserve *reserve, shmem_ctx_t *ctx);
 void fsh_api_put(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
                  int pe, int nbi);
 void fsh_api_get(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,

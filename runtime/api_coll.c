@@ -269,11 +269,10 @@ int pshmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
         *ctx = SHMEM_CTX_INVALID;
         return 1;
     }
-    int rc = pshmem_ctx_create(options, ctx);
-    if (rc == 0 && t != &fsh_team_world) {
-        check_ctx(FSH_FN, *ctx)->team = t;
+    if (t == &fsh_team_world) {
+        return fsh_api_ctx_create(FSH_FN, options, NULL, NULL, ctx);
     }
-    return rc;
+    return fsh_api_ctx_create(FSH_FN, options, t, &t->lanes, ctx);
 }
 
 FSH_PROFILED(shmem_team_sync)

@@ -95,6 +95,8 @@ static struct {
     int completion;     /* FABSHMEM_REMOTE_COMPLETION: COMPLETION_AUTO, _DELIVERY or _COUNT */
     char shm_path[128]; /* /dev/shm/<name> of our shm region, or "" */
     char *peer_shm;     /* [pe * SHM_PATH_MAX]: peers' shm regions (ours too), or "" */
+    bool want_safe;     /* ask for FI_THREAD_SAFE first (contexts' own endpoints, used at once
+                         * by different threads: fsh_fabric_want_threads) */
     int guard_fd;       /* write end of the guard's pipe, while guard is set */
     pid_t guard;        /* the guard of shm_path's name during init (see guard_start), or 0 */
 } fab;
@@ -197,7 +199,17 @@ int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, 
     if (domain && domain[0]) {
         hints->domain_attr->name = strdup(domain);
     }
-    int rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
+    int rc = -FI_ENODATA;
+    if (fab.want_safe) {
+        /* Endpoints of one domain used at once by different threads (contexts' own): the
+         * provider must guard what they share. A provider without it keeps the engine lock. */
+        hints->domain_attr->threading = FI_THREAD_SAFE;
+        rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
+        hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    }
+    if (rc != 0) {
+        rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
+    }
     fi_freeinfo(hints);
     return rc;
 }
@@ -476,6 +488,7 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
         a->tx_depth = (size_t)cfg->FABSHMEM_TX_DEPTH;
     }
     a->mr_key_size = fi->domain_attr->mr_key_size;
+    a->thread_safe = fi->domain_attr->threading == FI_THREAD_SAFE;
     if (fab.efa_direct) {
         /* probe() asked for neither atomics nor delivery-complete; the rest is clamped. */
         a->has_atomics = false;
@@ -1225,6 +1238,79 @@ struct fid_ep *fsh_fabric_ep(int rail)
 struct fid_cq *fsh_fabric_cq(int rail)
 {
     return fab.rail[rail].cq;
+}
+
+void fsh_fabric_want_threads(bool on)
+{
+    fab.want_safe = on;
+}
+
+const char *fsh_fabric_lanes_why_not(void)
+{
+    if (fab.nrails == 0) {
+        return "the job opened no fabric";
+    }
+    if (!fab.want_safe) {
+        return "the program did not ask for SHMEM_THREAD_MULTIPLE, so one thread calls at a time";
+    }
+    if (!fab.attr.thread_safe) {
+        return "the provider offers no FI_THREAD_SAFE domain";
+    }
+    if (fab.nrails > 1 || fsh_fabric_multirail()) {
+        return "a multi-rail job keeps a copy of every operation in the engine, to post it "
+               "again when a rail fails";
+    }
+    if (fab.attr.av_first) {
+        return "a target must have an endpoint's address before its first operation "
+               "(efa-direct), and a context is created by one PE alone";
+    }
+    if (fsh_fabric_named_regions()) {
+        return "shm names every endpoint's region in /dev/shm until its peers mapped it, so "
+               "a PE killed outright would leave a context's behind";
+    }
+    if (fab.attr.count_arrivals) {
+        return "quiet counts arrivals at the targets (FABSHMEM_REMOTE_COMPLETION), per "
+               "target and in the engine";
+    }
+    return NULL;
+}
+
+int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth)
+{
+    struct rail *r = &fab.rail[0];
+    *ep = NULL;
+    *cq = NULL;
+    /* Only its own completions: peers know rail 0's endpoint alone, so nothing aims here. */
+    struct fi_cq_attr cq_attr = {
+        .format = FI_CQ_FORMAT_DATA, .size = depth + 64, .wait_obj = FI_WAIT_NONE};
+    int rc = fi_cq_open(r->domain, &cq_attr, cq, NULL);
+    if (rc == 0) {
+        rc = fi_endpoint(r->domain, r->info, ep, NULL);
+    }
+    if (rc == 0) {
+        rc = fi_ep_bind(*ep, &r->av->fid, 0);
+    }
+    if (rc == 0) {
+        rc = fi_ep_bind(*ep, &(*cq)->fid, FI_TRANSMIT | FI_RECV);
+    }
+    if (rc == 0) {
+        rc = fi_enable(*ep);
+    }
+    if (rc != 0) {
+        fsh_fabric_lane_close(*ep, *cq);
+        *ep = NULL;
+        *cq = NULL;
+        return fsh_err(rc < 0 ? rc : -rc, "destroy contexts no longer needed, or set FABSHMEM_CTX_ENDPOINTS lower",
+                       "cannot open an endpoint for a context on provider %s: %s",
+                       fab.attr.prov, fi_strerror(rc < 0 ? -rc : rc));
+    }
+    return 0;
+}
+
+void fsh_fabric_lane_close(struct fid_ep *ep, struct fid_cq *cq)
+{
+    close_fid(ep ? &ep->fid : NULL, "a context's endpoint");
+    close_fid(cq ? &cq->fid : NULL, "a context's completion queue");
 }
 
 bool fsh_fabric_counts_writes(void)

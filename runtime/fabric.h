@@ -56,6 +56,7 @@ struct fsh_fabric_attr {
     size_t cq_data_size;     /* bytes of immediate data (4 on EFA) */
     size_t tx_depth;         /* operations in flight before new ones wait */
     size_t mr_key_size;
+    bool thread_safe;        /* the domain was opened FI_THREAD_SAFE (fsh_fabric_want_threads) */
 };
 
 #define FSH_ADDR_MAX 240 /* slot for one PE's address (and its rails') in the exchange blob */
@@ -126,6 +127,15 @@ const char *fsh_fabric_rail_name(int rail);
 struct fid_domain *fsh_fabric_domain(int rail);
 struct fid_ep *fsh_fabric_ep(int rail);
 struct fid_cq *fsh_fabric_cq(int rail);
+/* Contexts' own endpoints ("lanes", progress.h). want_threads, before fsh_fabric_open: the
+ * program is SHMEM_THREAD_MULTIPLE, so the domain is asked FI_THREAD_SAFE first (threads then
+ * post to different endpoints of it at once). lanes_why_not: NULL when a context may have an
+ * endpoint of its own, else why not, for SHMEM_INFO. lane_open: an endpoint on rail 0's
+ * domain and AV with a CQ of its own for depth operations; 0 or -errno (recorded). */
+void fsh_fabric_want_threads(bool on);
+const char *fsh_fabric_lanes_why_not(void);
+int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth);
+void fsh_fabric_lane_close(struct fid_ep *ep, struct fid_cq *cq);
 /* Do the rails count completed writes (a counter each, CQs bound for selective completion)?
  * Off: the provider has no counter, or FABSHMEM_PUT_COUNTER is off; then every operation asks
  * for its entry. */

@@ -239,6 +239,9 @@ static void print_info(const struct fsh_config *cfg)
                                    ? "injected ones counted by the write counter (no completion entry each)"
                                    : "each tracked by its completion entry");
         printf("  %s\n", fsh_rma_completion_describe());
+        char lanes[320];
+        fsh_rma_lanes_describe(lanes, sizeof(lanes));
+        printf("  contexts' own endpoints: %s\n", lanes);
     }
     char loc[160];
     fsh_local_describe(loc, sizeof(loc));
@@ -491,6 +494,8 @@ static int exchange(double timeout)
     if (rc == 0 && fsh_fabric_multirail()) {
         rc = fsh_xport_enable_failover();
     }
+    /* Contexts' own endpoints: once the rails of every PE are known. */
+    fsh_rma_lanes_init(fsh_env()->FABSHMEM_CTX_ENDPOINTS);
     node_of = x.node_of; /* kept until the collectives are set up */
     x.node_of = NULL;
     fsh_exchange_free(&x);
@@ -630,6 +635,8 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fabric_wanted(cfg, mode, &want_fabric);
     }
     if (rc == 0 && want_fabric) {
+        /* Threads that post to contexts' own endpoints at once need a thread-safe domain. */
+        fsh_fabric_want_threads(requested >= SHMEM_THREAD_MULTIPLE && cfg->FABSHMEM_CTX_ENDPOINTS > 0);
         rc = fsh_fabric_open(cfg, &boot, &nic);
     } else if (rc == 0) {
         fsh_fabric_open_none(&boot);

@@ -87,6 +87,24 @@ static struct {
     size_t nheld;
 } pg;
 
+/* A lane (progress.h): an endpoint and CQ of its own, with its own records and lock. Only
+ * its own operations complete on its CQ: peers know the engine's endpoint alone. */
+struct fsh_lane {
+    struct fid_ep *ep;
+    struct fid_cq *cq;
+    struct fsh_op *pool, *free;
+    size_t depth, in_use;
+    pthread_mutex_t lock;
+};
+
+/* The records a wait's reports look at: the lane's, or the engine's. */
+static const struct fsh_op *records(const struct fsh_lane *l, size_t *depth, size_t *in_use)
+{
+    *depth = l ? l->depth : pg.depth;
+    *in_use = l ? l->in_use : pg.in_use;
+    return l ? l->pool : pg.pool;
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -211,6 +229,19 @@ static struct fsh_op *own_op(void *context)
     return context;
 }
 
+/* The operation is done: its result copied out, its tracks counted. */
+static void finish(struct fsh_op *op)
+{
+    if (op->copy_dst) {
+        memcpy(op->copy_dst, op->copy_src, op->copy_len);
+    }
+    /* Release: whoever sees the new count also sees the copied result. */
+    bump(&op->track->completed);
+    if (op->sync) {
+        bump(&op->sync->completed);
+    }
+}
+
 static void complete(struct fsh_op *op)
 {
     if (op->orphan) {
@@ -224,14 +255,7 @@ static void complete(struct fsh_op *op)
                   fsh_fabric_attr()->prov, fsh_progress_op_index(op));
         return;
     }
-    if (op->copy_dst) {
-        memcpy(op->copy_dst, op->copy_src, op->copy_len);
-    }
-    /* Release: whoever sees the new count also sees the copied result. */
-    bump(&op->track->completed);
-    if (op->sync) {
-        bump(&op->sync->completed);
-    }
+    finish(op);
     fsh_progress_op_put(op);
 }
 
@@ -335,6 +359,14 @@ static bool transport_failed(int err)
     }
 }
 
+/* Record the failure of op (what the provider's error entry e says) and return it. */
+static int op_failed(const struct fsh_op *op, const struct fi_cq_err_entry *e, const char *prov)
+{
+    return fsh_err(-(int)e->err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
+                   "%s of %zu bytes to PE %d failed: %s (%s)", kind_name(op->kind), op->len,
+                   op->pe, fi_strerror((int)e->err), prov ? prov : "");
+}
+
 static int report_error(int rail)
 {
     struct fi_cq_err_entry e;
@@ -368,9 +400,7 @@ static int report_error(int rail)
     }
     pg.failed = 1;
     if (op) {
-        int err = fsh_err(-(int)e.err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
-                          "%s of %zu bytes to PE %d failed: %s (%s)", kind_name(op->kind),
-                          op->len, op->pe, fi_strerror((int)e.err), prov ? prov : "");
+        int err = op_failed(op, &e, prov);
         abandon(op);
         return err;
     }
@@ -482,13 +512,13 @@ int fsh_progress_poll(void)
 
 /* " (to PE a, PE b, ...)": the peers of the operations in flight, for a report that names no
  * peer of its own (a wait for completions). */
-static void inflight_peers(char *buf, size_t len)
+static void inflight_peers(const struct fsh_op *ops, size_t depth, char *buf, size_t len)
 {
     int seen[4], n = 0;
     size_t at = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < pg.depth && n < 4; i++) {
-        int pe = pg.pool[i].kind ? pg.pool[i].pe : -1;
+    for (size_t i = 0; i < depth && n < 4; i++) {
+        int pe = ops[i].kind ? ops[i].pe : -1;
         bool dup = pe < 0;
         for (int j = 0; j < n && !dup; j++) {
             dup = seen[j] == pe;
@@ -531,16 +561,18 @@ bool fsh_progress_serves(void)
 
 /* The peers a wait depends on: its own, else those of the operations in flight (distinct, at
  * most max), else none (the probe then covers every PE). */
-static int wait_peers(int peer, int *pes, int max)
+static int wait_peers(const struct fsh_lane *l, int peer, int *pes, int max)
 {
     if (peer >= 0) {
         pes[0] = peer;
         return 1;
     }
     int n = 0;
+    size_t depth, in_use;
     fsh_progress_lock();
-    for (size_t i = 0; i < pg.depth && n < max; i++) {
-        int pe = pg.pool[i].kind ? pg.pool[i].pe : -1;
+    const struct fsh_op *ops = records(l, &depth, &in_use);
+    for (size_t i = 0; i < depth && n < max; i++) {
+        int pe = ops[i].kind ? ops[i].pe : -1;
         bool dup = pe < 0;
         for (int j = 0; j < n && !dup; j++) {
             dup = pes[j] == pe;
@@ -557,15 +589,15 @@ static int wait_peers(int peer, int *pes, int max)
  * A peer found gone ends the wait, unless what it was waited for landed meanwhile: the probe
  * may race with the peer's last writes, so the CQ is drained (an idle poll also releases what
  * chaos holds back) and done() asked once more. */
-static int probe(struct fsh_wait_clock *c, double t, bool arrival, const char *what, int peer,
-                 fsh_done_fn done, const void *arg)
+static int probe(const struct fsh_lane *l, struct fsh_wait_clock *c, double t, bool arrival,
+                 const char *what, int peer, fsh_done_fn done, const void *arg)
 {
     if (!pg.probe || pg.probe_interval <= 0 || t - c->probed < pg.probe_interval) {
         return 0;
     }
     c->probed = t;
     int pes[16];
-    int n = wait_peers(peer, pes, 16);
+    int n = wait_peers(l, peer, pes, 16);
     int rc = pg.probe(pes, n, arrival, what);
     if (rc == 0 || !done) {
         return rc;
@@ -579,7 +611,8 @@ static int probe(struct fsh_wait_clock *c, double t, bool arrival, const char *w
     return rc;
 }
 
-static int backoff(struct fsh_wait_clock *c, double timeout, const char *what, int peer)
+static int backoff(const struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
+                   const char *what, int peer)
 {
     if (c->start == 0) {
         c->start = c->probed = now();
@@ -590,34 +623,39 @@ static int backoff(struct fsh_wait_clock *c, double timeout, const char *what, i
     }
     if (timeout > 0 && now() - c->start > timeout) {
         char who[32] = "", to[64] = "";
+        size_t depth, in_use;
+        fsh_progress_lock();
+        const struct fsh_op *ops = records(l, &depth, &in_use);
         if (peer >= 0) {
             snprintf(who, sizeof(who), " for PE %d", peer);
         } else {
-            fsh_progress_lock();
-            inflight_peers(to, sizeof(to));
-            fsh_progress_unlock();
+            inflight_peers(ops, depth, to, sizeof(to));
         }
+        fsh_progress_unlock();
         return fsh_err(-ETIMEDOUT,
                        "a peer may be stuck or dead, or never entering the matching call; raise the timeout (FABSHMEM_TIMEOUT, FABSHMEM_WAIT_TIMEOUT for user waits) if the work is just slow",
                        "%s: waited %.0f s%s with %llu operation(s) in flight%s and no end in sight",
-                       what, timeout, who, (unsigned long long)pg.in_use, to);
+                       what, timeout, who, (unsigned long long)in_use, to);
     }
     return 0;
 }
 
 int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer)
 {
-    int rc = backoff(c, pg.timeout, what, peer);
-    return rc ? rc : probe(c, now(), false, what, peer, NULL, NULL);
+    int rc = backoff(NULL, c, pg.timeout, what, peer);
+    return rc ? rc : probe(NULL, c, now(), false, what, peer, NULL, NULL);
 }
 
-static int wait_impl(fsh_done_fn done, const void *arg, const char *what, int peer,
-                     double timeout, bool arrival)
+static int lane_poll_both(struct fsh_lane *l);
+
+/* l: a lane's wait, which polls the lane and, when nobody else holds it, the engine. */
+static int wait_impl(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
+                     int peer, double timeout, bool arrival)
 {
     struct fsh_wait_clock c = {0, 0};
     unsigned idle = 0;
     for (;;) {
-        int n = fsh_progress_poll();
+        int n = l ? lane_poll_both(l) : fsh_progress_poll();
         if (n < 0) {
             return n;
         }
@@ -630,9 +668,9 @@ static int wait_impl(fsh_done_fn done, const void *arg, const char *what, int pe
         }
         /* Check the clock (and yield) only every so often: clock_gettime is not free. */
         if (++idle % 64 == 0 || pg.yield) {
-            int rc = backoff(&c, timeout, what, peer);
+            int rc = backoff(l, &c, timeout, what, peer);
             if (rc == 0) {
-                rc = probe(&c, now(), arrival, what, peer, done, arg);
+                rc = probe(l, &c, now(), arrival, what, peer, done, arg);
             }
             if (rc != 0) {
                 return rc;
@@ -643,17 +681,17 @@ static int wait_impl(fsh_done_fn done, const void *arg, const char *what, int pe
 
 int fsh_progress_wait(fsh_done_fn done, const void *arg, const char *what, int peer)
 {
-    return wait_impl(done, arg, what, peer, pg.timeout, false);
+    return wait_impl(NULL, done, arg, what, peer, pg.timeout, false);
 }
 
 int fsh_progress_wait_user(fsh_done_fn done, const void *arg, const char *what, int peer)
 {
-    return wait_impl(done, arg, what, peer, pg.user_timeout, false);
+    return wait_impl(NULL, done, arg, what, peer, pg.user_timeout, false);
 }
 
 int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *what, int peer)
 {
-    return wait_impl(done, arg, what, peer, pg.timeout, true);
+    return wait_impl(NULL, done, arg, what, peer, pg.timeout, true);
 }
 
 bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes)
@@ -738,6 +776,229 @@ struct fsh_op *fsh_progress_op_at(size_t i)
 size_t fsh_progress_depth(void)
 {
     return pg.depth;
+}
+
+/* ------------------------------------------------------------------ lanes */
+
+int fsh_lane_open(struct fsh_lane **out)
+{
+    *out = NULL;
+    struct fsh_lane *l = calloc(1, sizeof(*l));
+    size_t depth = pg.depth;
+    struct fsh_op *pool = l ? calloc(depth, sizeof(*pool)) : NULL;
+    if (!pool) {
+        free(l);
+        return fsh_err(-ENOMEM, "destroy contexts no longer needed, or set FABSHMEM_CTX_ENDPOINTS=0",
+                       "cannot allocate %zu operation records for a context's endpoint", depth);
+    }
+    int rc = fsh_fabric_lane_open(&l->ep, &l->cq, depth);
+    if (rc != 0) {
+        free(pool);
+        free(l);
+        return rc;
+    }
+    for (size_t i = 0; i < depth; i++) {
+        pool[i].next_free = i + 1 < depth ? &pool[i + 1] : NULL;
+    }
+    l->pool = l->free = pool;
+    l->depth = depth;
+    /* Recursive: a post that finds the provider's queue full polls the lane it holds. */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&l->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    *out = l;
+    return 0;
+}
+
+void fsh_lane_close(struct fsh_lane *l)
+{
+    if (!l) {
+        return;
+    }
+    fsh_fabric_lane_close(l->ep, l->cq);
+    pthread_mutex_destroy(&l->lock);
+    free(l->pool);
+    free(l);
+}
+
+void fsh_lane_lock(struct fsh_lane *l)
+{
+    pthread_mutex_lock(&l->lock);
+}
+
+void fsh_lane_unlock(struct fsh_lane *l)
+{
+    pthread_mutex_unlock(&l->lock);
+}
+
+struct fid_ep *fsh_lane_ep(const struct fsh_lane *l)
+{
+    return l->ep;
+}
+
+static void lane_op_put(struct fsh_lane *l, struct fsh_op *op)
+{
+    op->kind = 0;
+    op->next_free = l->free;
+    l->free = op;
+    l->in_use--;
+}
+
+/* Read the lane's CQ once and complete what it brought. Caller holds the lane's lock. */
+static int lane_poll_locked(struct fsh_lane *l)
+{
+    struct fi_cq_data_entry ev[16];
+    ssize_t got = fi_cq_read(l->cq, ev, 16);
+    for (ssize_t i = 0; i < got; i++) {
+        struct fsh_op *op = ev[i].op_context;
+        if (op->kind == 0) {
+            FSH_ERROR("provider %s reported a second completion for a context's operation; ignored",
+                      fsh_fabric_attr()->prov);
+            continue;
+        }
+        finish(op);
+        lane_op_put(l, op);
+    }
+    if (got >= 0 || got == -FI_EAGAIN) {
+        return got > 0 ? (int)got : 0;
+    }
+    pg.failed = 1;
+    if (got != -FI_EAVAIL) {
+        return fsh_err((int)got, "", "reading a context's completion queue failed: %s",
+                       fi_strerror((int)-got));
+    }
+    struct fi_cq_err_entry e;
+    memset(&e, 0, sizeof(e));
+    if (fi_cq_readerr(l->cq, &e, 0) < 0) {
+        return -EIO;
+    }
+    char provbuf[256];
+    const char *prov = fi_cq_strerror(l->cq, e.prov_errno, e.err_data, provbuf, sizeof(provbuf));
+    struct fsh_op *op = e.op_context;
+    int err = op_failed(op, &e, prov);
+    op->copy_dst = NULL;
+    finish(op);
+    lane_op_put(l, op);
+    return err;
+}
+
+static int lane_poll(struct fsh_lane *l)
+{
+    fsh_lane_lock(l);
+    int n = lane_poll_locked(l);
+    fsh_lane_unlock(l);
+    return n;
+}
+
+/* A lane's wait polls the lane, and the engine too when no other thread holds it: with manual
+ * progress nothing aimed at this PE moves otherwise, and a peer may be waiting for that. */
+static int lane_poll_both(struct fsh_lane *l)
+{
+    int n = lane_poll(l);
+    if (n < 0) {
+        return n;
+    }
+    if (pthread_mutex_trylock(&pg.lock) == 0) {
+        int m = poll_locked();
+        pthread_mutex_unlock(&pg.lock);
+        if (m < 0) {
+            return m;
+        }
+        n += m;
+    }
+    return pg.failed && n == 0 ? -EIO : n;
+}
+
+int fsh_lane_poll(struct fsh_lane *l)
+{
+    return lane_poll_both(l);
+}
+
+static bool lane_available(const void *arg)
+{
+    return ((const struct fsh_lane *)arg)->free != NULL;
+}
+
+struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len)
+{
+    while (!l->free) {
+        /* Wait without the lock, for the other waits on the lane. */
+        fsh_lane_unlock(l);
+        int rc = wait_impl(l, lane_available, l, "waiting for a free operation slot of a context",
+                           pe, pg.timeout, false);
+        fsh_lane_lock(l);
+        if (rc != 0) {
+            return NULL;
+        }
+    }
+    struct fsh_op *op = l->free;
+    l->free = op->next_free;
+    l->in_use++;
+    op->kind = kind;
+    op->pe = pe;
+    op->len = len;
+    op->sync = NULL;
+    op->tmp_mr = NULL;
+    op->copy_dst = NULL;
+    op->way = 0;
+    op->orphan = false;
+    return op;
+}
+
+void fsh_lane_op_posted(struct fsh_op *op)
+{
+    bump(&op->track->posted);
+    if (op->sync) {
+        bump(&op->sync->posted);
+    }
+}
+
+void fsh_lane_op_unposted(struct fsh_lane *l, struct fsh_op *op)
+{
+    lane_op_put(l, op);
+}
+
+static bool lane_track_done(const void *arg)
+{
+    const struct fsh_op_track *t = arg;
+    return __atomic_load_n(&t->completed, __ATOMIC_ACQUIRE) ==
+           __atomic_load_n(&t->posted, __ATOMIC_ACQUIRE);
+}
+
+int fsh_lane_wait_track(struct fsh_lane *l, const struct fsh_op_track *t, const char *what)
+{
+    if (lane_track_done(t)) {
+        return pg.failed ? -EIO : 0;
+    }
+    return wait_impl(l, lane_track_done, t, what, -1, pg.timeout, false);
+}
+
+struct lane_pes {
+    struct fsh_lane *l;
+    const struct fsh_op_track *t;
+    const bool *pes;
+};
+
+static bool lane_idle_to(const void *arg)
+{
+    const struct lane_pes *w = arg;
+    bool idle = true;
+    fsh_lane_lock(w->l);
+    for (size_t i = 0; i < w->l->depth && idle; i++) {
+        const struct fsh_op *op = &w->l->pool[i];
+        idle = !(op->kind && op->track == w->t && w->pes[op->pe]);
+    }
+    fsh_lane_unlock(w->l);
+    return idle;
+}
+
+int fsh_lane_wait_idle_to(struct fsh_lane *l, const struct fsh_op_track *t, const bool *pes,
+                          const char *what, int peer)
+{
+    struct lane_pes w = {l, t, pes};
+    return wait_impl(l, lane_idle_to, &w, what, peer, pg.timeout, false);
 }
 
 /* ------------------------------------------------------------------ progress thread */

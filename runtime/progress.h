@@ -173,6 +173,33 @@ bool fsh_progress_track_done(const struct fsh_op_track *t);
 /* Has t no operation in flight to a PE marked in pes[] (indexed by world PE)? */
 bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes);
 
+/* Lanes: a context's own endpoint and CQ, with its own operation records and lock, so that
+ * threads posting on contexts of their own share no lock (rma.c decides which contexts get
+ * one and which operations take it). Nobody aims at a lane (peers know the engine's
+ * endpoint), so its CQ holds its own completions only. Its waits poll it, and the engine
+ * when no other thread holds the engine's lock (trylock), probe peers and time out as every
+ * wait does. open: 0 or -errno (recorded). */
+struct fsh_lane;
+struct fid_ep;
+int fsh_lane_open(struct fsh_lane **out);
+void fsh_lane_close(struct fsh_lane *l);
+void fsh_lane_lock(struct fsh_lane *l);
+void fsh_lane_unlock(struct fsh_lane *l);
+struct fid_ep *fsh_lane_ep(const struct fsh_lane *l);
+/* A record of the lane (caller holds its lock; may drop it to wait); NULL (recorded) on
+ * timeout or error. posted: accepted by the provider (its tracks count it); unposted: the
+ * post failed, the record goes back. */
+struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len);
+void fsh_lane_op_posted(struct fsh_op *op);
+void fsh_lane_op_unposted(struct fsh_lane *l, struct fsh_op *op);
+/* Read the lane's CQ (and the engine's, see above) once: >= 0 events, or -errno. */
+int fsh_lane_poll(struct fsh_lane *l);
+/* Wait until every operation of t (all posted on l) completed. */
+int fsh_lane_wait_track(struct fsh_lane *l, const struct fsh_op_track *t, const char *what);
+/* Wait until t has no operation on l in flight to a PE marked in pes[]. */
+int fsh_lane_wait_idle_to(struct fsh_lane *l, const struct fsh_op_track *t, const bool *pes,
+                          const char *what, int peer);
+
 /* Called by busy loops that are not waits (EAGAIN retries): yields when oversubscribed, probes
  * peer like a wait, and returns -ETIMEDOUT (recorded) once FABSHMEM_TIMEOUT has passed since
  * the loop's first call (clock zeroed before it). */

@@ -210,6 +210,72 @@ unlock:
     return rc;
 }
 
+/* Contexts' own endpoints: how many may exist, how many are committed (open outside a team's
+ * reservation, plus every reservation), and why none may, for SHMEM_INFO. Under the engine
+ * lock. */
+static struct {
+    long limit;
+    long committed;
+    long open;
+    const char *why_not;
+} ln;
+
+/* The lane a put or get of ctx takes for [local, local + len): ctx's own, unless the buffer
+ * would need work of the engine's (device memory; a descriptor the provider wants for memory
+ * outside the symmetric segments, which takes a temporary registration). */
+static struct fsh_lane *lane_for(const struct fsh_ctx *ctx, const void *local, size_t len)
+{
+    if (!ctx->lane || fsh_mr_is_device(local, len)) {
+        return NULL;
+    }
+    enum fsh_seg seg;
+    uint64_t off;
+    if (fsh_fabric_attr()->mr_local && fsh_mr_lookup(local, len, &seg, &off) != 0) {
+        return NULL;
+    }
+    return ctx->lane;
+}
+
+/* post() on ctx's lane: a record of the lane for every operation (no write counter, no
+ * chaos), counted on ctx->ltrack, under the lane's lock alone. */
+static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_track *sync,
+                     int kind, void *local, size_t len, int pe, const struct fsh_xseg *seg)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    bool write = kind != FSH_OP_GET;
+    bool inject = write && len <= fa->inject_size;
+    void *desc = NULL;
+    struct fsh_mr_tmp *tmp = NULL;
+    int rc = 0;
+    fsh_lane_lock(lane);
+    if (!inject && fa->mr_local) {
+        rc = fsh_mr_desc(local, len, 0, &desc, &tmp); /* a segment's (lane_for): no tmp */
+    }
+    struct fsh_op *op = rc == 0 ? fsh_lane_op_get(lane, kind, pe, len) : NULL;
+    if (op) {
+        op->track = &ctx->ltrack;
+        op->sync = sync;
+        struct fsh_xreq r = {
+            .type = write ? FSH_X_WRITE : FSH_X_READ,
+            .op = op,
+            .pe = pe,
+            .path = fsh_fabric_path(pe, 0),
+            .local = local,
+            .len = len,
+            .desc = desc,
+            .raddr = seg->addr,
+            .key = seg->key,
+            .flags = FSH_XF_COMPLETION | (fa->delivery_complete ? FSH_XF_DELIVERED : 0) |
+                     (inject ? FSH_XF_INJECT : 0),
+        };
+        rc = fsh_xport_post_lane(lane, &r);
+    } else if (rc == 0) {
+        rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
+    }
+    fsh_lane_unlock(lane);
+    return rc;
+}
+
 /* Post one piece to one remote range. */
 static int post_to(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local,
                    size_t len, int pe, uint64_t raddr, uint64_t key, bool has_imm, uint32_t imm)
@@ -221,11 +287,12 @@ static int post_to(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, voi
 /* Below this a transfer goes whole on one rail: a piece of a striped one is at least half. */
 #define STRIPE_MIN ((size_t)64 << 10)
 
-/* Post [0, len) in pieces of at most the provider's message size; with several ways to pe and
+/* Post [0, len) on lane (lane_for; NULL: through the engine) in pieces of at most the
+ * provider's message size; with several ways to pe and
  * at least STRIPE_MIN bytes, in pieces of about equal size on every way, so that every rail
  * carries its share and they end together. */
-static int post_split(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local,
-                      enum fsh_seg seg, uint64_t off, size_t len, int pe)
+static int post_split(struct fsh_ctx *ctx, struct fsh_lane *lane, struct fsh_op_track *sync,
+                      int kind, void *local, enum fsh_seg seg, uint64_t off, size_t len, int pe)
 {
     size_t max = fsh_fabric_attr()->max_msg_size;
     unsigned ways = fsh_fabric_ways(pe);
@@ -240,7 +307,8 @@ static int post_split(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, 
     for (size_t done = 0; done < len; k++) {
         size_t n = len - done < max ? len - done : max;
         struct fsh_xseg piece = {raddr + done, n, key};
-        int rc = post(ctx, sync, kind, (char *)local + done, n, pe, &piece, 1, false, 0, k);
+        int rc = lane ? post_lane(lane, ctx, sync, kind, (char *)local + done, n, pe, &piece)
+                      : post(ctx, sync, kind, (char *)local + done, n, pe, &piece, 1, false, 0, k);
         if (rc != 0) {
             return rc;
         }
@@ -421,6 +489,13 @@ int fsh_rma_session_stop(struct fsh_ctx *ctx)
     return rc;
 }
 
+/* Wait for a blocking call's own operations, all posted on lane (NULL: through the engine):
+ * one way per call, so that its track is counted under one lock. */
+static int wait_sync(struct fsh_lane *lane, const struct fsh_op_track *sync, const char *what)
+{
+    return lane ? fsh_lane_wait_track(lane, sync, what) : fsh_progress_wait_track(sync, what);
+}
+
 int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src, size_t len,
                 int pe, bool nbi)
 {
@@ -449,11 +524,13 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     /* An injected put leaves the source free at once; anything larger must complete before a
      * blocking put returns, because the provider reads the source until then. */
     if (nbi || fsh_rma_injects(src, len)) {
-        return post_split(ctx, NULL, FSH_OP_PUT, (void *)src, seg, off, len, pe);
+        return post_split(ctx, lane_for(ctx, src, len), NULL, FSH_OP_PUT, (void *)src, seg, off,
+                          len, pe);
     }
     struct fsh_op_track sync = {0, 0, 0};
-    int rc = post_split(ctx, &sync, FSH_OP_PUT, (void *)src, seg, off, len, pe);
-    int wrc = fsh_progress_wait_track(&sync, "put: waiting for the transfer to complete");
+    struct fsh_lane *lane = lane_for(ctx, src, len);
+    int rc = post_split(ctx, lane, &sync, FSH_OP_PUT, (void *)src, seg, off, len, pe);
+    int wrc = wait_sync(lane, &sync, "put: waiting for the transfer to complete");
     return rc ? rc : wrc;
 }
 
@@ -473,11 +550,13 @@ int fsh_rma_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off,
         return frc;
     }
     if (nbi) {
-        return post_split(ctx, NULL, FSH_OP_GET, dest, seg, off, len, pe);
+        return post_split(ctx, lane_for(ctx, dest, len), NULL, FSH_OP_GET, dest, seg, off, len,
+                          pe);
     }
     struct fsh_op_track sync = {0, 0, 0};
-    int rc = post_split(ctx, &sync, FSH_OP_GET, dest, seg, off, len, pe);
-    int wrc = fsh_progress_wait_track(&sync, "get: waiting for the data");
+    struct fsh_lane *lane = lane_for(ctx, dest, len);
+    int rc = post_split(ctx, lane, &sync, FSH_OP_GET, dest, seg, off, len, pe);
+    int wrc = wait_sync(lane, &sync, "get: waiting for the data");
     return rc ? rc : wrc;
 }
 
@@ -508,14 +587,19 @@ static int strided(struct fsh_ctx *ctx, int kind, char *local, enum fsh_seg seg,
         bbytes *= nblocks; /* contiguous on both sides: one block */
         nblocks = 1;
     }
+    /* One way for all blocks: the call's own track is counted under one lock. */
+    struct fsh_lane *lane = ctx->lane;
+    for (size_t i = 0; i < nblocks && lane; i++) {
+        lane = lane_for(ctx, local + (ptrdiff_t)i * lstep, bbytes);
+    }
     struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
     for (size_t i = 0; i < nblocks && rc == 0; i++) {
-        rc = post_split(ctx, &sync, kind, local + (ptrdiff_t)i * lstep, seg,
+        rc = post_split(ctx, lane, &sync, kind, local + (ptrdiff_t)i * lstep, seg,
                         off + (uint64_t)((ptrdiff_t)i * rstep), bbytes, pe);
     }
-    int wrc = fsh_progress_wait_track(&sync, kind == FSH_OP_GET ? "iget: waiting for the data"
-                                                                : "iput: waiting for the transfer");
+    int wrc = wait_sync(lane, &sync, kind == FSH_OP_GET ? "iget: waiting for the data"
+                                                       : "iput: waiting for the transfer");
     return rc ? rc : wrc;
 }
 
@@ -602,6 +686,10 @@ int fsh_rma_read_word(int pe, uint64_t off, void *landing, size_t size, uint64_t
 static int quiet_track(struct fsh_ctx *ctx)
 {
     int rc = flush_ctx_locked(ctx);
+    if (rc == 0 && ctx->lane) {
+        rc = fsh_lane_wait_track(ctx->lane, &ctx->ltrack,
+                                 "quiet: waiting for outstanding operations");
+    }
     if (rc != 0) {
         return rc;
     }
@@ -647,9 +735,15 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     if (rc != 0) {
         return rc;
     }
+    const char *what = "pe_quiet: waiting for the operations to the chosen PEs";
+    if (ctx->lane) {
+        rc = fsh_lane_wait_idle_to(ctx->lane, &ctx->ltrack, pes, what, one);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     struct pe_wait w = {&ctx->track, pes};
-    rc = fsh_progress_wait(pes_idle, &w, "pe_quiet: waiting for the operations to the chosen PEs",
-                           one);
+    rc = fsh_progress_wait(pes_idle, &w, what, one);
     return rc ? rc : per_pe_quiet();
 }
 
@@ -685,13 +779,104 @@ const char *fsh_rma_ctx_why(uintptr_t handle)
                                    : "is not a context handle (never returned by shmem_ctx_create: uninitialized or overwritten)";
 }
 
-int fsh_rma_ctx_create(long options, struct fsh_ctx **out)
+static void lane_give(struct fsh_ctx *c);
+
+void fsh_rma_lanes_init(long limit)
+{
+    ln.why_not = limit <= 0 ? "FABSHMEM_CTX_ENDPOINTS=0" : fsh_fabric_lanes_why_not();
+    ln.limit = ln.why_not ? 0 : limit;
+    ln.committed = 0;
+    ln.open = 0;
+}
+
+void fsh_rma_lanes_reserve(struct fsh_lane_reserve *r, int n)
+{
+    fsh_progress_lock();
+    long room = ln.limit - ln.committed;
+    r->granted = n <= 0 ? 0 : n < room ? n : (int)(room > 0 ? room : 0);
+    r->taken = 0;
+    ln.committed += r->granted;
+    fsh_progress_unlock();
+}
+
+void fsh_rma_lanes_unreserve(struct fsh_lane_reserve *r)
+{
+    fsh_progress_lock();
+    ln.committed -= r->granted;
+    r->granted = 0;
+    fsh_progress_unlock();
+}
+
+void fsh_rma_lanes_describe(char *buf, size_t len)
+{
+    if (ln.why_not) {
+        snprintf(buf, len, "none: every context posts through the engine's endpoint (%s)",
+                 ln.why_not);
+    } else {
+        snprintf(buf, len, "up to %ld (FABSHMEM_CTX_ENDPOINTS), %ld open: a context created "
+                 "while one is left has an endpoint, a completion queue and a lock of its own",
+                 ln.limit, ln.open);
+    }
+}
+
+/* An endpoint of its own for a new context, from its team's reservation or what is left of
+ * the limit; none is no error (the context posts through the engine). Called without locks. */
+static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
+{
+    fsh_progress_lock();
+    if (reserve && reserve->taken < reserve->granted) {
+        reserve->taken++;
+        c->reserve = reserve;
+    } else if (ln.committed < ln.limit) {
+        ln.committed++;
+    } else {
+        fsh_progress_unlock();
+        return;
+    }
+    ln.open++;
+    fsh_progress_unlock();
+    /* Opened outside the engine lock: the domain is thread-safe (lanes exist only then). */
+    if (fsh_lane_open(&c->lane) != 0) {
+        FSH_DEBUG("a context without an endpoint of its own: %s", fsh_err_last() ? fsh_err_last()->msg : "");
+        fsh_err_clear();
+        c->lane = NULL;
+    }
+    if (!c->lane) {
+        lane_give(c);
+        return;
+    }
+    FSH_DEBUG("a context with an endpoint of its own (%ld of at most %ld open)", ln.open,
+              ln.limit);
+}
+
+/* Give back what lane_take counted. Closes the lane, if it is open. */
+static void lane_give(struct fsh_ctx *c)
+{
+    fsh_lane_close(c->lane);
+    c->lane = NULL;
+    fsh_progress_lock();
+    if (c->reserve) {
+        c->reserve->taken--;
+        c->reserve = NULL;
+    } else {
+        ln.committed--;
+    }
+    ln.open--;
+    fsh_progress_unlock();
+}
+
+int fsh_rma_ctx_create(long options, void *team, struct fsh_lane_reserve *reserve,
+                       struct fsh_ctx **out)
 {
     struct fsh_ctx *c = calloc(1, sizeof(*c));
     if (!c) {
         return fsh_err(-ENOMEM, "destroy contexts no longer needed", "out of memory for a context");
     }
     c->options = options;
+    c->team = team;
+    if (ln.limit > 0) {
+        lane_take(c, reserve);
+    }
     fsh_progress_lock();
     /* A slot never used first, so that a freed one rests (and its stale handles stay
      * recognisable as destroyed rather than as another context) as long as possible. */
@@ -702,6 +887,9 @@ int fsh_rma_ctx_create(long options, struct fsh_ctx **out)
     }
     if (i >= FSH_CTX_SLOTS) {
         fsh_progress_unlock();
+        if (c->lane) {
+            lane_give(c);
+        }
         free(c);
         return fsh_err(-ENOSPC, "destroy contexts no longer needed",
                        "%u contexts exist at once, the most this library holds", FSH_CTX_SLOTS);
@@ -735,6 +923,9 @@ int fsh_rma_ctx_destroy(struct fsh_ctx *ctx)
         rc = rc ? rc : brc;
     }
     fsh_progress_unlock();
+    if (ctx->lane) {
+        lane_give(ctx);
+    }
     free(ctx);
     return rc;
 }
@@ -750,8 +941,10 @@ void fsh_rma_fini(void)
         ctx_list = c->next;
         fsh_ctx_slots[c->handle & (FSH_CTX_SLOTS - 1)].handle = 0;
         free(c->batch);
+        fsh_lane_close(c->lane);
         free(c);
     }
+    memset(&ln, 0, sizeof(ln));
     /* A session left open on the default context must not reach the next init (its batch
      * was sized for this fabric); quiet_all posted what every batch held. */
     free(fsh_ctx_default.batch);

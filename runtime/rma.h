@@ -19,8 +19,17 @@
 
 struct fsh_batch;
 
+/* A team's share of the contexts' own endpoints (SHMEM_TEAM_NUM_CONTEXTS): granted at its
+ * creation, taken by contexts created on it. */
+struct fsh_lane_reserve {
+    int granted, taken;
+};
+
 struct fsh_ctx {
     struct fsh_op_track track;
+    struct fsh_lane *lane;       /* its own endpoint (progress.h), or NULL: the engine's */
+    struct fsh_op_track ltrack;  /* the operations posted on lane */
+    struct fsh_lane_reserve *reserve; /* the team reservation its lane came from, or NULL */
     long options;
     bool session;         /* a session is open (shmem_ctx_session_start) */
     bool session_batch;   /* ... with the BATCH hint */
@@ -58,10 +67,25 @@ static inline const struct fsh_ctx_slot *fsh_rma_ctx_slot(uintptr_t handle)
  * "was destroyed" or "is not a context handle". */
 const char *fsh_rma_ctx_why(uintptr_t handle);
 
-/* shmem_ctx_create/destroy: an independent completion stream on the same endpoint. Create
- * fails (-ENOSPC, recorded) when FSH_CTX_SLOTS contexts exist. Destroy completes the
- * context's operations first. */
-int fsh_rma_ctx_create(long options, struct fsh_ctx **ctx);
+/* shmem_ctx_create/destroy: an independent completion stream. While contexts' own endpoints
+ * are available (fsh_rma_lanes_init), the context gets one (a lane, progress.h): its puts and
+ * gets go there, under its own lock, and only the rest (AMOs, signals, batches, device or
+ * unregistered buffers where descriptors are needed) through the engine. Otherwise it is a
+ * completion stream on the engine's endpoint. team: the team it is created on (NULL: world),
+ * whose reservation (may be NULL) is drawn on first. Create fails (-ENOSPC, recorded) when
+ * FSH_CTX_SLOTS contexts exist; a context without an endpoint of its own is no failure.
+ * Destroy completes the context's operations first. */
+int fsh_rma_ctx_create(long options, void *team, struct fsh_lane_reserve *reserve,
+                       struct fsh_ctx **ctx);
+/* At init, with the fabric open: up to limit contexts (FABSHMEM_CTX_ENDPOINTS) get an
+ * endpoint of their own, where the fabric allows (fsh_fabric_lanes_why_not). */
+void fsh_rma_lanes_init(long limit);
+/* Set aside up to n endpoints for contexts of a team (SHMEM_TEAM_NUM_CONTEXTS: best effort);
+ * give them back when the team is destroyed (its contexts first). */
+void fsh_rma_lanes_reserve(struct fsh_lane_reserve *r, int n);
+void fsh_rma_lanes_unreserve(struct fsh_lane_reserve *r);
+/* One line for SHMEM_INFO: contexts' endpoints, how many, or why none. */
+void fsh_rma_lanes_describe(char *buf, size_t len);
 int fsh_rma_ctx_destroy(struct fsh_ctx *ctx);
 /* At shmem_finalize, after its quiet: frees the contexts left alive and resets the default
  * one (its session closed), for a later shmem_init. */

@@ -129,9 +129,8 @@ static inline uint64_t fi_flags(unsigned f)
            ((f & FSH_XF_IMM) ? FI_REMOTE_CQ_DATA : 0);
 }
 
-static ssize_t issue(struct fsh_xreq *r)
+static ssize_t issue(struct fid_ep *ep, struct fsh_xreq *r)
 {
-    struct fid_ep *ep = fsh_fabric_ep(r->path.rail);
     fi_addr_t peer = r->path.addr;
     uint64_t flags = fi_flags(r->flags);
     if (r->type == FSH_X_WRITE || r->type == FSH_X_READ) {
@@ -169,12 +168,14 @@ static ssize_t issue(struct fsh_xreq *r)
                                 flags);
 }
 
-/* Issue, retrying while the provider's queue is full. */
-static int issue_retry(struct fsh_xreq *r)
+/* Issue, retrying while the provider's queue is full (polling the lane's queue, when it goes
+ * on a lane, else the engine's). */
+static int issue_retry(struct fsh_xreq *r, struct fsh_lane *lane)
 {
     struct fsh_wait_clock start = {0, 0};
+    struct fid_ep *ep = lane ? fsh_lane_ep(lane) : fsh_fabric_ep(r->path.rail);
     for (;;) {
-        ssize_t rc = issue(r);
+        ssize_t rc = issue(ep, r);
         FSH_TRACE("post %s of %zu bytes to PE %d%s imm 0x%08x: %s", type_name(r->type), r->len,
                   r->pe, (r->flags & FSH_XF_INJECT) ? " (inject)" : "", (unsigned)r->data,
                   rc == 0 ? "posted" : fi_strerror((int)-rc));
@@ -186,7 +187,7 @@ static int issue_retry(struct fsh_xreq *r)
                            "posting a %s of %zu bytes to PE %d failed: %s", type_name(r->type),
                            r->len, r->pe, fi_strerror((int)-rc));
         }
-        int err = fsh_progress_poll();
+        int err = lane ? fsh_lane_poll(lane) : fsh_progress_poll();
         if (err == 0) {
             err = fsh_progress_backoff(&start, "provider queue full", r->pe);
         }
@@ -232,7 +233,7 @@ static int release_one(void)
     }
     int rc = fsh_fabric_way_alive(h.r.pe, h.r.path.way) ? 0 : reroute(&h.r, h.r.op);
     if (rc == 0) {
-        rc = issue_retry(&h.r);
+        rc = issue_retry(&h.r, NULL);
     }
     free(h.big);
     if (rc != 0) {
@@ -355,12 +356,23 @@ int fsh_xport_post(struct fsh_xreq *r)
         fsh_progress_op_posted(r->op, r->counted, r->type == FSH_X_WRITE);
         return 0;
     }
-    int rc = issue_retry(r);
+    int rc = issue_retry(r, NULL);
     if (rc != 0) {
         give_back(r);
         return rc;
     }
     fsh_progress_op_posted(r->op, r->counted, r->type == FSH_X_WRITE);
+    return 0;
+}
+
+int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r)
+{
+    int rc = issue_retry(r, lane);
+    if (rc != 0) {
+        fsh_lane_op_unposted(lane, r->op);
+        return rc;
+    }
+    fsh_lane_op_posted(r->op);
     return 0;
 }
 
@@ -433,7 +445,7 @@ int fsh_xport_fail_way(int pe, unsigned way, const char *why)
         int rc = reroute(&r, n);
         if (rc == 0) {
             save(&r);
-            rc = issue_retry(&xp.saved[fsh_progress_op_index(n)]);
+            rc = issue_retry(&xp.saved[fsh_progress_op_index(n)], NULL);
         }
         if (rc != 0) {
             fsh_progress_op_unissued(n, false);

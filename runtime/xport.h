@@ -87,6 +87,10 @@ void fsh_xport_fini(void);
 /* Post (or, under chaos, hold) the operation. Caller holds the engine lock. 0 or -errno
  * (recorded); on error the record has been given back. */
 int fsh_xport_post(struct fsh_xreq *r);
+/* Post on a context's own endpoint (progress.h's lanes): r->op is a record of the lane, and
+ * always set. No chaos, no copy for failover (lanes exist only where neither applies). Caller
+ * holds the lane's lock. 0 or -errno (recorded); on error the record has been given back. */
+int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r);
 
 /* Multi-rail: keep a copy of every request, so that a dead way's can go again (every write
  * then has a record: no counted writes). Called by init once the job is known multi-rail. */
