@@ -28,10 +28,16 @@
  *                   measured alternately in the same run; sizes up to 4 KiB
  *   put_session_scatter_rate  the same with put w to element 2w (no two puts adjacent), and
  *                   put_nosession_scatter_rate
+ *   ctx_threads_rate  (only when named with -t: the program then runs SHMEM_THREAD_MULTIPLE)
+ *                   BENCH_THREADS threads of PE 0 (default 2), each with a SHMEM_CTX_PRIVATE
+ *                   context of its own, run put_rate's rounds on it (ctx_putmem_nbi, ctx_quiet)
+ *                   at once, each into its own part of PE 1's area: all their messages over
+ *                   the time from the common start until the last ends, Mmsg/s
  * After each test's timed loop the data is checked: PE 0 sends a size- and test-specific pattern
  * the same way (for gets, PE 1's target holds it and PE 0 reads it back) and every byte is
  * compared; #wrong counts those not as sent.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +76,7 @@ struct target {
 static const struct bench_desc desc = {
     .name = "rma",
     .tests = "put_lat,put_nbi_lat,put_ret,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat,"
-             "put_session_rate,put_session_scatter_rate",
+             "put_session_rate,put_session_scatter_rate,ctx_threads_rate",
 #if BENCH_HAVE_DEVICE
     .targets = "heap,static,private,device",
 #else
@@ -428,6 +434,8 @@ static void session_test(const char *name, const char *off_name, size_t gap)
 }
 #endif
 
+static void ctx_threads_test(const struct target *t);
+
 static void run_target(const struct target *t)
 {
     if (opts.max > t->cap && opts.min <= t->cap) {
@@ -442,6 +450,96 @@ static void run_target(const struct target *t)
     window_test("put_rate", 1, t, "WINDOW shmem_putmem_nbi + shmem_quiet per round, PE 0 -> PE 1");
     bibw_test(t);
     signal_test(t);
+    ctx_threads_test(t);
+}
+
+/* ctx_threads_rate: the threads of PE 0 and what they share. */
+static struct {
+    const struct target *t;
+    size_t size;
+    int nthreads, rounds;
+    pthread_barrier_t go;
+    double end[64];
+} ct;
+
+static void *ctx_thread(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    shmem_ctx_t ctx;
+    if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) != 0) {
+        ctx = SHMEM_CTX_DEFAULT;
+    }
+    unsigned char *dst = ct.t->remote + (size_t)k * ct.size;
+    unsigned char *src = ct.t->local + (size_t)k * ct.size;
+    bench_fill(src, ct.size, ct.size * 8 + 7 + (unsigned long)k);
+    int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+    for (int r = 0; r < warm; r++) {
+        for (int w = 0; w < opts.window; w++) {
+            shmem_ctx_putmem_nbi(ctx, dst, src, ct.size, peer);
+        }
+        shmem_ctx_quiet(ctx);
+    }
+    pthread_barrier_wait(&ct.go);
+    for (int r = 0; r < ct.rounds; r++) {
+        for (int w = 0; w < opts.window; w++) {
+            shmem_ctx_putmem_nbi(ctx, dst, src, ct.size, peer);
+        }
+        shmem_ctx_quiet(ctx);
+    }
+    ct.end[k] = bench_now_us();
+    if (ctx != SHMEM_CTX_DEFAULT) {
+        shmem_ctx_destroy(ctx);
+    }
+    return NULL;
+}
+
+static void ctx_threads_test(const struct target *t)
+{
+    if (!opts.tests || !strstr(opts.tests, "ctx_threads_rate")) {
+        return;
+    }
+    const char *env = getenv("BENCH_THREADS");
+    ct.nthreads = env && atoi(env) > 0 ? atoi(env) : 2;
+    ct.nthreads = ct.nthreads > 64 ? 64 : ct.nthreads;
+    ct.rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    ct.t = t;
+    if (opts.max * (size_t)ct.nthreads > t->cap) {
+        bench_note("ctx_threads_rate: sizes above %zu bytes skipped (each thread has its own "
+                   "part of the -e bytes)", t->cap / (size_t)ct.nthreads);
+    }
+    bench_section("ctx_threads_rate", t->name, "Mmsg/s",
+                  "threads of PE 0, each WINDOW shmem_ctx_putmem_nbi + shmem_ctx_quiet per round "
+                  "on a private context of its own, PE 0 -> PE 1 (BENCH_THREADS)");
+    for (size_t size = opts.min; size <= opts.max && size * (size_t)ct.nthreads <= t->cap;
+         size = bench_next_size(&opts, size)) {
+        double rate = 0;
+        shmem_barrier_all();
+        if (me == 0) {
+            ct.size = size;
+            pthread_t th[64];
+            pthread_barrier_init(&ct.go, NULL, (unsigned)ct.nthreads + 1);
+            for (int k = 0; k < ct.nthreads; k++) {
+                pthread_create(&th[k], NULL, ctx_thread, (void *)(intptr_t)k);
+            }
+            pthread_barrier_wait(&ct.go);
+            double t0 = bench_now_us(), last = t0;
+            for (int k = 0; k < ct.nthreads; k++) {
+                pthread_join(th[k], NULL);
+                last = ct.end[k] > last ? ct.end[k] : last;
+            }
+            pthread_barrier_destroy(&ct.go);
+            rate = (double)ct.nthreads * ct.rounds * opts.window / (last - t0);
+        }
+        shmem_barrier_all();
+        long wrong = 0;
+        if (me == peer) {
+            for (int k = 0; k < ct.nthreads; k++) {
+                wrong += bench_count_wrong(t->remote + (size_t)k * size, size,
+                                           size * 8 + 7 + (unsigned long)k);
+            }
+        }
+        bench_row(size, rate, rate, bench_sum(wrong));
+    }
 }
 
 #if BENCH_HAVE_DEVICE
@@ -488,7 +586,17 @@ static void target_ready(struct target *t, const char *what)
 int main(int argc, char **argv)
 {
     bench_parse(&opts, &desc, argc, argv);
-    shmem_init();
+    if (opts.tests && strstr(opts.tests, "ctx_threads_rate")) {
+        int provided = 0;
+        shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+        if (provided != SHMEM_THREAD_MULTIPLE) {
+            fprintf(stderr, "rma: ctx_threads_rate needs SHMEM_THREAD_MULTIPLE (provided %d)\n",
+                    provided);
+            shmem_global_exit(2);
+        }
+    } else {
+        shmem_init();
+    }
     me = shmem_my_pe();
     peer = shmem_n_pes() > 1 ? 1 : 0;
     bench_shmem_start(&opts, &desc);
