@@ -97,12 +97,31 @@ struct fsh_lane {
     pthread_mutex_t lock;
 };
 
-/* The records a wait's reports look at: the lane's, or the engine's. */
-static const struct fsh_op *records(const struct fsh_lane *l, size_t *depth, size_t *in_use)
+/* The records a wait's reports look at: the lane's, or the engine's, locked by their lock
+ * until records_done. */
+static const struct fsh_op *records(struct fsh_lane *l, size_t *depth, size_t *in_use)
 {
+    if (l && pthread_mutex_trylock(&l->lock) != 0) {
+        /* Its owner is posting (and may wait for the engine's lock, which this thread may
+         * hold): the report goes without the lane's records. */
+        *depth = *in_use = 0;
+        return NULL;
+    }
+    if (!l) {
+        fsh_progress_lock();
+    }
     *depth = l ? l->depth : pg.depth;
     *in_use = l ? l->in_use : pg.in_use;
     return l ? l->pool : pg.pool;
+}
+
+static void records_done(struct fsh_lane *l, const struct fsh_op *ops)
+{
+    if (!l) {
+        fsh_progress_unlock();
+    } else if (ops) {
+        pthread_mutex_unlock(&l->lock);
+    }
 }
 
 static double now(void)
@@ -561,7 +580,7 @@ bool fsh_progress_serves(void)
 
 /* The peers a wait depends on: its own, else those of the operations in flight (distinct, at
  * most max), else none (the probe then covers every PE). */
-static int wait_peers(const struct fsh_lane *l, int peer, int *pes, int max)
+static int wait_peers(struct fsh_lane *l, int peer, int *pes, int max)
 {
     if (peer >= 0) {
         pes[0] = peer;
@@ -569,7 +588,6 @@ static int wait_peers(const struct fsh_lane *l, int peer, int *pes, int max)
     }
     int n = 0;
     size_t depth, in_use;
-    fsh_progress_lock();
     const struct fsh_op *ops = records(l, &depth, &in_use);
     for (size_t i = 0; i < depth && n < max; i++) {
         int pe = ops[i].kind ? ops[i].pe : -1;
@@ -581,7 +599,7 @@ static int wait_peers(const struct fsh_lane *l, int peer, int *pes, int max)
             pes[n++] = pe;
         }
     }
-    fsh_progress_unlock();
+    records_done(l, ops);
     return n;
 }
 
@@ -589,7 +607,7 @@ static int wait_peers(const struct fsh_lane *l, int peer, int *pes, int max)
  * A peer found gone ends the wait, unless what it was waited for landed meanwhile: the probe
  * may race with the peer's last writes, so the CQ is drained (an idle poll also releases what
  * chaos holds back) and done() asked once more. */
-static int probe(const struct fsh_lane *l, struct fsh_wait_clock *c, double t, bool arrival,
+static int probe(struct fsh_lane *l, struct fsh_wait_clock *c, double t, bool arrival,
                  const char *what, int peer, fsh_done_fn done, const void *arg)
 {
     if (!pg.probe || pg.probe_interval <= 0 || t - c->probed < pg.probe_interval) {
@@ -611,7 +629,7 @@ static int probe(const struct fsh_lane *l, struct fsh_wait_clock *c, double t, b
     return rc;
 }
 
-static int backoff(const struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
+static int backoff(struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
                    const char *what, int peer)
 {
     if (c->start == 0) {
@@ -624,14 +642,13 @@ static int backoff(const struct fsh_lane *l, struct fsh_wait_clock *c, double ti
     if (timeout > 0 && now() - c->start > timeout) {
         char who[32] = "", to[64] = "";
         size_t depth, in_use;
-        fsh_progress_lock();
         const struct fsh_op *ops = records(l, &depth, &in_use);
         if (peer >= 0) {
             snprintf(who, sizeof(who), " for PE %d", peer);
         } else {
             inflight_peers(ops, depth, to, sizeof(to));
         }
-        fsh_progress_unlock();
+        records_done(l, ops);
         return fsh_err(-ETIMEDOUT,
                        "a peer may be stuck or dead, or never entering the matching call; raise the timeout (FABSHMEM_TIMEOUT, FABSHMEM_WAIT_TIMEOUT for user waits) if the work is just slow",
                        "%s: waited %.0f s%s with %llu operation(s) in flight%s and no end in sight",
@@ -732,14 +749,9 @@ static bool pool_available(const void *arg)
     return pg.free != NULL;
 }
 
-struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
+/* A record taken from a free list, made ready for an operation of kind to pe. */
+static void op_init(struct fsh_op *op, int kind, int pe, size_t len)
 {
-    if (!pg.free && fsh_progress_wait(pool_available, NULL, "waiting for a free operation slot", pe) != 0) {
-        return NULL;
-    }
-    struct fsh_op *op = pg.free;
-    pg.free = op->next_free;
-    pg.in_use++;
     op->kind = kind;
     op->pe = pe;
     op->len = len;
@@ -748,6 +760,17 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
     op->copy_dst = NULL;
     op->way = 0;
     op->orphan = false;
+}
+
+struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
+{
+    if (!pg.free && fsh_progress_wait(pool_available, NULL, "waiting for a free operation slot", pe) != 0) {
+        return NULL;
+    }
+    struct fsh_op *op = pg.free;
+    pg.free = op->next_free;
+    pg.in_use++;
+    op_init(op, kind, pe, len);
     return op;
 }
 
@@ -884,9 +907,13 @@ static int lane_poll_locked(struct fsh_lane *l)
     return err;
 }
 
+/* Never blocks on the lane's lock: its owner may be posting and waiting for the engine's
+ * lock, which a waiter here may hold (quiet of all contexts); then the owner reads the queue. */
 static int lane_poll(struct fsh_lane *l)
 {
-    fsh_lane_lock(l);
+    if (pthread_mutex_trylock(&l->lock) != 0) {
+        return 0;
+    }
     int n = lane_poll_locked(l);
     fsh_lane_unlock(l);
     return n;
@@ -936,14 +963,7 @@ struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len)
     struct fsh_op *op = l->free;
     l->free = op->next_free;
     l->in_use++;
-    op->kind = kind;
-    op->pe = pe;
-    op->len = len;
-    op->sync = NULL;
-    op->tmp_mr = NULL;
-    op->copy_dst = NULL;
-    op->way = 0;
-    op->orphan = false;
+    op_init(op, kind, pe, len);
     return op;
 }
 
@@ -985,7 +1005,9 @@ static bool lane_idle_to(const void *arg)
 {
     const struct lane_pes *w = arg;
     bool idle = true;
-    fsh_lane_lock(w->l);
+    if (pthread_mutex_trylock(&w->l->lock) != 0) {
+        return false; /* its owner posts: ask again at the next poll */
+    }
     for (size_t i = 0; i < w->l->depth && idle; i++) {
         const struct fsh_op *op = &w->l->pool[i];
         idle = !(op->kind && op->track == w->t && w->pes[op->pe]);

@@ -833,7 +833,7 @@ static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
         fsh_progress_unlock();
         return;
     }
-    ln.open++;
+    long open = ++ln.open;
     fsh_progress_unlock();
     /* Opened outside the engine lock: the domain is thread-safe (lanes exist only then). */
     if (fsh_lane_open(&c->lane) != 0) {
@@ -845,8 +845,7 @@ static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
         lane_give(c);
         return;
     }
-    FSH_DEBUG("a context with an endpoint of its own (%ld of at most %ld open)", ln.open,
-              ln.limit);
+    FSH_DEBUG("a context with an endpoint of its own (%ld of at most %ld open)", open, ln.limit);
 }
 
 /* Give back what lane_take counted. Closes the lane, if it is open. */
