@@ -646,55 +646,60 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
     const struct mapping *m = &map[op];
     struct fsh_op_track sync = {0, 0, 0};
     bool wait = m->type != FSH_X_ATOMIC && !nbi;
-    uint64_t raddr, key;
-    fsh_mr_remote(pe, seg, off, &raddr, &key);
-    struct fsh_path path = fsh_fabric_path_atomic(pe);
-    void *desc = am.desc[path.rail];
-
-    fsh_progress_lock();
-    struct fsh_op *o = fsh_progress_op_get(FSH_OP_ATOMIC, pe, size);
-    if (!o) {
-        fsh_progress_unlock();
-        return fsh_err_last() ? fsh_err_last()->code : -EIO;
-    }
-    o->track = &ctx->track;
-    o->sync = wait ? &sync : NULL;
-    struct bounce *b = &am.bufs[fsh_progress_op_index(o)];
-    b->operand = 0;
-    if (m->operand_is_one) {
-        b->operand = 1;
-    } else if (value) {
-        memcpy(&b->operand, value, size);
-    }
-    if (cond) {
-        memcpy(&b->compare, cond, size);
-    }
-    if (m->type != FSH_X_ATOMIC && fetch) {
-        o->copy_dst = fetch;
-        o->copy_src = &b->result;
-        o->copy_len = size;
-    }
     struct fsh_xreq r = {
         .type = post_type(op),
-        .op = o,
         .pe = pe,
-        .path = path,
-        .local = &b->operand,
+        .path = fsh_fabric_path_atomic(pe),
         .len = size,
-        .desc = desc,
-        .raddr = raddr,
-        .key = key,
         .flags = FSH_XF_COMPLETION,
         .atomic_op = m->xop,
-        .result = &b->result,
-        .result_desc = desc,
-        .compare = &b->compare,
-        .compare_desc = desc,
     };
-    int rc = fsh_xport_post(&r);
-    fsh_progress_unlock();
+    fsh_mr_remote(pe, seg, off, &r.raddr, &r.key);
+    /* A context with an endpoint of its own posts there, under its own lock, where the
+     * bounce needs no registration (its records' scratch is plain memory). */
+    struct fsh_lane *lane = ctx->lane && !fsh_fabric_attr()->mr_local ? ctx->lane : NULL;
+    if (lane) {
+        fsh_lane_lock(lane);
+        r.op = fsh_lane_op_get(lane, FSH_OP_ATOMIC, pe, size);
+    } else {
+        fsh_progress_lock();
+        r.op = fsh_progress_op_get(FSH_OP_ATOMIC, pe, size);
+    }
+    int rc = r.op ? 0 : fsh_err_last() ? fsh_err_last()->code : -EIO;
+    if (r.op) {
+        struct fsh_op *o = r.op;
+        o->track = lane ? &ctx->ltrack : &ctx->track;
+        o->sync = wait ? &sync : NULL;
+        _Static_assert(sizeof(struct bounce) <= FSH_LANE_SCRATCH, "a bounce fits a lane's scratch");
+        struct bounce *b = lane ? fsh_lane_scratch(lane, o) : &am.bufs[fsh_progress_op_index(o)];
+        b->operand = 0;
+        if (m->operand_is_one) {
+            b->operand = 1;
+        } else if (value) {
+            memcpy(&b->operand, value, size);
+        }
+        if (cond) {
+            memcpy(&b->compare, cond, size);
+        }
+        if (m->type != FSH_X_ATOMIC && fetch) {
+            o->copy_dst = fetch;
+            o->copy_src = &b->result;
+            o->copy_len = size;
+        }
+        r.local = &b->operand;
+        r.result = &b->result;
+        r.compare = &b->compare;
+        r.desc = r.result_desc = r.compare_desc = lane ? NULL : am.desc[r.path.rail];
+        rc = lane ? fsh_xport_post_lane(lane, &r) : fsh_xport_post(&r);
+    }
+    if (lane) {
+        fsh_lane_unlock(lane);
+    } else {
+        fsh_progress_unlock();
+    }
     if (rc == 0 && wait) {
-        rc = fsh_progress_wait_track(&sync, "atomic: waiting for the old value");
+        rc = lane ? fsh_lane_wait_track(lane, &sync, "atomic: waiting for the old value")
+                  : fsh_progress_wait_track(&sync, "atomic: waiting for the old value");
     }
     return rc;
 }

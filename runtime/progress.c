@@ -94,6 +94,7 @@ struct fsh_lane {
     struct fid_cq *cq;
     struct fsh_op *pool, *free;
     size_t depth, in_use;
+    uint8_t *scratch; /* FSH_LANE_SCRATCH bytes per record */
     pthread_mutex_t lock;
 };
 
@@ -809,17 +810,21 @@ int fsh_lane_open(struct fsh_lane **out)
     struct fsh_lane *l = calloc(1, sizeof(*l));
     size_t depth = pg.depth;
     struct fsh_op *pool = l ? calloc(depth, sizeof(*pool)) : NULL;
-    if (!pool) {
+    uint8_t *scratch = pool ? calloc(depth, FSH_LANE_SCRATCH) : NULL;
+    if (!scratch) {
+        free(pool);
         free(l);
         return fsh_err(-ENOMEM, "destroy contexts no longer needed, or set FABSHMEM_CTX_ENDPOINTS=0",
                        "cannot allocate %zu operation records for a context's endpoint", depth);
     }
     int rc = fsh_fabric_lane_open(&l->ep, &l->cq, depth);
     if (rc != 0) {
+        free(scratch);
         free(pool);
         free(l);
         return rc;
     }
+    l->scratch = scratch;
     for (size_t i = 0; i < depth; i++) {
         pool[i].next_free = i + 1 < depth ? &pool[i + 1] : NULL;
     }
@@ -842,6 +847,7 @@ void fsh_lane_close(struct fsh_lane *l)
     }
     fsh_fabric_lane_close(l->ep, l->cq);
     pthread_mutex_destroy(&l->lock);
+    free(l->scratch);
     free(l->pool);
     free(l);
 }
@@ -859,6 +865,11 @@ void fsh_lane_unlock(struct fsh_lane *l)
 struct fid_ep *fsh_lane_ep(const struct fsh_lane *l)
 {
     return l->ep;
+}
+
+void *fsh_lane_scratch(struct fsh_lane *l, const struct fsh_op *op)
+{
+    return l->scratch + (size_t)(op - l->pool) * FSH_LANE_SCRATCH;
 }
 
 static void lane_op_put(struct fsh_lane *l, struct fsh_op *op)

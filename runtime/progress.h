@@ -191,6 +191,10 @@ struct fid_ep *fsh_lane_ep(const struct fsh_lane *l);
  * post failed, the record goes back. */
 struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len);
 void fsh_lane_op_posted(struct fsh_op *op);
+/* FSH_LANE_SCRATCH bytes of plain (unregistered) memory that belong to the lane's record op
+ * while it is in flight: an atomic's operand, compare value and result (amo.c). */
+#define FSH_LANE_SCRATCH 32
+void *fsh_lane_scratch(struct fsh_lane *l, const struct fsh_op *op);
 void fsh_lane_op_unposted(struct fsh_lane *l, struct fsh_op *op);
 /* Read the lane's CQ (and the engine's, see above) once: >= 0 events, or -errno. */
 int fsh_lane_poll(struct fsh_lane *l);

@@ -68,9 +68,10 @@ static inline const struct fsh_ctx_slot *fsh_rma_ctx_slot(uintptr_t handle)
 const char *fsh_rma_ctx_why(uintptr_t handle);
 
 /* shmem_ctx_create/destroy: an independent completion stream. While contexts' own endpoints
- * are available (fsh_rma_lanes_init), the context gets one (a lane, progress.h): its puts and
- * gets go there, under its own lock, and only the rest (AMOs, signals, batches, device or
- * unregistered buffers where descriptors are needed) through the engine. Otherwise it is a
+ * are available (fsh_rma_lanes_init), the context gets one (a lane, progress.h): its puts,
+ * gets and provider atomics (amo.c) go there, under its own lock, and only the rest (AMOs
+ * applied by targets, signals, batches, device memory, and where descriptors are needed
+ * atomics and unregistered buffers) through the engine. Otherwise it is a
  * completion stream on the engine's endpoint. team: the team it is created on (NULL: world),
  * whose reservation (may be NULL) is drawn on first. Create fails (-ENOSPC, recorded) when
  * FSH_CTX_SLOTS contexts exist; a context without an endpoint of its own is no failure.

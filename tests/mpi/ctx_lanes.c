@@ -9,8 +9,10 @@
  *   - a blocking put (its source overwritten at once: it must be reusable on return), a put_nbi,
  *     or a strided long iput (destination stride 2), from a malloc'd or a symmetric source,
  *     of 1 byte to 150,000 bytes (above the provider's inject size and message pieces);
+ *   - a fetch_add and an add on its own counter at the right neighbour (the fetched values
+ *     must count up exactly: only this thread adds there, and pe_quiet completes each round);
  *   - ctx_pe_quiet on the right neighbour, then a blocking get or a get_nbi + ctx_quiet of
- *     what it just put, checked at once.
+ *     what it just put, checked at once, and an atomic fetch of the counter.
  * One more context, created on a team split with SHMEM_TEAM_NUM_CONTEXTS = 1 (every PE), puts
  * to its right neighbour and reads it back. After join + barrier every slot is checked, the gaps of strided puts too.
  */
@@ -26,6 +28,7 @@
 static int me, npes, left, right;
 static uint8_t *reg;  /* [thread][round] slots written by the left neighbour */
 static uint8_t *ssrc; /* symmetric sources, [thread] one slot each */
+static long *ctrs;    /* [thread]: added to by the left neighbour's thread */
 
 static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
 #define CHECK(...)                                                                                \
@@ -120,7 +123,13 @@ static void *worker(void *arg)
             shmem_ctx_long_iput(ctx, (long *)dst, (const long *)src, 2, 1, nl, right);
             break;
         }
+        long f = shmem_ctx_long_atomic_fetch_add(ctx, &ctrs[t], 1, right);
+        CHECK(f == 2L * i, "thread %d round %d: fetch_add fetched %ld, want %ld", t, i, f, 2L * i);
+        shmem_ctx_long_atomic_add(ctx, &ctrs[t], 1, right);
         shmem_ctx_pe_quiet(ctx, &right, 1);
+        f = shmem_ctx_long_atomic_fetch(ctx, &ctrs[t], right);
+        CHECK(f == 2L * i + 2, "thread %d round %d: counter %ld after pe_quiet, want %ld", t, i,
+              f, 2L * i + 2);
         size_t span = kind_of(i) == 2 ? 2 * nl * sizeof(long) : n;
         memset(back, 0x5a, span);
         if (i % 4 < 2) {
@@ -182,7 +191,8 @@ int main(void)
     reg = shmem_calloc((size_t)NTHR * ROUNDS, SLOT);
     ssrc = shmem_malloc((size_t)NTHR * SLOT);
     uint8_t *tslot = shmem_calloc(1, 3000);
-    if (!t_check(reg && ssrc && tslot, "allocation failed")) {
+    ctrs = shmem_calloc(NTHR, sizeof(long));
+    if (!t_check(reg && ssrc && tslot && ctrs, "allocation failed")) {
         shmem_global_exit(1);
     }
     shmem_barrier_all();
@@ -205,10 +215,12 @@ int main(void)
         for (int i = 0; i < ROUNDS && bad < 5; i++) {
             bad += check_slot(slot(t, i), left, t, i, "after the barrier");
         }
+        t_check(ctrs[t] == 2L * ROUNDS, "counter %d: %ld, want %ld", t, ctrs[t], 2L * ROUNDS);
     }
     shmem_barrier_all();
     team_context(tslot);
     shmem_barrier_all();
+    shmem_free(ctrs);
     shmem_free(tslot);
     shmem_free(ssrc);
     shmem_free(reg);
