@@ -134,6 +134,9 @@ struct fid_cq *fsh_fabric_cq(int rail);
  * domain and AV with a CQ of its own for depth operations; 0 or -errno (recorded). */
 void fsh_fabric_want_threads(bool on);
 const char *fsh_fabric_lanes_why_not(void);
+/* FABSHMEM_CTX_ENDPOINTS=-1: how many, for a job of npes PEs (16, fewer where every endpoint
+ * keeps a connection per peer: ofi_rxm, as many as the open-file limit leaves room for). */
+long fsh_fabric_lanes_auto(int npes);
 int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth);
 void fsh_fabric_lane_close(struct fid_ep *ep, struct fid_cq *cq);
 /* Do the rails count completed writes (a counter each, CQs bound for selective completion)?

@@ -636,7 +636,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     if (rc == 0 && want_fabric) {
         /* Threads that post to contexts' own endpoints at once need a thread-safe domain. */
-        fsh_fabric_want_threads(requested >= SHMEM_THREAD_MULTIPLE && cfg->FABSHMEM_CTX_ENDPOINTS > 0);
+        fsh_fabric_want_threads(requested >= SHMEM_THREAD_MULTIPLE && cfg->FABSHMEM_CTX_ENDPOINTS != 0);
         rc = fsh_fabric_open(cfg, &boot, &nic);
     } else if (rc == 0) {
         fsh_fabric_open_none(&boot);

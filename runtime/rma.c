@@ -215,9 +215,11 @@ unlock:
  * lock. */
 static struct {
     long limit;
+    bool automatic; /* FABSHMEM_CTX_ENDPOINTS=-1 chose limit */
     long committed;
     long open;
     const char *why_not;
+    char failed[200]; /* why opening one failed: no further context tries */
 } ln;
 
 /* The lane a put or get of ctx takes for [local, local + len): ctx's own, unless the buffer
@@ -783,7 +785,15 @@ static void lane_give(struct fsh_ctx *c);
 
 void fsh_rma_lanes_init(long limit)
 {
-    ln.why_not = limit <= 0 ? "FABSHMEM_CTX_ENDPOINTS=0" : fsh_fabric_lanes_why_not();
+    ln.why_not = limit == 0 ? "FABSHMEM_CTX_ENDPOINTS=0" : fsh_fabric_lanes_why_not();
+    ln.automatic = limit < 0;
+    if (!ln.why_not && ln.automatic) {
+        limit = fsh_fabric_lanes_auto(fsh_rt.npes);
+        ln.why_not = limit == 0 ? "every endpoint keeps a connection per peer, and the open-file "
+                                  "limit leaves none for them at this PE count (raise ulimit -n, "
+                                  "or set FABSHMEM_CTX_ENDPOINTS)"
+                                : NULL;
+    }
     ln.limit = ln.why_not ? 0 : limit;
     ln.committed = 0;
     ln.open = 0;
@@ -813,9 +823,9 @@ void fsh_rma_lanes_describe(char *buf, size_t len)
         snprintf(buf, len, "none: every context posts through the engine's endpoint (%s)",
                  ln.why_not);
     } else {
-        snprintf(buf, len, "up to %ld (FABSHMEM_CTX_ENDPOINTS), %ld open: a context created "
+        snprintf(buf, len, "up to %ld (FABSHMEM_CTX_ENDPOINTS%s), %ld open: a context created "
                  "while one is left has an endpoint, a completion queue and a lock of its own",
-                 ln.limit, ln.open);
+                 ln.limit, ln.automatic ? "=-1, auto" : "", ln.open);
     }
 }
 
@@ -824,6 +834,10 @@ void fsh_rma_lanes_describe(char *buf, size_t len)
 static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
 {
     fsh_progress_lock();
+    if (ln.limit <= 0) {
+        fsh_progress_unlock(); /* opening one failed since this context's check */
+        return;
+    }
     if (reserve && reserve->taken < reserve->granted) {
         reserve->taken++;
         c->reserve = reserve;
@@ -837,15 +851,24 @@ static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
     fsh_progress_unlock();
     /* Opened outside the engine lock: the domain is thread-safe (lanes exist only then). */
     if (fsh_lane_open(&c->lane) != 0) {
-        FSH_DEBUG("a context without an endpoint of its own: %s", fsh_err_last() ? fsh_err_last()->msg : "");
+        /* The provider refuses a further endpoint (its limit, or memory): this context and
+         * every later one post through the engine's, as they would without lanes. */
+        const struct fsh_error *e = fsh_err_last();
+        FSH_DEBUG("a context without an endpoint of its own, and no later one tries: %s",
+                  e ? e->msg : "");
+        fsh_progress_lock();
+        if (!ln.why_not) {
+            snprintf(ln.failed, sizeof(ln.failed), "opening one failed: %.170s", e ? e->msg : "");
+            ln.why_not = ln.failed;
+            __atomic_store_n(&ln.limit, 0, __ATOMIC_RELAXED);
+        }
+        fsh_progress_unlock();
         fsh_err_clear();
         c->lane = NULL;
-    }
-    if (!c->lane) {
         lane_give(c);
         return;
     }
-    FSH_DEBUG("a context with an endpoint of its own (%ld of at most %ld open)", open, ln.limit);
+    FSH_DEBUG("a context with an endpoint of its own (%ld open)", open);
 }
 
 /* Give back what lane_take counted. Closes the lane, if it is open. */
@@ -873,7 +896,7 @@ int fsh_rma_ctx_create(long options, void *team, struct fsh_lane_reserve *reserv
     }
     c->options = options;
     c->team = team;
-    if (ln.limit > 0) {
+    if (__atomic_load_n(&ln.limit, __ATOMIC_RELAXED) > 0) {
         lane_take(c, reserve);
     }
     fsh_progress_lock();
