@@ -96,7 +96,9 @@ struct fsh_lane {
     size_t depth, in_use;
     uint8_t *scratch; /* FSH_LANE_SCRATCH bytes per record */
     pthread_mutex_t lock;
+    struct fsh_lane *next; /* the open lanes (lanes_open), which the progress thread polls */
 };
+static struct fsh_lane *lanes_open; /* under the engine lock */
 
 /* The records a wait's reports look at: the lane's, or the engine's, locked by their lock
  * until records_done. */
@@ -836,6 +838,10 @@ int fsh_lane_open(struct fsh_lane **out)
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&l->lock, &attr);
     pthread_mutexattr_destroy(&attr);
+    fsh_progress_lock();
+    l->next = lanes_open;
+    __atomic_store_n(&lanes_open, l, __ATOMIC_RELAXED);
+    fsh_progress_unlock();
     *out = l;
     return 0;
 }
@@ -845,6 +851,14 @@ void fsh_lane_close(struct fsh_lane *l)
     if (!l) {
         return;
     }
+    fsh_progress_lock(); /* the progress thread polls the list under it */
+    for (struct fsh_lane **p = &lanes_open; *p; p = &(*p)->next) {
+        if (*p == l) {
+            __atomic_store_n(p, l->next, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    fsh_progress_unlock();
     fsh_fabric_lane_close(l->ep, l->cq);
     pthread_mutex_destroy(&l->lock);
     free(l->scratch);
@@ -954,6 +968,20 @@ int fsh_lane_poll(struct fsh_lane *l)
     return lane_poll_both(l);
 }
 
+/* The progress thread's share of the lanes: what their owners posted moves while they compute
+ * (the spec's progress without calls), without ever waiting for an owner's lock. */
+static int poll_lanes(void)
+{
+    int n = 0;
+    fsh_progress_lock();
+    for (struct fsh_lane *l = lanes_open; l && n >= 0; l = l->next) {
+        int m = lane_poll(l);
+        n = m < 0 ? m : n + m;
+    }
+    fsh_progress_unlock();
+    return n;
+}
+
 static bool lane_available(const void *arg)
 {
     return ((const struct fsh_lane *)arg)->free != NULL;
@@ -1044,6 +1072,10 @@ static void *thread_main(void *arg)
     long sleep_us = pg.interval_us, max_us = pg.sleep_max_us;
     while (!__atomic_load_n(&pg.thread_stop, __ATOMIC_ACQUIRE)) {
         int n = fsh_progress_poll();
+        if (n >= 0 && __atomic_load_n(&lanes_open, __ATOMIC_RELAXED)) {
+            int m = poll_lanes();
+            n = m < 0 ? m : n + m;
+        }
         if (n < 0) {
             /* The error is recorded; the application's next call reports it. */
             break;

@@ -14,9 +14,15 @@
  *   - ctx_pe_quiet on the right neighbour, then a blocking get or a get_nbi + ctx_quiet of
  *     what it just put, checked at once, and an atomic fetch of the counter.
  * One more context, created on a team split with SHMEM_TEAM_NUM_CONTEXTS = 1 (every PE), puts
- * to its right neighbour and reads it back. After join + barrier every slot is checked, the gaps of strided puts too.
+ * to its right neighbour and reads it back. Last, progress without calls (the spec's progress
+ * rule): each PE puts PROG_BYTES with put_nbi on a context of its own and, without quiet and
+ * without any call that could drive that context, spins on plain memory until the left
+ * neighbour's data has landed (then acknowledges it with a put) and its own was acknowledged;
+ * only the progress thread can move the context's transfer meanwhile. A spin that lasts 60 s
+ * fails the test instead of hanging. After join + barrier every slot is checked, the gaps of strided puts too.
  */
 #include <pthread.h>
+#include <time.h>
 
 #include "../test.h"
 
@@ -146,6 +152,51 @@ static void *worker(void *arg)
     return NULL;
 }
 
+#define PROG_BYTES ((size_t)8 << 20)
+
+static int landed(const uint8_t *buf)
+{
+    for (size_t i = 0; i < PROG_BYTES; i++) {
+        if (__atomic_load_n(&buf[i], __ATOMIC_RELAXED) != t_byte(left, 0x7200000, i)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void progress_without_calls(uint8_t *pbuf, long *ack)
+{
+    shmem_ctx_t ctx = SHMEM_CTX_INVALID;
+    if (!t_check(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0, "shmem_ctx_create failed")) {
+        return;
+    }
+    uint8_t *src = malloc(PROG_BYTES);
+    if (!t_check(src != NULL, "malloc failed")) {
+        shmem_ctx_destroy(ctx);
+        return;
+    }
+    t_fill(src, PROG_BYTES, me, 0x7200000);
+    shmem_ctx_putmem_nbi(ctx, pbuf, src, PROG_BYTES, right);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int seen = 0, acked = 0;
+    double waited = 0;
+    while ((!seen || !acked) && waited < 60) {
+        if (!seen && landed(pbuf)) {
+            seen = 1;
+            shmem_long_p(ack, 1, left);
+        }
+        acked = __atomic_load_n(ack, __ATOMIC_ACQUIRE) != 0;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    }
+    t_check(seen, "the left neighbour's put_nbi never landed without calls (60 s)");
+    t_check(acked, "my put_nbi was not acknowledged without calls (60 s)");
+    shmem_ctx_quiet(ctx);
+    shmem_ctx_destroy(ctx);
+    free(src);
+}
+
 /* A context on a team whose configuration asked for one: team-relative PE numbers. */
 static void team_context(uint8_t *tslot)
 {
@@ -192,7 +243,9 @@ int main(void)
     ssrc = shmem_malloc((size_t)NTHR * SLOT);
     uint8_t *tslot = shmem_calloc(1, 3000);
     ctrs = shmem_calloc(NTHR, sizeof(long));
-    if (!t_check(reg && ssrc && tslot && ctrs, "allocation failed")) {
+    uint8_t *pbuf = shmem_calloc(1, PROG_BYTES);
+    long *ack = shmem_calloc(1, sizeof(long));
+    if (!t_check(reg && ssrc && tslot && ctrs && pbuf && ack, "allocation failed")) {
         shmem_global_exit(1);
     }
     shmem_barrier_all();
@@ -220,6 +273,12 @@ int main(void)
     shmem_barrier_all();
     team_context(tslot);
     shmem_barrier_all();
+    if (npes > 1) {
+        progress_without_calls(pbuf, ack);
+    }
+    shmem_barrier_all();
+    shmem_free(ack);
+    shmem_free(pbuf);
     shmem_free(ctrs);
     shmem_free(tslot);
     shmem_free(ssrc);
