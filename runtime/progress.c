@@ -984,7 +984,14 @@ static int poll_lanes(void)
 
 static bool lane_available(const void *arg)
 {
-    return ((const struct fsh_lane *)arg)->free != NULL;
+    struct fsh_lane *l = (struct fsh_lane *)arg;
+    /* The progress thread gives records back too: read under the lock, never wait for it. */
+    if (pthread_mutex_trylock(&l->lock) != 0) {
+        return false;
+    }
+    bool any = l->free != NULL;
+    pthread_mutex_unlock(&l->lock);
+    return any;
 }
 
 struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len)
