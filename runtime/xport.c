@@ -188,7 +188,13 @@ static int issue_retry(struct fsh_xreq *r, struct fsh_lane *lane)
                            r->len, r->pe, fi_strerror((int)-rc));
         }
         int err = lane ? fsh_lane_poll(lane) : fsh_progress_poll();
-        if (err == 0) {
+        if (err == 0 && lane) {
+            /* Not with the lane's lock: a liveness probe takes the engine's, and quiet of all
+             * contexts holds that one while it polls this lane. */
+            fsh_lane_unlock(lane);
+            err = fsh_progress_backoff(&start, "provider queue full", r->pe);
+            fsh_lane_lock(lane);
+        } else if (err == 0) {
             err = fsh_progress_backoff(&start, "provider queue full", r->pe);
         }
         if (err < 0) {

@@ -89,7 +89,8 @@ void fsh_xport_fini(void);
 int fsh_xport_post(struct fsh_xreq *r);
 /* Post on a context's own endpoint (progress.h's lanes): r->op is a record of the lane, and
  * always set. No chaos, no copy for failover (lanes exist only where neither applies). Caller
- * holds the lane's lock. 0 or -errno (recorded); on error the record has been given back. */
+ * holds the lane's lock once (it is let go while a full queue is waited out). 0 or -errno
+ * (recorded); on error the record has been given back. */
 int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r);
 
 /* Multi-rail: keep a copy of every request, so that a dead way's can go again (every write
