@@ -389,17 +389,28 @@ static int op_failed(const struct fsh_op *op, const struct fi_cq_err_entry *e, c
                    op->pe, fi_strerror((int)e->err), prov ? prov : "");
 }
 
+/* Read the error entry at the head of cq into e, and the provider's words for it into buf
+ * (*prov). fi_cq_readerr's result: < 0 when there was none to read. */
+static ssize_t read_error(struct fid_cq *cq, struct fi_cq_err_entry *e, char *buf, size_t len,
+                          const char **prov)
+{
+    memset(e, 0, sizeof(*e));
+    ssize_t rc = fi_cq_readerr(cq, e, 0);
+    if (rc >= 0) {
+        *prov = fi_cq_strerror(cq, e->prov_errno, e->err_data, buf, len);
+    }
+    return rc;
+}
+
 static int report_error(int rail)
 {
     struct fi_cq_err_entry e;
-    memset(&e, 0, sizeof(e));
-    ssize_t rc = fi_cq_readerr(fsh_fabric_cq(rail), &e, 0);
+    char provbuf[256];
+    const char *prov = NULL;
+    ssize_t rc = read_error(fsh_fabric_cq(rail), &e, provbuf, sizeof(provbuf), &prov);
     if (rc < 0) {
         return (rc == -FI_EAGAIN) ? 0 : (int)rc;
     }
-    char provbuf[256];
-    const char *prov = fi_cq_strerror(fsh_fabric_cq(rail), e.prov_errno, e.err_data, provbuf,
-                                      sizeof(provbuf));
     struct fsh_op *op = own_op(e.op_context);
     if (op && op->orphan) {
         fsh_progress_op_put(op); /* re-posted elsewhere: its failure is no news */
@@ -666,8 +677,6 @@ int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer)
     return rc ? rc : probe(NULL, c, now(), false, what, peer, NULL, NULL);
 }
 
-static int lane_poll_both(struct fsh_lane *l);
-
 /* l: a lane's wait, which polls the lane and, when nobody else holds it, the engine. */
 static int wait_impl(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
                      int peer, double timeout, bool arrival)
@@ -675,7 +684,7 @@ static int wait_impl(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
     struct fsh_wait_clock c = {0, 0};
     unsigned idle = 0;
     for (;;) {
-        int n = l ? lane_poll_both(l) : fsh_progress_poll();
+        int n = l ? fsh_lane_poll(l) : fsh_progress_poll();
         if (n < 0) {
             return n;
         }
@@ -918,12 +927,11 @@ static int lane_poll_locked(struct fsh_lane *l)
                        fi_strerror((int)-got));
     }
     struct fi_cq_err_entry e;
-    memset(&e, 0, sizeof(e));
-    if (fi_cq_readerr(l->cq, &e, 0) < 0) {
+    char provbuf[256];
+    const char *prov = NULL;
+    if (read_error(l->cq, &e, provbuf, sizeof(provbuf), &prov) < 0) {
         return -EIO;
     }
-    char provbuf[256];
-    const char *prov = fi_cq_strerror(l->cq, e.prov_errno, e.err_data, provbuf, sizeof(provbuf));
     struct fsh_op *op = e.op_context;
     int err = op_failed(op, &e, prov);
     op->copy_dst = NULL;
@@ -946,7 +954,7 @@ static int lane_poll(struct fsh_lane *l)
 
 /* A lane's wait polls the lane, and the engine too when no other thread holds it: with manual
  * progress nothing aimed at this PE moves otherwise, and a peer may be waiting for that. */
-static int lane_poll_both(struct fsh_lane *l)
+int fsh_lane_poll(struct fsh_lane *l)
 {
     int n = lane_poll(l);
     if (n < 0) {
@@ -961,11 +969,6 @@ static int lane_poll_both(struct fsh_lane *l)
         n += m;
     }
     return pg.failed && n == 0 ? -EIO : n;
-}
-
-int fsh_lane_poll(struct fsh_lane *l)
-{
-    return lane_poll_both(l);
 }
 
 /* The progress thread's share of the lanes: what their owners posted moves while they compute
@@ -1013,32 +1016,19 @@ struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len)
     return op;
 }
 
-void fsh_lane_op_posted(struct fsh_op *op)
-{
-    bump(&op->track->posted);
-    if (op->sync) {
-        bump(&op->sync->posted);
-    }
-}
-
 void fsh_lane_op_unposted(struct fsh_lane *l, struct fsh_op *op)
 {
     lane_op_put(l, op);
 }
 
-static bool lane_track_done(const void *arg)
-{
-    const struct fsh_op_track *t = arg;
-    return __atomic_load_n(&t->completed, __ATOMIC_ACQUIRE) ==
-           __atomic_load_n(&t->posted, __ATOMIC_ACQUIRE);
-}
-
+/* The engine's test: a lane's tracks carry no write mark (nothing on a lane is counted), so
+ * it compares posted and completed. */
 int fsh_lane_wait_track(struct fsh_lane *l, const struct fsh_op_track *t, const char *what)
 {
-    if (lane_track_done(t)) {
+    if (fsh_progress_track_done(t)) {
         return pg.failed ? -EIO : 0;
     }
-    return wait_impl(l, lane_track_done, t, what, -1, pg.timeout, false);
+    return wait_impl(l, track_done, t, what, -1, pg.timeout, false);
 }
 
 struct lane_pes {

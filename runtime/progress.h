@@ -113,7 +113,8 @@ void fsh_progress_op_put(struct fsh_op *op);
 void fsh_progress_op_complete(struct fsh_op *op);
 /* The operation was accepted: count it as posted on its tracks (op), or for a counted write
  * (op NULL) mark the track counted. write: it is a write (the write counter will count it).
- * Caller holds the engine lock. */
+ * Caller holds the engine lock; for a lane's record (write false: no counter sees it), the
+ * lane's. */
 void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, bool write);
 /* An operation counted as posted that will never complete (posting it failed later): count it
  * completed without a result and give the record back (op may be NULL: a counted write), so
@@ -187,10 +188,9 @@ void fsh_lane_lock(struct fsh_lane *l);
 void fsh_lane_unlock(struct fsh_lane *l);
 struct fid_ep *fsh_lane_ep(const struct fsh_lane *l);
 /* A record of the lane (caller holds its lock; may drop it to wait); NULL (recorded) on
- * timeout or error. posted: accepted by the provider (its tracks count it); unposted: the
- * post failed, the record goes back. */
+ * timeout or error. Once the provider accepted it, fsh_progress_op_posted(op, NULL, false)
+ * counts it on its tracks; unposted: the post failed, the record goes back. */
 struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len);
-void fsh_lane_op_posted(struct fsh_op *op);
 /* FSH_LANE_SCRATCH bytes of plain (unregistered) memory that belong to the lane's record op
  * while it is in flight: an atomic's operand, compare value and result (amo.c). */
 #define FSH_LANE_SCRATCH 32

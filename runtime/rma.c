@@ -245,7 +245,7 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
-    bool inject = write && len <= fa->inject_size;
+    bool inject = write && injects(len, false); /* host memory (lane_for) */
     void *desc = NULL;
     struct fsh_mr_tmp *tmp = NULL;
     int rc = 0;

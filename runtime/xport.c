@@ -378,7 +378,9 @@ int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r)
         fsh_lane_op_unposted(lane, r->op);
         return rc;
     }
-    fsh_lane_op_posted(r->op);
+    /* Not counted as a write: the engine's write counter never sees a lane's operations
+     * (only the op's tracks are touched, under the lane's lock). */
+    fsh_progress_op_posted(r->op, NULL, false);
     return 0;
 }
 
