@@ -211,6 +211,8 @@ static const struct limit {
     {"FABSHMEM_TX_DEPTH", 0, 1 << 24, "use 0 (the provider's queue size) or a positive count", false},
     {"FABSHMEM_CTX_ENDPOINTS", -1, 4096, "use -1 (auto), 0 (none) or a count up to 4096", false},
     {"FABSHMEM_INJECT_SIZE", -1, 1 << 30, "use -1 (the provider's limit), 0 (no inject) or bytes", false},
+    {"FABSHMEM_BOUNCE_SIZE", -1, 1 << 30, "use -1 (auto), 0 (off) or bytes", false},
+    {"FABSHMEM_BOUNCE_SLOTS", 0, 4096, "use 0 (off) or a count up to 4096", false},
     {"FABSHMEM_PROGRESS_INTERVAL", 1, 1e7, "use microseconds between 1 and 10000000", false},
     {"FABSHMEM_SIM_NODES", 0, 1 << 30, "use 0 or 1 (off), or 2..shmem_n_pes()", false},
     /* Checked again where used (a power of two; 2..62 once finalize took its slot), but a

@@ -242,6 +242,8 @@ static void print_info(const struct fsh_config *cfg)
         char lanes[320];
         fsh_rma_lanes_describe(lanes, sizeof(lanes));
         printf("  contexts' own endpoints: %s\n", lanes);
+        fsh_rma_bounce_describe(lanes, sizeof(lanes));
+        printf("  blocking puts' bounce slots: %s\n", lanes);
     }
     char loc[160];
     fsh_local_describe(loc, sizeof(loc));
@@ -494,8 +496,11 @@ static int exchange(double timeout)
     if (rc == 0 && fsh_fabric_multirail()) {
         rc = fsh_xport_enable_failover();
     }
-    /* Contexts' own endpoints: once the rails of every PE are known. */
+    /* Contexts' own endpoints and the bounce slots: once the rails of every PE are known. */
     fsh_rma_lanes_init(fsh_env()->FABSHMEM_CTX_ENDPOINTS);
+    if (rc == 0) {
+        rc = fsh_rma_bounce_init(fsh_env()->FABSHMEM_BOUNCE_SIZE, fsh_env()->FABSHMEM_BOUNCE_SLOTS);
+    }
     node_of = x.node_of; /* kept until the collectives are set up */
     x.node_of = NULL;
     fsh_exchange_free(&x);

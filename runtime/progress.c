@@ -769,6 +769,7 @@ static void op_init(struct fsh_op *op, int kind, int pe, size_t len)
     op->len = len;
     op->sync = NULL;
     op->tmp_mr = NULL;
+    op->bounce = NULL;
     op->copy_dst = NULL;
     op->way = 0;
     op->orphan = false;
@@ -792,10 +793,96 @@ void fsh_progress_op_put(struct fsh_op *op)
         fsh_mr_release(op->tmp_mr);
         op->tmp_mr = NULL;
     }
+    if (op->bounce) {
+        fsh_progress_bounce_give(op->bounce);
+        op->bounce = NULL;
+    }
     op->kind = 0; /* not in flight */
     op->next_free = pg.free;
     pg.free = op;
     pg.in_use--;
+}
+
+/* ------------------------------------------------------------ bounce slots
+ *
+ * One registered block cut into n slots of size bytes; the free ones on a stack. Taken and
+ * given back under the engine lock (posts and completions hold it). */
+static struct {
+    uint8_t *base;
+    size_t size, n;
+    void **free;
+    size_t nfree;
+    struct fsh_mr_set *set;
+} bb;
+
+int fsh_progress_bounce_init(size_t size, size_t n)
+{
+    if (size == 0 || n == 0) {
+        return 0;
+    }
+    size = (size + 63) & ~(size_t)63;
+    void *base = NULL;
+    if (posix_memalign(&base, 4096, size * n) != 0) {
+        return fsh_err(-ENOMEM, "set FABSHMEM_BOUNCE_SIZE=0, or lower FABSHMEM_BOUNCE_SLOTS",
+                       "cannot allocate %zu bounce slots of %zu bytes", n, size);
+    }
+    bb.free = calloc(n, sizeof(*bb.free));
+    int rc = bb.free ? fsh_mr_reg_local(base, size * n, &bb.set)
+                     : fsh_err(-ENOMEM, "set FABSHMEM_BOUNCE_SIZE=0", "out of memory for the "
+                               "bounce slots' list");
+    if (rc != 0) {
+        free(bb.free);
+        free(base);
+        memset(&bb, 0, sizeof(bb));
+        return rc;
+    }
+    bb.base = base;
+    bb.size = size;
+    bb.n = n;
+    for (size_t i = 0; i < n; i++) {
+        bb.free[i] = bb.base + (n - 1 - i) * size;
+    }
+    bb.nfree = n;
+    return 0;
+}
+
+void fsh_progress_bounce_fini(void)
+{
+    if (bb.set) {
+        fsh_mr_dereg_local(bb.set);
+    }
+    free(bb.free);
+    free(bb.base);
+    memset(&bb, 0, sizeof(bb));
+}
+
+size_t fsh_progress_bounce_size(void)
+{
+    return bb.size;
+}
+
+void *fsh_progress_bounce_take(size_t len)
+{
+    if (len > bb.size || bb.nfree == 0) {
+        return NULL;
+    }
+    return bb.free[--bb.nfree];
+}
+
+void fsh_progress_bounce_give(void *slot)
+{
+    bb.free[bb.nfree++] = slot;
+}
+
+bool fsh_progress_bounce_owns(const void *p)
+{
+    const uint8_t *b = p;
+    return bb.base && b >= bb.base && b < bb.base + bb.size * bb.n;
+}
+
+void *fsh_progress_bounce_desc(int rail)
+{
+    return fsh_mr_set_desc(bb.set, rail);
 }
 
 size_t fsh_progress_op_index(const struct fsh_op *op)

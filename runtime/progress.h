@@ -42,6 +42,7 @@ struct fsh_op {
     struct fsh_op_track *track;  /* the context's track */
     struct fsh_op_track *sync;   /* a blocking call's own track, or NULL */
     struct fsh_mr_tmp *tmp_mr;   /* temporary registration (mr.h), released on completion */
+    void *bounce;                /* the bounce slot it sends from, given back on completion */
     void *copy_dst;              /* on completion copy copy_len bytes from copy_src here */
     const void *copy_src;
     size_t copy_len;
@@ -120,6 +121,20 @@ void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, boo
  * completed without a result and give the record back (op may be NULL: a counted write), so
  * waits end with the recorded error. */
 void fsh_progress_op_unissued(struct fsh_op *op, bool write);
+/* Bounce slots: registered buffers a blocking put above the inject size is copied into, so
+ * that it returns as soon as the copy is made, not after its completion (rma.c). n slots of
+ * size bytes, registered on every rail; 0 or -errno. A slot is taken under the engine lock
+ * (NULL: len above the size, or none free), handed to post() as the put's source, and given
+ * back when that operation's record is (fsh_progress_op_put), or by the taker when no record
+ * took it. */
+int fsh_progress_bounce_init(size_t size, size_t n);
+void fsh_progress_bounce_fini(void);
+size_t fsh_progress_bounce_size(void);
+void *fsh_progress_bounce_take(size_t len);
+void fsh_progress_bounce_give(void *slot);
+/* Is p a bounce slot (then its descriptor on rail `rail` is bounce_desc's)? */
+bool fsh_progress_bounce_owns(const void *p);
+void *fsh_progress_bounce_desc(int rail);
 /* Injected writes may go without a completion entry and a record, counted by the fabric's
  * rails' write counters (fsh_fabric_counts_writes). Off: every operation has its record. */
 bool fsh_progress_counts_writes(void);

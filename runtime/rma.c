@@ -139,9 +139,13 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     bool inject = write && injects(len, dev);
     void *desc = NULL;
     struct fsh_mr_tmp *tmp = NULL;
+    /* A bounce slot (fsh_rma_put) is post()'s from here on: the record gives it back. */
+    bool bounce = write && !inject && fsh_progress_bounce_owns(local);
     int rc = 0;
     fsh_progress_lock();
-    if (!inject && (fa->mr_local || dev)) {
+    if (bounce) {
+        desc = fa->mr_local ? fsh_progress_bounce_desc(path.rail) : NULL;
+    } else if (!inject && (fa->mr_local || dev)) {
         rc = fsh_mr_desc(local, len, path.rail, &desc, &tmp);
         if (rc != 0) {
             goto unlock;
@@ -157,12 +161,16 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
             if (tmp) {
                 fsh_mr_release(tmp);
             }
+            if (bounce) {
+                fsh_progress_bounce_give(local);
+            }
             rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
             goto unlock;
         }
         op->track = &ctx->track;
         op->sync = sync;
         op->tmp_mr = tmp;
+        op->bounce = bounce ? local : NULL;
     }
     /* Delivery-complete where the provider has it, so a completion means visible at the
      * target; but not for a write with immediate data: the target's event says when it
@@ -491,6 +499,81 @@ int fsh_rma_session_stop(struct fsh_ctx *ctx)
     return rc;
 }
 
+/* A blocking put of at most the bounce size (FABSHMEM_BOUNCE_SIZE) through the engine: copied
+ * into a bounce slot and posted from there, so it returns without waiting for its completion;
+ * quiet waits for it as for a put_nbi. 1 when no slot is free (the caller posts from src and
+ * waits), else 0 or -errno. */
+static int bounce_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                      size_t len, int pe)
+{
+    fsh_progress_lock();
+    void *slot = fsh_progress_bounce_take(len);
+    int rc = 1;
+    if (slot) {
+        memcpy(slot, src, len);
+        struct fsh_xseg piece;
+        fsh_mr_remote(pe, seg, off, &piece.addr, &piece.key);
+        piece.len = len;
+        rc = post(ctx, NULL, FSH_OP_PUT, slot, len, pe, &piece, 1, false, 0, 0);
+    }
+    fsh_progress_unlock();
+    return rc;
+}
+
+/* Bounce slots: why there are none, for SHMEM_INFO (NULL: there are, or no fabric). */
+static struct {
+    const char *why;
+} bn;
+
+/* Auto: on every provider but shm. shm's write completes once the provider copied it into
+ * the target (1 KiB: 0.84 us for put_ret here), where another provider's waits for the
+ * target's answer over the network (tcp: 10.5 us); copying 8 KiB takes well under a
+ * microsecond. */
+#define BOUNCE_AUTO ((size_t)8 << 10)
+
+int fsh_rma_bounce_init(long size, long slots)
+{
+    /* Both in range (env.c's limits). */
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    size_t want = size < 0 ? (strcmp(fa->prov, "shm") == 0 ? 0 : BOUNCE_AUTO) : (size_t)size;
+    if (fsh_fabric_none()) {
+        return 0;
+    }
+    if (want == 0 || slots == 0) {
+        bn.why = size < 0 ? "none: shm completes a write once it copied it into the target "
+                            "(FABSHMEM_BOUNCE_SIZE sets a size)"
+                          : "none (FABSHMEM_BOUNCE_SIZE=0 or FABSHMEM_BOUNCE_SLOTS=0)";
+        return 0;
+    }
+    if (fsh_fabric_multirail()) {
+        /* A put posted again on another rail goes under a new record while the first one's
+         * would give its slot back. */
+        bn.why = "none: a multi-rail job may post a put again on another rail, from its source";
+        return 0;
+    }
+    if (want > fa->max_msg_size) {
+        want = fa->max_msg_size;
+    }
+    /* Nothing to gain at or below the inject size: such a put is copied by the provider. */
+    if (want <= fa->inject_size) {
+        bn.why = "none: FABSHMEM_BOUNCE_SIZE is not above the inject size";
+        return 0;
+    }
+    return fsh_progress_bounce_init(want, (size_t)slots);
+}
+
+void fsh_rma_bounce_describe(char *buf, size_t len)
+{
+    size_t size = fsh_progress_bounce_size();
+    if (size) {
+        snprintf(buf, len, "%zu slots of %zu bytes: a blocking put above the inject size and up to "
+                 "%zu bytes is copied and returns (FABSHMEM_BOUNCE_SIZE, FABSHMEM_BOUNCE_SLOTS)",
+                 (size_t)fsh_env()->FABSHMEM_BOUNCE_SLOTS, size, size);
+    } else {
+        snprintf(buf, len, "%s", bn.why ? bn.why : "none");
+    }
+}
+
 /* Wait for a blocking call's own operations, all posted on lane (NULL: through the engine):
  * one way per call, so that its track is counted under one lock. */
 static int wait_sync(struct fsh_lane *lane, const struct fsh_op_track *sync, const char *what)
@@ -524,13 +607,19 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
         }
     }
     /* An injected put leaves the source free at once; anything larger must complete before a
-     * blocking put returns, because the provider reads the source until then. */
+     * blocking put returns, because the provider reads the source until then, unless it was
+     * copied into a bounce slot. */
+    struct fsh_lane *lane = lane_for(ctx, src, len);
     if (nbi || fsh_rma_injects(src, len)) {
-        return post_split(ctx, lane_for(ctx, src, len), NULL, FSH_OP_PUT, (void *)src, seg, off,
-                          len, pe);
+        return post_split(ctx, lane, NULL, FSH_OP_PUT, (void *)src, seg, off, len, pe);
+    }
+    if (!lane && len <= fsh_progress_bounce_size() && !fsh_mr_is_device(src, len)) {
+        int rc = bounce_put(ctx, seg, off, src, len, pe);
+        if (rc <= 0) {
+            return rc;
+        }
     }
     struct fsh_op_track sync = {0, 0, 0};
-    struct fsh_lane *lane = lane_for(ctx, src, len);
     int rc = post_split(ctx, lane, &sync, FSH_OP_PUT, (void *)src, seg, off, len, pe);
     int wrc = wait_sync(lane, &sync, "put: waiting for the transfer to complete");
     return rc ? rc : wrc;
@@ -975,6 +1064,8 @@ void fsh_rma_fini(void)
     memset(&bs, 0, sizeof(bs));
     quiet_hook = NULL;
     arrivals_fini();
+    fsh_progress_bounce_fini();
+    bn.why = NULL;
 }
 
 int fsh_rma_ctx_count_on(const void *team, long mask)

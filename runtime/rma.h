@@ -88,6 +88,12 @@ void fsh_rma_lanes_unreserve(struct fsh_lane_reserve *r);
 /* One line for SHMEM_INFO: contexts' endpoints, how many, or why none. */
 void fsh_rma_lanes_describe(char *buf, size_t len);
 int fsh_rma_ctx_destroy(struct fsh_ctx *ctx);
+/* At init, with the fabric open and the peers inserted: bounce slots for blocking puts of up
+ * to size bytes (FABSHMEM_BOUNCE_SIZE, -1: auto; FABSHMEM_BOUNCE_SLOTS of them), so that such
+ * a put returns once it is copied. 0 or -errno. */
+int fsh_rma_bounce_init(long size, long slots);
+/* One line for SHMEM_INFO: blocking puts' bounce slots, or why there are none. */
+void fsh_rma_bounce_describe(char *buf, size_t len);
 /* At shmem_finalize, after its quiet: frees the contexts left alive and resets the default
  * one (its session closed), for a later shmem_init. */
 void fsh_rma_fini(void);
