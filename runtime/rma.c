@@ -523,6 +523,7 @@ static int bounce_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const
 /* Bounce slots: why there are none, for SHMEM_INFO (NULL: there are, or no fabric). */
 static struct {
     const char *why;
+    size_t put_max; /* FABSHMEM_BOUNCE_SIZE as applied; a slot holds FSH_RMA_BOUNCE_EXTRA more */
 } bn;
 
 /* Auto: on every provider but shm. shm's write completes once the provider copied it into
@@ -559,12 +560,14 @@ int fsh_rma_bounce_init(long size, long slots)
         bn.why = "none: FABSHMEM_BOUNCE_SIZE is not above the inject size";
         return 0;
     }
-    return fsh_progress_bounce_init(want, (size_t)slots);
+    int rc = fsh_progress_bounce_init(want + FSH_RMA_BOUNCE_EXTRA, (size_t)slots);
+    bn.put_max = rc == 0 ? want : 0;
+    return rc;
 }
 
 void fsh_rma_bounce_describe(char *buf, size_t len)
 {
-    size_t size = fsh_progress_bounce_size();
+    size_t size = bn.put_max;
     if (size) {
         snprintf(buf, len, "%zu slots of %zu bytes: a blocking put above the inject size and up to "
                  "%zu bytes is copied and returns (FABSHMEM_BOUNCE_SIZE, FABSHMEM_BOUNCE_SLOTS)",
@@ -613,7 +616,7 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     if (nbi || fsh_rma_injects(src, len)) {
         return post_split(ctx, lane, NULL, FSH_OP_PUT, (void *)src, seg, off, len, pe);
     }
-    if (!lane && len <= fsh_progress_bounce_size() && !fsh_mr_is_device(src, len)) {
+    if (!lane && len <= bn.put_max && !fsh_mr_is_device(src, len)) {
         int rc = bounce_put(ctx, seg, off, src, len, pe);
         if (rc <= 0) {
             return rc;
@@ -1065,7 +1068,7 @@ void fsh_rma_fini(void)
     quiet_hook = NULL;
     arrivals_fini();
     fsh_progress_bounce_fini();
-    bn.why = NULL;
+    memset(&bn, 0, sizeof(bn));
 }
 
 int fsh_rma_ctx_count_on(const void *team, long mask)

@@ -92,6 +92,9 @@ int fsh_rma_ctx_destroy(struct fsh_ctx *ctx);
  * to size bytes (FABSHMEM_BOUNCE_SIZE, -1: auto; FABSHMEM_BOUNCE_SLOTS of them), so that such
  * a put returns once it is copied. 0 or -errno. */
 int fsh_rma_bounce_init(long size, long slots);
+/* A slot holds this much more than FABSHMEM_BOUNCE_SIZE: a put-with-signal's descriptor
+ * ahead of that much data (signal.c), so both go in one write. */
+#define FSH_RMA_BOUNCE_EXTRA 64
 /* One line for SHMEM_INFO: blocking puts' bounce slots, or why there are none. */
 void fsh_rma_bounce_describe(char *buf, size_t len);
 /* At shmem_finalize, after its quiet: frees the contexts left alive and resets the default
@@ -138,11 +141,12 @@ int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *sr
 
 /* Is a write of len bytes from src injected (the source reusable when the post returns)? */
 bool fsh_rma_injects(const void *src, size_t len);
-/* One injected write with immediate data imm (the event fsh_rma_write raises) that scatters
+/* One write with immediate data imm (the event fsh_rma_write raises) that scatters
  * [src, src + len_a + len_b) to two ranges of pe: len_a bytes at (seg_a, off_a), then len_b at
- * (seg_b, off_b). The event comes once both landed. Only where fsh_rma_pair_fits: the
- * provider takes two remote segments per write, len_a + len_b fit its inject size, and data
- * (the len_b bytes to be staged behind len_a others) is host memory. */
+ * (seg_b, off_b). The event comes once both landed. Only where the provider takes two remote
+ * segments per write and data (the len_b bytes staged behind len_a others) is host memory;
+ * src is injected where fsh_rma_pair_fits (len_a + len_b fit the inject size), else it must
+ * be a bounce slot (progress.h), which the write's record gives back. */
 bool fsh_rma_pair_fits(size_t len_a, const void *data, size_t len_b);
 int fsh_rma_write_pair(struct fsh_ctx *ctx, const void *src, int pe, enum fsh_seg seg_a,
                        uint64_t off_a, size_t len_a, enum fsh_seg seg_b, uint64_t off_b,

@@ -50,10 +50,11 @@
  *
  * Fabric operations per put-with-signal: 1 up to the inline limit (464 bytes with the default
  * 32 slots), 2 for anything up to the provider's message size, 1 + ceil(len / max message)
- * beyond. Where the provider takes two remote segments per write (shm; EFA takes one), a put
- * whose descriptor and data fit its inject size together (shm: up to 4032 bytes) is one write
- * all the same: both are staged, injected, and scattered to the slot and to the destination;
- * its one event comes once both landed, so the descriptor names no pieces.
+ * beyond. Where the provider takes two remote segments per write (shm, tcp; EFA takes one), a
+ * put whose descriptor and data fit its inject size together (shm: up to 4032 bytes), or a
+ * bounce slot (FABSHMEM_BOUNCE_SIZE: tcp up to 8 KiB), is one write all the same: both
+ * are staged, injected or posted from the slot, and scattered to the slot and to the
+ * destination; its one event comes once both landed, so the descriptor names no pieces.
  *
  * A target whose memory is mapped here (local.c) takes none of this: the data is copied, then
  * the signal is updated with the same release atomic the target's engine would use, so a
@@ -95,6 +96,8 @@ struct desc {
     uint8_t data[SLOT_DATA];
 };
 _Static_assert(sizeof(struct desc) == 64, "a descriptor slot is 64 bytes on the wire");
+_Static_assert(sizeof(struct desc) <= FSH_RMA_BOUNCE_EXTRA, "a bounce slot holds a descriptor "
+               "ahead of FABSHMEM_BOUNCE_SIZE bytes of data");
 #define HEADER offsetof(struct desc, data)
 
 struct slot_state {
@@ -540,10 +543,16 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     /* Inline data takes m slots from k on; slots up to the inbox's end that cannot hold them
      * are skipped. */
     bool in = len <= sg.inline_max;
-    /* Above that, where the provider allows, the descriptor and the data are one injected
-     * write: staged in sg.pair, they need no place in the ring (which keeps what must stay
-     * until the target applied it). */
-    bool pair = !in && sg.pair && fsh_rma_pair_fits(sizeof(struct desc), src, len);
+    /* Above that, where the provider allows, the descriptor and the data are one write:
+     * injected from sg.pair when they fit the inject size, else from a bounce slot (rma.c's,
+     * given back when the write completed) while one is free; either way they need no place
+     * in the ring (which keeps what must stay until the target applied it). */
+    uint8_t *stage = !in && sg.pair && fsh_rma_pair_fits(sizeof(struct desc), src, len)
+                         ? sg.pair
+                         : NULL;
+    bool bounced = !in && !stage && fa->rma_iov_limit >= 2 &&
+                   sizeof(struct desc) + len <= fsh_progress_bounce_size() &&
+                   !fsh_mr_is_device(src, len);
     unsigned m = in ? desc_slots(len) : 1;
     unsigned k0 = (unsigned)(sg.sent[pe] % sg.slots);
     unsigned skip = k0 + m > sg.slots ? sg.slots - k0 : 0;
@@ -555,7 +564,11 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         }
     }
     uint64_t q = w.seq + skip;
-    struct desc *d = (struct desc *)(void *)sg.pair;
+    if (bounced) {
+        stage = fsh_progress_bounce_take(sizeof(struct desc) + len); /* NULL: none free */
+    }
+    bool pair = stage != NULL;
+    struct desc *d = (struct desc *)(void *)stage;
     if (!pair) {
         rc = ring_take(m, pe, q + m, &d);
         if (rc != 0) {
@@ -587,8 +600,8 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     } else if (pair) {
         /* Scattered to the slot and to dest: the write's event comes once both landed, so the
          * descriptor waits for no piece. */
-        memcpy(sg.pair + sizeof(*d), src, len);
-        rc = fsh_rma_write_pair(ctx, sg.pair, pe, FSH_SEG_HEAP, at, sizeof(*d), dseg, doff, len,
+        memcpy(stage + sizeof(*d), src, len);
+        rc = fsh_rma_write_pair(ctx, stage, pe, FSH_SEG_HEAP, at, sizeof(*d), dseg, doff, len,
                                 imm_desc);
         goto unlock;
     } else {

@@ -12,11 +12,17 @@
  * symmetric one alternate, and the typed and ctx forms are used too. After quiet and a
  * barrier each PE checks every block it received in full. A put that returned while the
  * provider still read a source it did not copy lands the later pattern or the garbage.
+ *
+ * Then the same for blocking put-with-signal (shmem_putmem_signal, ADD 1 to one counter per
+ * round), whose descriptor and data go in one write from a bounce slot where the provider
+ * takes two remote segments per write (tcp): the receiver waits for the counter alone, with
+ * no quiet, and checks every block.
  */
 #include "../test.h"
 
 #define NAME "rma_bounce"
 #define PUTS 200
+#define SIGNALS 100
 #define MAXLEN (32 * 1024)
 
 static size_t size_of(int i)
@@ -84,6 +90,35 @@ int main(void)
         }
         shmem_barrier_all();
     }
+    uint64_t *sig = shmem_calloc(3, sizeof(uint64_t));
+    for (int round = 0; round < 3 && t_check(sig != NULL, "allocation failed"); round++) {
+        size_t at = 0;
+        for (int i = 0; i < SIGNALS; i++) {
+            size_t n = size_of(i);
+            uint8_t *src = i % 2 ? ssrc : psrc;
+            uint64_t salt = 7000 + (uint64_t)round * 1000 + (uint64_t)i;
+            t_fill(src, n, me, salt);
+            shmem_putmem_signal(dst + at, src, n, &sig[round], 1, SHMEM_SIGNAL_ADD, right);
+            memset(src, 0x5a ^ i, n);
+            at += n;
+        }
+        shmem_signal_wait_until(&sig[round], SHMEM_CMP_EQ, SIGNALS);
+        at = 0;
+        size_t bad = 0;
+        for (int i = 0; i < SIGNALS; i++) {
+            size_t n = size_of(i);
+            uint64_t salt = 7000 + (uint64_t)round * 1000 + (uint64_t)i;
+            bad += t_verify(dst + at, n, left, salt, "signal round %d put %d (%zu bytes) from PE %d",
+                            round, i, n, left) != 0;
+            at += n;
+        }
+        if (me == 0) {
+            printf("%s: signal round %d: %d blocking put-with-signals of 100 B..32 KiB, %zu wrong\n",
+                   NAME, round, SIGNALS, bad);
+        }
+        shmem_barrier_all(); /* nobody writes into dst again before its owner checked it */
+    }
+    shmem_free(sig);
     if (ctx != SHMEM_CTX_DEFAULT) {
         shmem_ctx_destroy(ctx);
     }
