@@ -14,6 +14,12 @@
  * still old, and the get sees that (FABSHMEM_REMOTE_COMPLETION=delivery under the profile
  * fails here). Counting arrivals, quiet waits until the sleeping target counted the put.
  * Also checked: pe_quiet, fence and a put from a second context, with the same get.
+ *
+ * With 3 PEs or more, the same promise seen by a third PE: PE 0 puts into the sleeping PE 1,
+ * quiets, then puts a flag into PE 2, which waits for the flag and gets the word from PE 1.
+ * quiet's completion is global, so PE 2 must read the new value, whichever way its get
+ * reaches PE 1's memory. (Sandia OpenSHMEM 1.5.3 on libfabric 2.7's shm, this file built with
+ * its oshcc, fails both checks: its quiet does not wait for injected puts to land.)
  */
 #include <unistd.h>
 
@@ -73,6 +79,34 @@ int main(void)
     if (me == 0) {
         printf("%s: %zu of %d rounds read a stale value after quiet\n", NAME, stale, ROUNDS);
     }
+    /* The third PE's view. */
+    uint64_t *flag = shmem_calloc(1, sizeof(uint64_t));
+    size_t stale3 = 0;
+    for (int r = 1; r <= ROUNDS && npes >= 3 && t_check(flag != NULL, "allocation failed"); r++) {
+        uint64_t v = (uint64_t)r * 0xc2b2ae3d27d4eb4fULL;
+        shmem_barrier_all();
+        if (me == 1) {
+            usleep(SLEEP_US); /* no library call: no progress of our own */
+        } else if (me == 0) {
+            shmem_uint64_p(&word[0], v, 1);
+            shmem_quiet();
+            shmem_uint64_atomic_set(flag, (uint64_t)r, 2);
+        } else if (me == 2) {
+            shmem_uint64_wait_until(flag, SHMEM_CMP_EQ, (uint64_t)r);
+            uint64_t got = shmem_uint64_g(&word[0], 1);
+            if (got != v) {
+                stale3++;
+                t_check(0, "round %d: PE 2 got 0x%llx from PE 1 after PE 0's quiet and flag, PE 0 "
+                        "put 0x%llx", r, (unsigned long long)got, (unsigned long long)v);
+            }
+        }
+        shmem_barrier_all();
+    }
+    if (me == 2) {
+        printf("%s: %zu of %d rounds: a third PE read a stale value after quiet\n", NAME, stale3,
+               ROUNDS);
+    }
+    shmem_free(flag);
     if (ctx != SHMEM_CTX_DEFAULT) {
         shmem_ctx_destroy(ctx);
     }
