@@ -360,7 +360,13 @@ static void pmix_fini(void)
             PMIx_Deregister_event_handler(lost_ref, NULL, NULL);
             lost_registered = 0;
         }
-        PMIx_Finalize(NULL, 0);
+        /* A launcher that does not hear of it takes the process for one that died ("exiting
+         * improperly"): say so if PMIx could not tell it. */
+        pmix_status_t rc = PMIx_Finalize(NULL, 0);
+        if (rc != PMIX_SUCCESS) {
+            FSH_WARN("PMIx_Finalize failed (%s): the launcher may report this PE as having "
+                     "exited improperly", PMIx_Error_string(rc));
+        }
         initialized = 0;
     }
 }
