@@ -107,8 +107,9 @@ balance alltoall -n 4 "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 10
 # goes on there.
 #   stream_break cut: host 1's fsh1 set down. Both PEs find the way dead (its probes unanswered
 #     while fsh0's are answered) and warn.
-#   stream_break reset: host 1's TCP connections on fsh1 destroyed (ss -K): PE 0's operations
-#     on it fail, and PE 0 warns (PE 1's side of the rail still works: it reconnects).
+#   stream_break reset: host 1's TCP connections on fsh1 destroyed (ss -K, again every 0.5 s
+#     until PE 0 warns, at most 10 times): PE 0's operations on it fail, and PE 0 warns (PE 1's
+#     side of the rail still works: it reconnects).
 stream_break() {
     how=$1
     out=$mh_dir/$how.out
@@ -128,10 +129,14 @@ stream_break() {
     if [ "$how" = cut ]; then
         ip -n "$h1" link set fsh1 down
     else
-        # Twice: a put in flight meets the first or the reconnection the second.
-        ip netns exec "$h1" ss -K dst 198.18.1.10 >/dev/null 2>&1
-        sleep 0.5
-        ip netns exec "$h1" ss -K dst 198.18.1.10 >/dev/null 2>&1
+        # Until PE 0 warns, up to 10 times: a reset while nothing of the stream is in flight on
+        # fsh1 fails no operation (the provider reconnects), so there is nothing to take out.
+        k=0
+        while [ $k -lt 10 ] && ! grep -q "rail fsh1: PE 1 (its rail 1) " "$out"; do
+            ip netns exec "$h1" ss -K dst 198.18.1.10 >/dev/null 2>&1
+            sleep 0.5
+            k=$((k + 1))
+        done
     fi
     # The timeline: when each side's warning appears.
     seen0="" seen1=""
