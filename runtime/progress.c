@@ -817,9 +817,6 @@ static struct {
 
 int fsh_progress_bounce_init(size_t size, size_t n)
 {
-    if (size == 0 || n == 0) {
-        return 0;
-    }
     size = (size + 63) & ~(size_t)63;
     void *base = NULL;
     if (posix_memalign(&base, 4096, size * n) != 0) {

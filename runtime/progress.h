@@ -123,10 +123,10 @@ void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, boo
 void fsh_progress_op_unissued(struct fsh_op *op, bool write);
 /* Bounce slots: registered buffers a blocking put above the inject size is copied into, so
  * that it returns as soon as the copy is made, not after its completion (rma.c). n slots of
- * size bytes, registered on every rail; 0 or -errno. A slot is taken under the engine lock
- * (NULL: len above the size, or none free), handed to post() as the put's source, and given
- * back when that operation's record is (fsh_progress_op_put), or by the taker when no record
- * took it. */
+ * size bytes (both > 0), registered on every rail; 0 or -errno. A slot is taken under the
+ * engine lock (NULL: len above the size, none free, or no slots), handed to post() as a
+ * write's source, and given back when that operation's record is (fsh_progress_op_put), or by
+ * post() when it got no record. */
 int fsh_progress_bounce_init(size_t size, size_t n);
 void fsh_progress_bounce_fini(void);
 size_t fsh_progress_bounce_size(void);

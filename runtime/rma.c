@@ -511,10 +511,7 @@ static int bounce_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const
     int rc = 1;
     if (slot) {
         memcpy(slot, src, len);
-        struct fsh_xseg piece;
-        fsh_mr_remote(pe, seg, off, &piece.addr, &piece.key);
-        piece.len = len;
-        rc = post(ctx, NULL, FSH_OP_PUT, slot, len, pe, &piece, 1, false, 0, 0);
+        rc = fsh_rma_write(ctx, NULL, slot, len, pe, seg, off, false, 0);
     }
     fsh_progress_unlock();
     return rc;

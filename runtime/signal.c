@@ -550,9 +550,6 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     uint8_t *stage = !in && sg.pair && fsh_rma_pair_fits(sizeof(struct desc), src, len)
                          ? sg.pair
                          : NULL;
-    bool bounced = !in && !stage && fa->rma_iov_limit >= 2 &&
-                   sizeof(struct desc) + len <= fsh_progress_bounce_size() &&
-                   !fsh_mr_is_device(src, len);
     unsigned m = in ? desc_slots(len) : 1;
     unsigned k0 = (unsigned)(sg.sent[pe] % sg.slots);
     unsigned skip = k0 + m > sg.slots ? sg.slots - k0 : 0;
@@ -564,8 +561,9 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         }
     }
     uint64_t q = w.seq + skip;
-    if (bounced) {
-        stage = fsh_progress_bounce_take(sizeof(struct desc) + len); /* NULL: none free */
+    if (!in && !stage && fa->rma_iov_limit >= 2 && !fsh_mr_is_device(src, len)) {
+        /* NULL: too large for a slot, or none free (or none at all). */
+        stage = fsh_progress_bounce_take(sizeof(struct desc) + len);
     }
     bool pair = stage != NULL;
     struct desc *d = (struct desc *)(void *)stage;
