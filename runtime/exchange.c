@@ -13,6 +13,7 @@
 #include "fabric.h"
 #include "local.h"
 #include "mr.h"
+#include "rma.h"
 #include "rt.h"
 
 /* Settings that shape the symmetric layout or the collective protocol: a PE whose value
@@ -30,6 +31,8 @@
     X(FABSHMEM_DEVICE_PEERS, cfg->FABSHMEM_DEVICE_PEERS)                                      \
     X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
     X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)                                        \
+    X(endpoints of contexts counted apart at targets (FABSHMEM_CTX_ENDPOINTS with             \
+      SHMEM_THREAD_MULTIPLE), fsh_rma_counted_lanes())                                         \
     X(a fabric (1: opened; FABSHMEM_FABRIC and FABSHMEM_INTRANODE decide), !fsh_fabric_none())
 #define LAYOUT_NAME(name, value) #name,
 #define LAYOUT_VALUE(name, value) (uint64_t)(value),

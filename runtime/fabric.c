@@ -1247,7 +1247,8 @@ void fsh_fabric_want_threads(bool on)
     fab.want_safe = on;
 }
 
-const char *fsh_fabric_lanes_why_not(void)
+/* Why no context may have an endpoint of its own, before the peers' rails are known. */
+static const char *lanes_never(void)
 {
     if (fab.nrails == 0) {
         return "the job opened no fabric";
@@ -1258,10 +1259,6 @@ const char *fsh_fabric_lanes_why_not(void)
     if (!fab.attr.thread_safe) {
         return "the provider offers no FI_THREAD_SAFE domain";
     }
-    if (fab.nrails > 1 || fsh_fabric_multirail()) {
-        return "a multi-rail job keeps a copy of every operation in the engine, to post it "
-               "again when a rail fails";
-    }
     if (fab.attr.av_first) {
         return "a target must have an endpoint's address before its first operation "
                "(efa-direct), and a context is created by one PE alone";
@@ -1270,16 +1267,27 @@ const char *fsh_fabric_lanes_why_not(void)
         return "shm names every endpoint's region in /dev/shm until its peers mapped it, so "
                "a PE killed outright would leave a context's behind";
     }
-    if (fab.attr.count_arrivals) {
-        return "quiet counts arrivals at the targets (FABSHMEM_REMOTE_COMPLETION), per "
-               "target and in the engine";
-    }
     return NULL;
+}
+
+bool fsh_fabric_lanes_possible(void)
+{
+    return lanes_never() == NULL;
+}
+
+const char *fsh_fabric_lanes_why_not(void)
+{
+    const char *never = lanes_never();
+    if (!never && (fab.nrails > 1 || fsh_fabric_multirail())) {
+        return "a multi-rail job keeps a copy of every operation in the engine, to post it "
+               "again when a rail fails";
+    }
+    return never;
 }
 
 long fsh_fabric_lanes_auto(int npes)
 {
-    const long most = 16;
+    const long most = FSH_LANES_AUTO_MAX;
     if (!strstr(fab.attr.prov, "ofi_rxm")) {
         return most; /* connectionless (efa's SRD): an endpoint costs no per-peer state */
     }

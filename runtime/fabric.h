@@ -134,8 +134,13 @@ struct fid_cq *fsh_fabric_cq(int rail);
  * domain and AV with a CQ of its own for depth operations; 0 or -errno (recorded). */
 void fsh_fabric_want_threads(bool on);
 const char *fsh_fabric_lanes_why_not(void);
-/* FABSHMEM_CTX_ENDPOINTS=-1: how many, for a job of npes PEs (16, fewer where every endpoint
- * keeps a connection per peer: ofi_rxm, as many as the open-file limit leaves room for). */
+/* What lanes_why_not knows before the peers' rails are: the program, the provider and its
+ * profile (init sizes the lanes' arrival counts with it, the same on every PE). */
+bool fsh_fabric_lanes_possible(void);
+/* FABSHMEM_CTX_ENDPOINTS=-1: how many, for a job of npes PEs (FSH_LANES_AUTO_MAX, fewer where
+ * every endpoint keeps a connection per peer: ofi_rxm, as many as the open-file limit leaves
+ * room for). */
+#define FSH_LANES_AUTO_MAX 16
 long fsh_fabric_lanes_auto(int npes);
 int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth);
 void fsh_fabric_lane_close(struct fid_ep *ep, struct fid_cq *cq);

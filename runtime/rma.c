@@ -45,6 +45,7 @@
 #include "rma.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,22 +69,34 @@ static struct {
 } hs = {.gen = {[0] = 1}, .used = 1};
 static int (*quiet_hook)(void);
 
-/* Remote completion by counting (the section of that name below). */
-static struct {
-    bool on;
-    uint64_t *count;    /* symmetric: count[src], plain writes from src that landed here */
-    uint64_t count_off; /* its offset in the heap, the same on every PE */
-    uint64_t *landing;  /* symmetric (registered): reads of targets' counts land here */
+/* Remote completion by counting (the section of that name below). A sender is what posts
+ * counted writes and reads their counts back: the engine (slot 0, under the engine lock) or
+ * a context's own endpoint (slot 1..nslots-1, under its lane's lock). */
+struct sender {
+    uint64_t *landing;  /* registered (the heap): reads of targets' counts of this slot */
     uint64_t *sent;     /* writes posted to each PE */
     uint64_t *known;    /* what each PE last reported */
     int *pending;       /* the PEs with known < sent: npending of them */
     bool *is_pending;
     size_t npending;
-    int *wait_pe;       /* a quiet's PEs and the counts they must reach (engine lock) */
+    int *wait_pe;       /* a quiet's PEs and the counts they must reach */
     uint64_t *wait_want;
+    int quiets;         /* a lane's quiets reading its counts now: its writes wait (post_lane) */
+};
+static struct {
+    bool on;
+    uint64_t *count;    /* symmetric: count[slot * npes + src], plain writes that landed here */
+    uint64_t count_off; /* its offset in the heap, the same on every PE */
+    int nslots;         /* the engine and the lanes counted apart (fsh_rma_counted_lanes) */
+    struct sender *s;   /* [nslots]; a lane's arrays are allocated at its slot's first use */
+    int *free_slot;     /* lane slots not in use (engine lock) */
+    int nfree;
 } ar;
-static void arrival_posted(int pe);
+static void arrival_posted(struct sender *s, int pe);
 static int arrivals_quiet(void);
+static int lane_arrivals(struct fsh_ctx *ctx);
+static int slot_take(void);
+static void slot_give(int slot);
 static void arrivals_fini(void);
 
 /* A session's batches: BATCH_SLOTS open batches per context, chosen by PE (a put to another PE
@@ -211,7 +224,7 @@ static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *
     }
     rc = fsh_xport_post(&r);
     if (rc == 0 && counted_arrival) {
-        arrival_posted(pe);
+        arrival_posted(&ar.s[0], pe);
     }
 unlock:
     fsh_progress_unlock();
@@ -247,17 +260,24 @@ static struct fsh_lane *lane_for(const struct fsh_ctx *ctx, const void *local, s
 }
 
 /* post() on ctx's lane: a record of the lane for every operation (no write counter, no
- * chaos), counted on ctx->ltrack, under the lane's lock alone. */
+ * chaos), counted on ctx->ltrack, under the lane's lock alone. Where targets count arrivals,
+ * a write carries the lane's slot (ctx->slot) and waits while a quiet reads its counts. */
 static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_track *sync,
                      int kind, void *local, size_t len, int pe, const struct fsh_xseg *seg)
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
     bool inject = write && injects(len, false); /* host memory (lane_for) */
+    struct sender *counted = write && ar.on ? &ar.s[ctx->slot] : NULL;
     void *desc = NULL;
     struct fsh_mr_tmp *tmp = NULL;
     int rc = 0;
     fsh_lane_lock(lane);
+    while (counted && counted->quiets > 0) {
+        fsh_lane_unlock(lane);
+        sched_yield();
+        fsh_lane_lock(lane);
+    }
     if (!inject && fa->mr_local) {
         rc = fsh_mr_desc(local, len, 0, &desc, &tmp); /* a segment's (lane_for): no tmp */
     }
@@ -265,6 +285,7 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
     if (op) {
         op->track = &ctx->ltrack;
         op->sync = sync;
+        bool dc = fa->delivery_complete && !counted;
         struct fsh_xreq r = {
             .type = write ? FSH_X_WRITE : FSH_X_READ,
             .op = op,
@@ -275,10 +296,16 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
             .desc = desc,
             .raddr = seg->addr,
             .key = seg->key,
-            .flags = FSH_XF_COMPLETION | (fa->delivery_complete ? FSH_XF_DELIVERED : 0) |
-                     (inject ? FSH_XF_INJECT : 0),
+            .data = counted ? ((uint32_t)FSH_IMM_ARRIVE << FSH_IMM_KIND_SHIFT) |
+                                  (uint32_t)(ctx->slot * fsh_rt.npes + fsh_rt.pe)
+                            : 0,
+            .flags = FSH_XF_COMPLETION | (dc ? FSH_XF_DELIVERED : 0) |
+                     (inject ? FSH_XF_INJECT : 0) | (counted ? FSH_XF_IMM : 0),
         };
         rc = fsh_xport_post_lane(lane, &r);
+        if (rc == 0 && counted) {
+            arrival_posted(counted, pe);
+        }
     } else if (rc == 0) {
         rc = fsh_err_last() ? fsh_err_last()->code : -EIO;
     }
@@ -781,6 +808,9 @@ static int quiet_track(struct fsh_ctx *ctx)
         rc = fsh_lane_wait_track(ctx->lane, &ctx->ltrack,
                                  "quiet: waiting for outstanding operations");
     }
+    if (rc == 0 && ctx->slot) {
+        rc = lane_arrivals(ctx);
+    }
     if (rc != 0) {
         return rc;
     }
@@ -829,6 +859,9 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     const char *what = "pe_quiet: waiting for the operations to the chosen PEs";
     if (ctx->lane) {
         rc = fsh_lane_wait_idle_to(ctx->lane, &ctx->ltrack, pes, what, one);
+        if (rc == 0 && ctx->slot) {
+            rc = lane_arrivals(ctx); /* every PE it wrote to: more than asked, never less */
+        }
         if (rc != 0) {
             return rc;
         }
@@ -881,6 +914,15 @@ void fsh_rma_lanes_init(long limit)
         ln.why_not = limit == 0 ? "every endpoint keeps a connection per peer, and the open-file "
                                   "limit leaves none for them at this PE count (raise ulimit -n, "
                                   "or set FABSHMEM_CTX_ENDPOINTS)"
+                                : NULL;
+    }
+    if (!ln.why_not && fsh_rma_counts_arrivals()) {
+        /* Each lane's writes are counted apart at the targets: no more lanes than slots. */
+        long slots = fsh_rma_counted_lanes();
+        limit = limit < slots ? limit : slots;
+        ln.why_not = limit == 0 ? "quiet counts arrivals at the targets, per endpoint, and at "
+                                  "this PE count the counts of even one would take more than "
+                                  "the 2 MiB of heap they may have"
                                 : NULL;
     }
     ln.limit = ln.why_not ? 0 : limit;
@@ -937,6 +979,14 @@ static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
         return;
     }
     long open = ++ln.open;
+    /* Where targets count arrivals, a slot of counts of its own (lanes_init keeps the limit
+     * within the slots; none only when its lists cannot be allocated). */
+    c->slot = slot_take();
+    if (ar.on && c->slot == 0) {
+        fsh_progress_unlock();
+        lane_give(c);
+        return;
+    }
     fsh_progress_unlock();
     /* Opened outside the engine lock: the domain is thread-safe (lanes exist only then). */
     if (fsh_lane_open(&c->lane) != 0) {
@@ -972,6 +1022,8 @@ static void lane_give(struct fsh_ctx *c)
     } else {
         ln.committed--;
     }
+    slot_give(c->slot);
+    c->slot = 0;
     ln.open--;
     fsh_progress_unlock();
 }
@@ -1100,45 +1152,110 @@ int fsh_rma_ctx_destroy_on(const void *team)
 /* ---------------------------------------------------------------- remote completion by counting
  *
  * The target's side is on_arrival (its progress engine, under the engine lock, one writer per
- * word); the initiator's, arrival_posted (in post(), after the write was handed over: a write
- * that failed to post is not waited for) and the quiet below. Counts are 64-bit: they never
- * wrap. A write posted again after a rail failed could land twice, so counted writes are not
- * idempotent (xport.c ends the job when one is in flight on a failed rail, naming it).
- * Memory: count[] and landing[] in the symmetric heap, 16 bytes per PE; sent, known, the
- * pending list and a quiet's scratch lists private, 33 bytes per PE. */
+ * word); the initiator's, arrival_posted (in post() and post_lane(), after the write was
+ * handed over: a write that failed to post is not waited for) and the quiets below. Counts
+ * are 64-bit: they never wrap. A write posted again after a rail failed could land twice, so
+ * counted writes are not idempotent (xport.c ends the job when one is in flight on a failed
+ * rail, naming it).
+ *
+ * Each sender has counts of its own at every target (count[slot * npes + src]): a quiet
+ * waits until the target's count reaches what its sender had posted when the quiet began,
+ * which proves those writes landed only if no later write of the same count could land in
+ * their place. The engine's quiet holds the engine lock throughout, so nothing is posted
+ * through the engine meanwhile; a lane's quiet makes the lane's writes wait (quiets), and no
+ * other sender shares its counts. So contexts with endpoints of their own (lanes) keep their
+ * own lock on this path too: slot 1.. is a lane's while it is open, and its counts carry on
+ * when a later lane takes the slot (they only grow).
+ * Memory: count[] and landing[] in the symmetric heap, 16 bytes per PE and slot (the lanes'
+ * at most LANE_COUNTS_MAX); sent, known, the pending list and a quiet's scratch lists private,
+ * 33 bytes per PE and slot used. */
 
 bool fsh_rma_counts_arrivals(void)
 {
     return fsh_fabric_attr()->count_arrivals;
 }
 
+/* The heap a job gives the lanes' counts at most (counts and landing, 16 bytes per PE and
+ * lane): 16 lanes up to 8,192 PEs, 1 at 131,072. */
+#define LANE_COUNTS_MAX ((size_t)2 << 20)
+
+/* The most lanes counted apart: FABSHMEM_CTX_ENDPOINTS (auto: the connectionless count), as
+ * far as slot * npes + src fits the immediate data's payload and the counts LANE_COUNTS_MAX. */
+static int counted_lanes_for(int npes, long want)
+{
+    size_t n1 = (size_t)(npes > 0 ? npes : 1);
+    long fit = (long)(FSH_IMM_PAYLOAD_MASK / n1) - 1;
+    long heap = (long)(LANE_COUNTS_MAX / (n1 * 2 * sizeof(uint64_t)));
+    long n = want < 0 ? FSH_LANES_AUTO_MAX : want;
+    n = n < fit ? n : fit;
+    n = n < heap ? n : heap;
+    return n < 0 ? 0 : (int)n;
+}
+
+int fsh_rma_counted_lanes(void)
+{
+    if (!fsh_rma_counts_arrivals() || !fsh_fabric_lanes_possible()) {
+        return 0;
+    }
+    return counted_lanes_for(fsh_rt.npes, fsh_env()->FABSHMEM_CTX_ENDPOINTS);
+}
+
 size_t fsh_rma_arrivals_heap_bytes(int npes)
 {
-    return 2 * fsh_heap_rounded((size_t)npes * sizeof(uint64_t));
+    size_t slots = 1 + (size_t)(fsh_fabric_lanes_possible()
+                                    ? counted_lanes_for(npes, fsh_env()->FABSHMEM_CTX_ENDPOINTS)
+                                    : 0);
+    return 2 * fsh_heap_rounded(slots * (size_t)npes * sizeof(uint64_t));
 }
 
 static void on_arrival(uint32_t payload)
 {
-    int src = (int)(payload & FSH_IMM_PAYLOAD_MASK);
+    size_t idx = payload & FSH_IMM_PAYLOAD_MASK;
     if (!ar.on) {
         return; /* after finalize's counting ended: nobody waits for it */
     }
-    if (src >= fsh_rt.npes) {
-        FSH_WARN("a write's arrival names PE %d of %d: not counted", src, fsh_rt.npes);
+    if (idx >= (size_t)ar.nslots * (size_t)fsh_rt.npes) {
+        FSH_WARN("a write's arrival names PE %zu (slot %zu) of %d: not counted",
+                 idx % (size_t)fsh_rt.npes, idx / (size_t)fsh_rt.npes, fsh_rt.npes);
         return;
     }
-    __atomic_store_n(&ar.count[src], ar.count[src] + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&ar.count[idx], ar.count[idx] + 1, __ATOMIC_RELEASE);
 }
 
-static void arrival_posted(int pe)
+static void arrival_posted(struct sender *s, int pe)
 {
-    ar.sent[pe]++;
-    if (!ar.is_pending[pe]) {
-        ar.is_pending[pe] = true;
-        ar.pending[ar.npending] = pe;
+    s->sent[pe]++;
+    if (!s->is_pending[pe]) {
+        s->is_pending[pe] = true;
+        s->pending[s->npending] = pe;
         /* Read without the lock by arrivals_quiet's fast exit. */
-        __atomic_store_n(&ar.npending, ar.npending + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->npending, s->npending + 1, __ATOMIC_RELAXED);
     }
+}
+
+/* A sender's private arrays (its landing is in the heap block, set by the caller). */
+static int sender_alloc(struct sender *s, int npes)
+{
+    s->sent = calloc((size_t)npes, sizeof(uint64_t));
+    s->known = calloc((size_t)npes, sizeof(uint64_t));
+    s->pending = calloc((size_t)npes, sizeof(int));
+    s->is_pending = calloc((size_t)npes, sizeof(bool));
+    s->wait_pe = calloc((size_t)npes, sizeof(int));
+    s->wait_want = calloc((size_t)npes, sizeof(uint64_t));
+    if (!s->sent || !s->known || !s->pending || !s->is_pending || !s->wait_pe || !s->wait_want) {
+        return fsh_err(-ENOMEM, "", "out of memory for the arrival counts of %d PEs", npes);
+    }
+    return 0;
+}
+
+static void sender_free(struct sender *s)
+{
+    free(s->sent);
+    free(s->known);
+    free(s->pending);
+    free(s->is_pending);
+    free(s->wait_pe);
+    free(s->wait_want);
 }
 
 int fsh_rma_arrivals_init(void)
@@ -1146,14 +1263,15 @@ int fsh_rma_arrivals_init(void)
     if (!fsh_rma_counts_arrivals()) {
         return 0;
     }
-    int npes = fsh_rt.npes;
-    size_t words = fsh_heap_rounded((size_t)npes * sizeof(uint64_t));
-    char what[128];
-    snprintf(what, sizeof(what), "the arrival counts of remote completion (%d PEs x 16 bytes)",
-             npes);
+    int npes = fsh_rt.npes, nslots = 1 + fsh_rma_counted_lanes();
+    size_t per_slot = (size_t)npes * sizeof(uint64_t);
+    size_t words = fsh_heap_rounded((size_t)nslots * per_slot);
+    char what[160];
+    snprintf(what, sizeof(what), "the arrival counts of remote completion (%d PEs x %d senders x "
+             "16 bytes)", npes, nslots);
     uint8_t *block = fsh_heap_reserve(2 * words, 64, what,
-                                      "use a provider with FI_DELIVERY_COMPLETE, or raise "
-                                      "SHMEM_SYMMETRIC_SIZE");
+                                      "use a provider with FI_DELIVERY_COMPLETE, lower "
+                                      "FABSHMEM_CTX_ENDPOINTS, or raise SHMEM_SYMMETRIC_SIZE");
     if (!block) {
         return fsh_err_last()->code;
     }
@@ -1162,17 +1280,22 @@ int fsh_rma_arrivals_init(void)
         return fsh_err(-EFAULT, "", "the arrival counts are not in the registered heap");
     }
     ar.count = (uint64_t *)block;
-    ar.landing = (uint64_t *)(block + words);
-    ar.sent = calloc((size_t)npes, sizeof(uint64_t));
-    ar.known = calloc((size_t)npes, sizeof(uint64_t));
-    ar.pending = calloc((size_t)npes, sizeof(int));
-    ar.is_pending = calloc((size_t)npes, sizeof(bool));
-    ar.wait_pe = calloc((size_t)npes, sizeof(int));
-    ar.wait_want = calloc((size_t)npes, sizeof(uint64_t));
-    if (!ar.sent || !ar.known || !ar.pending || !ar.is_pending || !ar.wait_pe || !ar.wait_want) {
-        return fsh_err(-ENOMEM, "", "out of memory for the arrival counts of %d PEs", npes);
+    ar.nslots = nslots;
+    ar.s = calloc((size_t)nslots, sizeof(*ar.s));
+    ar.free_slot = calloc((size_t)nslots, sizeof(int));
+    if (!ar.s || !ar.free_slot) {
+        return fsh_err(-ENOMEM, "", "out of memory for the arrival counts of %d senders", nslots);
     }
-    int rc = fsh_progress_register_imm(FSH_IMM_ARRIVE, on_arrival);
+    for (int i = 0; i < nslots; i++) {
+        ar.s[i].landing = (uint64_t *)(block + words + (size_t)i * per_slot);
+    }
+    for (int i = nslots - 1; i >= 1; i--) {
+        ar.free_slot[ar.nfree++] = i;
+    }
+    int rc = sender_alloc(&ar.s[0], npes);
+    if (rc == 0) {
+        rc = fsh_progress_register_imm(FSH_IMM_ARRIVE, on_arrival);
+    }
     if (rc == 0) {
         ar.on = true;
     }
@@ -1181,13 +1304,40 @@ int fsh_rma_arrivals_init(void)
 
 static void arrivals_fini(void)
 {
-    free(ar.sent);
-    free(ar.known);
-    free(ar.pending);
-    free(ar.is_pending);
-    free(ar.wait_pe);
-    free(ar.wait_want);
+    for (int i = 0; ar.s && i < ar.nslots; i++) {
+        sender_free(&ar.s[i]);
+    }
+    free(ar.s);
+    free(ar.free_slot);
     memset(&ar, 0, sizeof(ar));
+}
+
+/* A slot of counts for a new lane (engine lock): 0 when none is free or its arrays cannot be
+ * had (the context then posts through the engine). Counting off: 0, nothing to count. */
+static int slot_take(void)
+{
+    if (!ar.on || ar.nfree == 0) {
+        return 0;
+    }
+    int slot = ar.free_slot[ar.nfree - 1];
+    struct sender *s = &ar.s[slot];
+    if (!s->sent && sender_alloc(s, fsh_rt.npes) != 0) {
+        sender_free(s);
+        uint64_t *landing = s->landing;
+        memset(s, 0, sizeof(*s));
+        s->landing = landing;
+        fsh_err_clear();
+        return 0;
+    }
+    ar.nfree--;
+    return slot;
+}
+
+static void slot_give(int slot)
+{
+    if (slot > 0) {
+        ar.free_slot[ar.nfree++] = slot;
+    }
 }
 
 const char *fsh_rma_completion_describe(void)
@@ -1202,8 +1352,11 @@ const char *fsh_rma_completion_describe(void)
                  "(FABSHMEM_REMOTE_COMPLETION=delivery)";
 }
 
-/* A quiet's targets: the PEs it waits for and the count each must reach. */
+/* A quiet's targets: the PEs it waits for and the count each must reach; ctx is the lane's
+ * context whose counts are read (NULL: the engine's). */
 struct arrival_wait {
+    struct fsh_ctx *ctx;
+    struct sender *s;
     size_t n;
     int *pe;
     uint64_t *want;
@@ -1223,68 +1376,110 @@ int fsh_rma_read_words(const int *pes, size_t n, uint64_t *landing, uint64_t (*o
     return rc ? rc : wrc;
 }
 
-/* Where every PE counts our writes: our word of its count[] (the same offset on all). */
+/* Where every PE counts the engine's writes from here: our word of its count[] (the same
+ * offset on all). */
 static uint64_t count_off(int pe)
 {
     (void)pe;
     return ar.count_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
 }
 
-/* Read the count of every PE still waited for (all reads in flight at once); keep those
- * behind. Under the engine lock. */
+/* The same through a lane, for its slot: reads on the lane, all in flight at once. */
+static int read_lane_counts(const struct arrival_wait *w, const char *what)
+{
+    struct fsh_lane *lane = w->ctx->lane;
+    uint64_t mine = ((uint64_t)(w->s - ar.s) * (uint64_t)fsh_rt.npes + (uint64_t)fsh_rt.pe) *
+                    sizeof(uint64_t);
+    struct fsh_op_track sync = {0, 0, 0};
+    int rc = 0;
+    for (size_t i = 0; i < w->n && rc == 0; i++) {
+        int pe = w->pe[i];
+        struct fsh_xseg seg = {0, sizeof(uint64_t), 0};
+        fsh_mr_remote(pe, FSH_SEG_HEAP, ar.count_off + mine, &seg.addr, &seg.key);
+        rc = post_lane(lane, w->ctx, &sync, FSH_OP_GET, &w->s->landing[pe], sizeof(uint64_t), pe,
+                       &seg);
+    }
+    int wrc = fsh_lane_wait_track(lane, &sync, what);
+    return rc ? rc : wrc;
+}
+
+/* Read the count of every PE still waited for; keep those behind. The engine's under the
+ * engine lock, a lane's without. */
 static bool all_arrived(const void *arg)
 {
     struct arrival_wait *w = (struct arrival_wait *)arg;
-    w->err = fsh_rma_read_words(w->pe, w->n, ar.landing, count_off,
-                                "quiet: reading targets' arrival counts");
+    const char *what = "quiet: reading targets' arrival counts";
+    w->err = w->ctx ? read_lane_counts(w, what)
+                    : fsh_rma_read_words(w->pe, w->n, w->s->landing, count_off, what);
     if (w->err != 0) {
         return true;
+    }
+    if (w->ctx) {
+        fsh_lane_lock(w->ctx->lane); /* known[]: another quiet of the lane may read at once */
     }
     size_t keep = 0;
     for (size_t i = 0; i < w->n; i++) {
         int pe = w->pe[i];
-        uint64_t v = __atomic_load_n(&ar.landing[pe], __ATOMIC_ACQUIRE);
-        ar.known[pe] = v > ar.known[pe] ? v : ar.known[pe];
-        if (ar.known[pe] < w->want[i]) {
+        uint64_t v = __atomic_load_n(&w->s->landing[pe], __ATOMIC_ACQUIRE);
+        w->s->known[pe] = v > w->s->known[pe] ? v : w->s->known[pe];
+        if (w->s->known[pe] < w->want[i]) {
             w->pe[keep] = pe;
             w->want[keep++] = w->want[i];
         }
+    }
+    if (w->ctx) {
+        fsh_lane_unlock(w->ctx->lane);
     }
     w->n = keep;
     return keep == 0;
 }
 
-/* Wait until the writes posted to pe (only >= 0), or to every PE written since, before this
- * call are in their memory. The engine lock is held throughout (waits poll under it), so one
- * quiet at a time uses the scratch lists. */
+/* The PEs of s's writes posted to pe (only >= 0), or to every PE written since, not yet known
+ * to have landed, and the counts they must reach. Under s's lock. */
+static void arrivals_to_wait(struct arrival_wait *w, int only)
+{
+    struct sender *s = w->s;
+    for (size_t i = 0; i < s->npending; i++) {
+        int pe = s->pending[i];
+        if ((only < 0 || pe == only) && s->known[pe] < s->sent[pe]) {
+            w->pe[w->n] = pe;
+            w->want[w->n++] = s->sent[pe];
+        }
+    }
+}
+
+/* Forget the PEs that caught up (a quiet of everything leaves only later writes). Under s's
+ * lock. */
+static void arrivals_forget(struct sender *s)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < s->npending; i++) {
+        int pe = s->pending[i];
+        if (s->known[pe] < s->sent[pe]) {
+            s->pending[keep++] = pe;
+        } else {
+            s->is_pending[pe] = false;
+        }
+    }
+    __atomic_store_n(&s->npending, keep, __ATOMIC_RELAXED);
+}
+
+/* Wait until the engine's writes posted to pe (only >= 0), or to every PE written since,
+ * before this call are in their memory. The engine lock is held throughout (waits poll under
+ * it), so one quiet at a time uses the scratch lists and nothing is posted meanwhile. */
 static int wait_arrivals(int only)
 {
     fsh_progress_lock();
-    struct arrival_wait w = {0, ar.wait_pe, ar.wait_want, 0};
-    for (size_t i = 0; i < ar.npending; i++) {
-        int pe = ar.pending[i];
-        if ((only < 0 || pe == only) && ar.known[pe] < ar.sent[pe]) {
-            w.pe[w.n] = pe;
-            w.want[w.n++] = ar.sent[pe];
-        }
-    }
+    struct sender *s = &ar.s[0];
+    struct arrival_wait w = {NULL, s, 0, s->wait_pe, s->wait_want, 0};
+    arrivals_to_wait(&w, only);
     int rc = 0;
     if (w.n > 0 && !all_arrived(&w)) {
         rc = fsh_progress_wait(all_arrived, &w, "quiet: waiting for puts to land at their targets",
                                w.pe[0]);
     }
     rc = rc ? rc : w.err;
-    /* Forget the PEs that caught up (a quiet of everything leaves only later writes). */
-    size_t keep = 0;
-    for (size_t i = 0; i < ar.npending; i++) {
-        int pe = ar.pending[i];
-        if (ar.known[pe] < ar.sent[pe]) {
-            ar.pending[keep++] = pe;
-        } else {
-            ar.is_pending[pe] = false;
-        }
-    }
-    __atomic_store_n(&ar.npending, keep, __ATOMIC_RELAXED);
+    arrivals_forget(s);
     fsh_progress_unlock();
     return rc;
 }
@@ -1293,10 +1488,50 @@ static int arrivals_quiet(void)
 {
     /* Without the lock: a write another thread posts at this moment is not one this quiet
      * must complete. */
-    if (!ar.on || __atomic_load_n(&ar.npending, __ATOMIC_RELAXED) == 0) {
+    if (!ar.on || __atomic_load_n(&ar.s[0].npending, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
     return wait_arrivals(-1);
+}
+
+/* The same for the writes ctx posted on its lane, without the engine lock: the lane's writes
+ * wait meanwhile (a write posted now could land in place of one waited for), and the counts
+ * are read on the lane. Another quiet of the lane at once (a shared context's threads, quiet
+ * of all contexts) reads with lists of its own. */
+static int lane_arrivals(struct fsh_ctx *ctx)
+{
+    struct fsh_lane *lane = ctx->lane;
+    struct sender *s = &ar.s[ctx->slot];
+    if (__atomic_load_n(&s->npending, __ATOMIC_RELAXED) == 0) {
+        return 0;
+    }
+    int *pe = NULL;
+    uint64_t *want = NULL;
+    fsh_lane_lock(lane);
+    if (s->quiets > 0) {
+        pe = malloc((size_t)fsh_rt.npes * sizeof(*pe));
+        want = malloc((size_t)fsh_rt.npes * sizeof(*want));
+        if (!pe || !want) {
+            fsh_lane_unlock(lane);
+            free(pe);
+            free(want);
+            return fsh_err(-ENOMEM, "", "out of memory for a quiet of %d PEs", fsh_rt.npes);
+        }
+    }
+    s->quiets++;
+    struct arrival_wait w = {ctx, s, 0, pe ? pe : s->wait_pe, want ? want : s->wait_want, 0};
+    arrivals_to_wait(&w, -1);
+    fsh_lane_unlock(lane);
+    while (w.n > 0 && !all_arrived(&w)) {
+        sched_yield(); /* the counts follow the completions by the targets' progress */
+    }
+    fsh_lane_lock(lane);
+    arrivals_forget(s);
+    s->quiets--;
+    fsh_lane_unlock(lane);
+    free(pe);
+    free(want);
+    return w.err;
 }
 
 int fsh_rma_landed(int pe)

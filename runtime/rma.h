@@ -30,6 +30,7 @@ struct fsh_ctx {
     struct fsh_lane *lane;       /* its own endpoint (progress.h), or NULL: the engine's */
     struct fsh_op_track ltrack;  /* the operations posted on lane */
     struct fsh_lane_reserve *reserve; /* the team reservation its lane came from, or NULL */
+    int slot;                    /* its lane's counts at the targets (counting), or 0 */
     long options;
     bool session;         /* a session is open (shmem_ctx_session_start) */
     bool session_batch;   /* ... with the BATCH hint */
@@ -189,6 +190,9 @@ int fsh_rma_fence(struct fsh_ctx *ctx);
  * is open); the heap bytes it takes for npes PEs (the memory model's figure); init reserves
  * them and starts counting (collective: the same point of init on every PE). */
 bool fsh_rma_counts_arrivals(void);
+/* How many contexts' own endpoints (lanes) targets count apart, each with counts of its own:
+ * a setting every PE must agree on (it sizes the counts' block; the exchange compares it). */
+int fsh_rma_counted_lanes(void);
 size_t fsh_rma_arrivals_heap_bytes(int npes);
 int fsh_rma_arrivals_init(void);
 /* Wait until every write posted to pe so far is in pe's memory: nothing to do unless arrivals

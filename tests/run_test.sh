@@ -31,6 +31,9 @@
 #                  engine; local descriptors; one remote segment per write; 4-byte immediate;
 #                  no delivery-complete)
 #       tcp-efadirect  tcp with the same profile
+#       tcp-count  tcp with FABSHMEM_REMOTE_COMPLETION=count: quiet learns from the targets'
+#                  arrival counts that puts landed, with the provider's atomics and contexts'
+#                  own endpoints (which the profile does not give)
 #       shm-efadirect-chaos, tcp-efadirect-chaos  the profile under FABSHMEM_CHAOS=reorder,delay
 #       shm-chaos  shm with FABSHMEM_CHAOS=reorder,delay: the transport holds back posted
 #                  operations and remote events and releases them in random order, as EFA's
@@ -127,7 +130,7 @@ caller_vars=$(env | grep -E '^(FABSHMEM|SHMEM|FI)_[A-Za-z0-9_]*=' | cut -d= -f1 
 tcp_iface=""
 if [ -z "$FI_TCP_IFACE" ] && [ "$MH_RAILS" != 1 ]; then
     case " $configs " in
-    *" tcp "* | *" tcp-chaos "* | *" tcp-hosts "* | *" tcp-efadirect "* | *" tcp-efadirect-chaos "*)
+    *" tcp "* | *" tcp-chaos "* | *" tcp-hosts "* | *" tcp-count "* | *" tcp-efadirect "* | *" tcp-efadirect-chaos "*)
         if ! command -v fi_info >/dev/null 2>&1 ||
             FI_TCP_IFACE=lo fi_info -p tcp >/dev/null 2>&1; then
             tcp_iface=lo
@@ -171,6 +174,12 @@ run_case() {
             ;;
         esac
         case $2 in
+        tcp-count)
+            export FABSHMEM_REMOTE_COMPLETION=count
+            names="$names FABSHMEM_REMOTE_COMPLETION"
+            ;;
+        esac
+        case $2 in
         *-gpudirect)
             export FABSHMEM_DEVICE_PATH=cuda FABSHMEM_DEVICE_IFACE=system MOCK_CUDA_HOST_VISIBLE=1
             names="$names FABSHMEM_DEVICE_PATH FABSHMEM_DEVICE_IFACE MOCK_CUDA_HOST_VISIBLE"
@@ -194,7 +203,7 @@ run_case() {
                 names="$names FABSHMEM_SIM_NODES"
             fi
             ;;
-        tcp | tcp-chaos | tcp-hosts | tcp-efadirect | tcp-efadirect-chaos)
+        tcp | tcp-chaos | tcp-hosts | tcp-count | tcp-efadirect | tcp-efadirect-chaos)
             export FI_PROVIDER=tcp FI_TCP_NODELAY=1
             names="$names FI_TCP_NODELAY"
             if [ -n "$tcp_iface" ]; then
@@ -207,7 +216,7 @@ run_case() {
             names="$names FABSHMEM_MR_MODE"
             ;;
         *)
-            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp tcp-hosts shm-efamr shm-chaos tcp-chaos shm-efadirect tcp-efadirect shm-efadirect-chaos tcp-efadirect-chaos shm-gpudirect efamr-gpudirect)"
+            echo "run_test.sh: unknown configuration '$2' (known: shm shm-nodes2 tcp tcp-hosts tcp-count shm-efamr shm-chaos tcp-chaos shm-efadirect tcp-efadirect shm-efadirect-chaos tcp-efadirect-chaos shm-gpudirect efamr-gpudirect)"
             exit 99
             ;;
         esac

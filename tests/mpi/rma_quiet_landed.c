@@ -16,12 +16,15 @@
  * completion, passes here all the same on shm and tcp of libfabric 1.17 and 2.7: fabshmem's
  * get does not overtake the put at the sleeping target there. A library whose get does,
  * below, fails.)
- * Also checked: pe_quiet, fence and a put from a second context, with the same get.
+ * Also checked: pe_quiet, fence and a put from a second context, with the same get. The
+ * program asks for SHMEM_THREAD_MULTIPLE, so that second context has an endpoint of its own
+ * where the fabric gives contexts one (tcp): its writes are counted apart at the targets, and
+ * its quiet reads those counts through its own endpoint.
  *
  * With 3 PEs or more, the same promise seen by a third PE: PE 0 puts into the sleeping PE 1,
  * quiets, then puts a flag into PE 2, which waits for the flag and gets the word from PE 1.
  * quiet's completion is global, so PE 2 must read the new value, whichever way its get
- * reaches PE 1's memory. (Sandia OpenSHMEM 1.5.3 on libfabric 2.7's shm, this file built with
+ * reaches PE 1's memory. Odd rounds put and quiet on the second context. (Sandia OpenSHMEM 1.5.3 on libfabric 2.7's shm, this file built with
  * its oshcc, fails both checks: its quiet does not wait for injected puts to land.)
  */
 #include <unistd.h>
@@ -34,7 +37,8 @@
 
 int main(void)
 {
-    shmem_init();
+    int provided;
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
     t_start(NAME);
     int me = shmem_my_pe(), npes = shmem_n_pes();
     uint64_t *word = shmem_calloc(4, sizeof(uint64_t));
@@ -91,8 +95,13 @@ int main(void)
         if (me == 1) {
             usleep(SLEEP_US); /* no library call: no progress of our own */
         } else if (me == 0) {
-            shmem_uint64_p(&word[0], v, 1);
-            shmem_quiet();
+            if (r % 2) {
+                shmem_ctx_uint64_p(ctx, &word[0], v, 1);
+                shmem_ctx_quiet(ctx);
+            } else {
+                shmem_uint64_p(&word[0], v, 1);
+                shmem_quiet();
+            }
             shmem_uint64_atomic_set(flag, (uint64_t)r, 2);
         } else if (me == 2) {
             shmem_uint64_wait_until(flag, SHMEM_CMP_EQ, (uint64_t)r);
