@@ -39,6 +39,10 @@
 static const char *const layout_names[] = {LAYOUT_SETTINGS(LAYOUT_NAME)};
 #define NLAYOUT (sizeof(layout_names) / sizeof(layout_names[0]))
 
+/* Room for one published lane's address (fsh_rma_lanes_published: efa-direct's are 32
+ * bytes, a sockaddr at most 28). */
+#define LANE_ADDR_MAX 64
+
 /* The exchange blob of one PE: address length, address, then the segment table. */
 struct blob_head {
     int32_t node_id; /* for SHMEM_TEAM_SHARED */
@@ -46,6 +50,12 @@ struct blob_head {
     uint8_t addr[FSH_ADDR_MAX];
     uint64_t layout[NLAYOUT];
 };
+
+/* The published lanes' part of a blob: how many, their length, then their addresses. */
+static size_t lanes_blob_size(const struct fsh_exchange *x)
+{
+    return x->published ? 2 * sizeof(uint16_t) + x->published * LANE_ADDR_MAX : 0;
+}
 
 /* Every PE's layout settings against this PE's: the first that differs ends init, naming the
  * setting, both values and both PEs (every PE reports the same pair: the lowest that differs
@@ -73,13 +83,16 @@ int fsh_exchange_pack(struct fsh_exchange *x, int npes)
     memset(x, 0, sizeof(*x));
     size_t n = (size_t)npes;
     x->npes = npes;
-    x->one = sizeof(struct blob_head) + fsh_mr_blob_size() + fsh_local_blob_size();
+    x->published = (size_t)fsh_rma_lanes_published();
+    x->one = sizeof(struct blob_head) + fsh_mr_blob_size() + fsh_local_blob_size() +
+             lanes_blob_size(x);
     x->mine = calloc(1, x->one);
     x->all = calloc(n, x->one);
     x->slots = calloc(n, FSH_ADDR_MAX);
     x->lens = calloc(n, sizeof(uint16_t));
     x->node_of = calloc(n, sizeof(int));
-    if (!x->mine || !x->all || !x->slots || !x->lens || !x->node_of) {
+    x->lane_names = calloc(n * x->published + 1, LANE_ADDR_MAX);
+    if (!x->mine || !x->all || !x->slots || !x->lens || !x->node_of || !x->lane_names) {
         return fsh_err(-ENOMEM, "", "out of memory for the exchange of %zu peers", n);
     }
     struct blob_head head;
@@ -98,7 +111,44 @@ int fsh_exchange_pack(struct fsh_exchange *x, int npes)
     memcpy(x->mine, &head, sizeof(head));
     fsh_mr_blob_pack(x->mine + sizeof(head));
     fsh_local_blob_pack(x->mine + sizeof(head) + fsh_mr_blob_size());
+    if (x->published) {
+        uint8_t *b = x->mine + x->one - lanes_blob_size(x);
+        uint16_t nlen[2];
+        nlen[0] = (uint16_t)fsh_rma_lane_names(b + sizeof(nlen), LANE_ADDR_MAX, x->published,
+                                               &nlen[1]);
+        memcpy(b, nlen, sizeof(nlen));
+    }
     return 0;
+}
+
+/* Every PE's published lanes, back to back in lane_names (all of one length). */
+static int unpack_lanes(struct fsh_exchange *x)
+{
+    for (size_t i = 0; i < (size_t)x->npes && x->published; i++) {
+        const uint8_t *b = x->all + (i + 1) * x->one - lanes_blob_size(x);
+        uint16_t nlen[2];
+        memcpy(nlen, b, sizeof(nlen));
+        if (nlen[0] == 0) {
+            continue;
+        }
+        if (nlen[0] > x->published || nlen[1] > LANE_ADDR_MAX ||
+            (x->nlanes > 0 && nlen[1] != x->lane_len)) {
+            return fsh_err(-EPROTO, "run every PE with the same provider, or FABSHMEM_CTX_ENDPOINTS=0",
+                           "PE %zu published %u endpoints of %u bytes for its contexts (PE "
+                           "addresses here are %u bytes, at most %zu endpoints)", i, nlen[0],
+                           nlen[1], x->lane_len, x->published);
+        }
+        x->lane_len = nlen[1];
+        memcpy(x->lane_names + x->nlanes * LANE_ADDR_MAX, b + sizeof(nlen),
+               (size_t)nlen[0] * LANE_ADDR_MAX);
+        x->nlanes += nlen[0];
+    }
+    return 0;
+}
+
+int fsh_exchange_insert_lanes(const struct fsh_exchange *x)
+{
+    return fsh_fabric_insert_lanes(x->lane_names, x->nlanes, x->lane_len, LANE_ADDR_MAX);
 }
 
 int fsh_exchange_unpack(struct fsh_exchange *x)
@@ -120,7 +170,7 @@ int fsh_exchange_unpack(struct fsh_exchange *x)
         }
         fsh_local_blob_unpack((int)i, b + sizeof(head) + mr_len);
     }
-    return rc;
+    return rc ? rc : unpack_lanes(x);
 }
 
 void fsh_exchange_free(struct fsh_exchange *x)
@@ -130,6 +180,7 @@ void fsh_exchange_free(struct fsh_exchange *x)
     free(x->slots);
     free(x->lens);
     free(x->node_of);
+    free(x->lane_names);
     memset(x, 0, sizeof(*x));
 }
 

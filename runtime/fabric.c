@@ -1259,10 +1259,6 @@ static const char *lanes_never(void)
     if (!fab.attr.thread_safe) {
         return "the provider offers no FI_THREAD_SAFE domain";
     }
-    if (fab.attr.av_first) {
-        return "a target must have an endpoint's address before its first operation "
-               "(efa-direct), and a context is created by one PE alone";
-    }
     if (fsh_fabric_named_regions()) {
         return "shm names every endpoint's region in /dev/shm until its peers mapped it, so "
                "a PE killed outright would leave a context's behind";
@@ -1340,6 +1336,40 @@ int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth)
         return fsh_err(rc < 0 ? rc : -rc, "destroy contexts no longer needed, or set FABSHMEM_CTX_ENDPOINTS lower",
                        "cannot open an endpoint for a context on provider %s: %s",
                        fab.attr.prov, fi_strerror(rc < 0 ? -rc : rc));
+    }
+    return 0;
+}
+
+int fsh_fabric_lane_name(struct fid_ep *ep, void *buf, size_t *len)
+{
+    int rc = fi_getname(&ep->fid, buf, len);
+    return rc == 0 ? 0 : fi_fail(rc, "fi_getname of a context's endpoint");
+}
+
+int fsh_fabric_insert_lanes(const uint8_t *names, size_t n, size_t len, size_t stride)
+{
+    if (n == 0) {
+        return 0;
+    }
+    uint8_t *packed = malloc(n * len);
+    fi_addr_t *addr = calloc(n, sizeof(*addr));
+    if (!packed || !addr) {
+        free(packed);
+        free(addr);
+        return fsh_err(-ENOMEM, "set FABSHMEM_CTX_ENDPOINTS lower",
+                       "out of memory for %zu addresses of contexts' endpoints", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(packed + i * len, names + i * stride, len);
+    }
+    int got = fi_av_insert(fab.rail[0].av, packed, n, addr, 0, NULL);
+    free(packed);
+    free(addr);
+    if (got != (int)n) {
+        return fsh_err(got < 0 ? got : -EPROTO, "set FABSHMEM_CTX_ENDPOINTS=0",
+                       "fi_av_insert of %zu addresses of contexts' endpoints on %s inserted %d: "
+                       "%s", n, fab.attr.prov, got,
+                       got < 0 ? fi_strerror(-got) : "some addresses were rejected");
     }
     return 0;
 }

@@ -143,6 +143,12 @@ bool fsh_fabric_lanes_possible(void);
 #define FSH_LANES_AUTO_MAX 16
 long fsh_fabric_lanes_auto(int npes);
 int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth);
+/* A lane's address (fi_getname; *len: the room, then its length): 0 or -errno (recorded). */
+int fsh_fabric_lane_name(struct fid_ep *ep, void *buf, size_t *len);
+/* Every PE's published lanes into rail 0's AV (after the peers, whose fi_addr stays their PE):
+ * n addresses of len bytes, stride apart. Targets never aim at them; efa-direct needs them
+ * there before a lane's first operation arrives. 0 or -errno (recorded). */
+int fsh_fabric_insert_lanes(const uint8_t *names, size_t n, size_t len, size_t stride);
 void fsh_fabric_lane_close(struct fid_ep *ep, struct fid_cq *cq);
 /* Do the rails count completed writes (a counter each, CQs bound for selective completion)?
  * Off: the provider has no counter, or FABSHMEM_PUT_COUNTER is off; then every operation asks

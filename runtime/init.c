@@ -476,7 +476,12 @@ static int *node_of;
 static int exchange(double timeout)
 {
     struct fsh_exchange x;
-    int rc = fsh_exchange_pack(&x, fsh_rt.npes);
+    /* On efa-direct contexts' endpoints are opened now, to be published: a target must have
+     * an endpoint's address before its first operation reaches it. */
+    int rc = fsh_rma_lanes_preopen();
+    if (rc == 0) {
+        rc = fsh_exchange_pack(&x, fsh_rt.npes);
+    }
     if (rc == 0) {
         rc = fsh_boot_allgather(x.mine, x.one, x.all, timeout);
     }
@@ -487,10 +492,13 @@ static int exchange(double timeout)
     if (rc == 0) {
         rc = fsh_fabric_insert_peers(x.slots, x.lens, fsh_rt.npes);
     }
+    if (rc == 0) {
+        rc = fsh_exchange_insert_lanes(&x);
+    }
     if (rc == 0 && fsh_fabric_attr()->av_first) {
         /* On efa-direct a target must have the initiator in its AV before an RMA reaches
          * it (a device limitation, fi_efa(7)): nobody writes before everybody inserted
-         * everybody (one PMIx fence). */
+         * everybody, contexts' endpoints included (one PMIx fence). */
         rc = fsh_boot_fence(timeout, NULL);
     }
     if (rc == 0 && fsh_fabric_multirail()) {

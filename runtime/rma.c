@@ -241,6 +241,11 @@ static struct {
     long open;
     const char *why_not;
     char failed[200]; /* why opening one failed: no further context tries */
+    /* Where a target must know an endpoint before it reaches it (efa-direct), the lanes are
+     * opened at init and published in the exchange (fsh_rma_lanes_preopen): pool[0..npool)
+     * are those no context has now, opened of them in all. */
+    struct fsh_lane **pool;
+    long npool, opened;
 } ln;
 
 /* The lane a put or get of ctx takes for [local, local + len): ctx's own, unless the buffer
@@ -905,6 +910,77 @@ const char *fsh_rma_ctx_why(uintptr_t handle)
 
 static void lane_give(struct fsh_ctx *c);
 
+/* The most lanes a PE opens at init and publishes (efa-direct): their addresses go to every
+ * PE in the exchange and into every AV. */
+#define LANES_PUBLISHED_MAX 64
+
+int fsh_rma_lanes_published(void)
+{
+    if (!fsh_fabric_attr()->av_first || !fsh_fabric_lanes_possible()) {
+        return 0;
+    }
+    long want = fsh_env()->FABSHMEM_CTX_ENDPOINTS;
+    long n = fsh_rma_counts_arrivals() ? fsh_rma_counted_lanes()
+             : want < 0                ? FSH_LANES_AUTO_MAX
+                                       : want;
+    return n > LANES_PUBLISHED_MAX ? LANES_PUBLISHED_MAX : (int)n;
+}
+
+int fsh_rma_lanes_preopen(void)
+{
+    long n = fsh_rma_lanes_published();
+    if (n == 0 || fsh_fabric_nrails() > 1) {
+        return 0; /* a multi-rail PE publishes none: lanes_init says why */
+    }
+    long want = fsh_env()->FABSHMEM_CTX_ENDPOINTS;
+    long fit = want < 0 ? fsh_fabric_lanes_auto(fsh_rt.npes) : want;
+    n = n < fit ? n : fit;
+    ln.pool = calloc((size_t)(n > 0 ? n : 1), sizeof(*ln.pool));
+    if (!ln.pool) {
+        return fsh_err(-ENOMEM, "set FABSHMEM_CTX_ENDPOINTS=0",
+                       "out of memory for %ld contexts' endpoints", n);
+    }
+    while (ln.npool < n) {
+        if (fsh_lane_open(&ln.pool[ln.npool]) != 0) {
+            /* The provider's limit: the contexts have as many as it gave. */
+            const struct fsh_error *e = fsh_err_last();
+            snprintf(ln.failed, sizeof(ln.failed), "opening the %ld%s at init failed: %.120s",
+                     ln.npool + 1, ln.npool == 0 ? "st" : "th", e ? e->msg : "");
+            fsh_err_clear();
+            break;
+        }
+        ln.npool++;
+    }
+    ln.opened = ln.npool;
+    return 0;
+}
+
+size_t fsh_rma_lane_names(uint8_t *names, size_t stride, size_t max, uint16_t *len)
+{
+    size_t n = 0;
+    *len = 0;
+    for (long i = 0; i < ln.npool && n < max; i++) {
+        size_t l = stride;
+        if (fsh_fabric_lane_name(fsh_lane_ep(ln.pool[i]), names + n * stride, &l) != 0 ||
+            (n > 0 && l != *len)) {
+            break; /* published as far as named alike: those after stay unused */
+        }
+        *len = (uint16_t)l;
+        n++;
+    }
+    return n;
+}
+
+/* Close the lanes opened at init that no context has (all of them at finalize). */
+static void pool_close(void)
+{
+    while (ln.npool > 0) {
+        fsh_lane_close(ln.pool[--ln.npool]);
+    }
+    free(ln.pool);
+    ln.pool = NULL;
+}
+
 void fsh_rma_lanes_init(long limit)
 {
     ln.why_not = limit == 0 ? "FABSHMEM_CTX_ENDPOINTS=0" : fsh_fabric_lanes_why_not();
@@ -925,9 +1001,20 @@ void fsh_rma_lanes_init(long limit)
                                   "the 2 MiB of heap they may have"
                                 : NULL;
     }
+    if (!ln.why_not && fsh_fabric_attr()->av_first) {
+        /* Only those opened at init and published: a target knows no other. */
+        limit = limit < ln.opened ? limit : ln.opened;
+        ln.why_not = limit > 0     ? NULL
+                     : ln.failed[0] ? ln.failed
+                                    : "a target must have an endpoint's address before its "
+                                      "first operation (efa-direct), and none was opened at init";
+    }
     ln.limit = ln.why_not ? 0 : limit;
     ln.committed = 0;
     ln.open = 0;
+    if (ln.why_not) {
+        pool_close();
+    }
 }
 
 void fsh_rma_lanes_reserve(struct fsh_lane_reserve *r, int n)
@@ -954,9 +1041,12 @@ void fsh_rma_lanes_describe(char *buf, size_t len)
         snprintf(buf, len, "none: every context posts through the engine's endpoint (%s)",
                  ln.why_not);
     } else {
-        snprintf(buf, len, "up to %ld (FABSHMEM_CTX_ENDPOINTS%s), %ld open: a context created "
-                 "while one is left has an endpoint, a completion queue and a lock of its own",
-                 ln.limit, ln.automatic ? "=-1, auto" : "", ln.open);
+        snprintf(buf, len, "up to %ld (FABSHMEM_CTX_ENDPOINTS%s), %ld in use%s%s: a context "
+                 "created while one is left has an endpoint, a completion queue and a lock of "
+                 "its own", ln.limit, ln.automatic ? "=-1, auto" : "", ln.open,
+                 ln.pool ? ", opened at init and known to every PE (a target must know an "
+                           "endpoint first)" : "",
+                 ar.on ? ", writes counted apart at the targets" : "");
     }
 }
 
@@ -987,6 +1077,13 @@ static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
         lane_give(c);
         return;
     }
+    if (ln.pool) {
+        /* One opened at init (the limit keeps within them, so one is left). */
+        c->lane = ln.pool[--ln.npool];
+        fsh_progress_unlock();
+        FSH_DEBUG("a context with an endpoint of its own, opened at init (%ld in use)", open);
+        return;
+    }
     fsh_progress_unlock();
     /* Opened outside the engine lock: the domain is thread-safe (lanes exist only then). */
     if (fsh_lane_open(&c->lane) != 0) {
@@ -1010,12 +1107,18 @@ static void lane_take(struct fsh_ctx *c, struct fsh_lane_reserve *reserve)
     FSH_DEBUG("a context with an endpoint of its own (%ld open)", open);
 }
 
-/* Give back what lane_take counted. Closes the lane, if it is open. */
+/* Give back what lane_take counted. Closes the lane, if it is open and not one opened at
+ * init (that one waits for the next context). */
 static void lane_give(struct fsh_ctx *c)
 {
-    fsh_lane_close(c->lane);
-    c->lane = NULL;
+    if (!ln.pool) {
+        fsh_lane_close(c->lane);
+    }
     fsh_progress_lock();
+    if (ln.pool && c->lane) {
+        ln.pool[ln.npool++] = c->lane;
+    }
+    c->lane = NULL;
     if (c->reserve) {
         c->reserve->taken--;
         c->reserve = NULL;
@@ -1107,6 +1210,7 @@ void fsh_rma_fini(void)
         fsh_lane_close(c->lane);
         free(c);
     }
+    pool_close();
     memset(&ln, 0, sizeof(ln));
     /* A session left open on the default context must not reach the next init (its batch
      * was sized for this fabric); quiet_all posted what every batch held. */

@@ -82,6 +82,14 @@ int fsh_rma_ctx_create(long options, void *team, struct fsh_lane_reserve *reserv
 /* At init, with the fabric open: up to limit contexts (FABSHMEM_CTX_ENDPOINTS) get an
  * endpoint of their own, where the fabric allows (fsh_fabric_lanes_why_not). */
 void fsh_rma_lanes_init(long limit);
+/* Where a target must know an endpoint before it reaches it (efa-direct), the lanes are opened
+ * before the exchange and published in it. lanes_published: the address slots every PE's
+ * exchange blob has for them (0: none; the same on every PE). lanes_preopen: open them (as many
+ * as the provider gives: no error for fewer). lane_names: their addresses, stride bytes apart
+ * in names, at most max; *len their length (all alike); returns how many. */
+int fsh_rma_lanes_published(void);
+int fsh_rma_lanes_preopen(void);
+size_t fsh_rma_lane_names(uint8_t *names, size_t stride, size_t max, uint16_t *len);
 /* Set aside up to n endpoints for contexts of a team (SHMEM_TEAM_NUM_CONTEXTS: best effort);
  * give them back when the team is destroyed (its contexts first). */
 void fsh_rma_lanes_reserve(struct fsh_lane_reserve *r, int n);

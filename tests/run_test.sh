@@ -32,8 +32,8 @@
 #                  no delivery-complete)
 #       tcp-efadirect  tcp with the same profile
 #       tcp-count  tcp with FABSHMEM_REMOTE_COMPLETION=count: quiet learns from the targets'
-#                  arrival counts that puts landed, with the provider's atomics and contexts'
-#                  own endpoints (which the profile does not give)
+#                  arrival counts that puts landed, with the provider's atomics (which the
+#                  profile refuses) and contexts' endpoints opened as they are made
 #       shm-efadirect-chaos, tcp-efadirect-chaos  the profile under FABSHMEM_CHAOS=reorder,delay
 #       shm-chaos  shm with FABSHMEM_CHAOS=reorder,delay: the transport holds back posted
 #                  operations and remote events and releases them in random order, as EFA's

@@ -18,8 +18,8 @@
  * below, fails.)
  * Also checked: pe_quiet, fence and a put from a second context, with the same get. The
  * program asks for SHMEM_THREAD_MULTIPLE, so that second context has an endpoint of its own
- * where the fabric gives contexts one (tcp): its writes are counted apart at the targets, and
- * its quiet reads those counts through its own endpoint.
+ * where the fabric gives contexts one (tcp, also under the profile): its writes are counted
+ * apart at the targets, and its quiet reads those counts through its own endpoint.
  *
  * With 3 PEs or more, the same promise seen by a third PE: PE 0 puts into the sleeping PE 1,
  * quiets, then puts a flag into PE 2, which waits for the flag and gets the word from PE 1.
