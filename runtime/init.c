@@ -475,7 +475,7 @@ static int *node_of;
  * then every peer into the AV (timed apart: its cost is the provider's). */
 static int exchange(double timeout)
 {
-    struct fsh_exchange x;
+    struct fsh_exchange x = {0};
     /* On efa-direct contexts' endpoints are opened now, to be published: a target must have
      * an endpoint's address before its first operation reaches it. */
     int rc = fsh_rma_lanes_preopen();
