@@ -301,7 +301,7 @@ static int step_registration(struct sim *s)
 
 static int step_pack(struct sim *s)
 {
-    return fsh_exchange_pack(&s->x, s->npes);
+    return fsh_exchange_pack(&s->x, s->npes, NULL);
 }
 
 /* The all-gather's result as N live PEs would have produced it, PE 0's blob first. */

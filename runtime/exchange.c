@@ -13,7 +13,6 @@
 #include "fabric.h"
 #include "local.h"
 #include "mr.h"
-#include "rma.h"
 #include "rt.h"
 
 /* Settings that shape the symmetric layout or the collective protocol: a PE whose value
@@ -32,16 +31,12 @@
     X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
     X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)                                        \
     X(endpoints of contexts counted apart at targets (FABSHMEM_CTX_ENDPOINTS with             \
-      SHMEM_THREAD_MULTIPLE), fsh_rma_counted_lanes())                                         \
+      SHMEM_THREAD_MULTIPLE), x->counted)                                                      \
     X(a fabric (1: opened; FABSHMEM_FABRIC and FABSHMEM_INTRANODE decide), !fsh_fabric_none())
 #define LAYOUT_NAME(name, value) #name,
 #define LAYOUT_VALUE(name, value) (uint64_t)(value),
 static const char *const layout_names[] = {LAYOUT_SETTINGS(LAYOUT_NAME)};
 #define NLAYOUT (sizeof(layout_names) / sizeof(layout_names[0]))
-
-/* Room for one published lane's address (fsh_rma_lanes_published: efa-direct's are 32
- * bytes, a sockaddr at most 28). */
-#define LANE_ADDR_MAX 64
 
 /* The exchange blob of one PE: address length, address, then the segment table. */
 struct blob_head {
@@ -54,7 +49,7 @@ struct blob_head {
 /* The published lanes' part of a blob: how many, their length, then their addresses. */
 static size_t lanes_blob_size(const struct fsh_exchange *x)
 {
-    return x->published ? 2 * sizeof(uint16_t) + x->published * LANE_ADDR_MAX : 0;
+    return x->published ? 2 * sizeof(uint16_t) + x->published * FSH_EXCHANGE_LANE_ADDR_MAX : 0;
 }
 
 /* Every PE's layout settings against this PE's: the first that differs ends init, naming the
@@ -78,12 +73,13 @@ static int check_layout(const uint8_t *all, size_t one, size_t n)
     return 0;
 }
 
-int fsh_exchange_pack(struct fsh_exchange *x, int npes)
+int fsh_exchange_pack(struct fsh_exchange *x, int npes, const struct fsh_exchange_lanes *lanes)
 {
     memset(x, 0, sizeof(*x));
     size_t n = (size_t)npes;
     x->npes = npes;
-    x->published = (size_t)fsh_rma_lanes_published();
+    x->counted = lanes ? lanes->counted : 0;
+    x->published = lanes ? lanes->published : 0;
     x->one = sizeof(struct blob_head) + fsh_mr_blob_size() + fsh_local_blob_size() +
              lanes_blob_size(x);
     x->mine = calloc(1, x->one);
@@ -91,7 +87,7 @@ int fsh_exchange_pack(struct fsh_exchange *x, int npes)
     x->slots = calloc(n, FSH_ADDR_MAX);
     x->lens = calloc(n, sizeof(uint16_t));
     x->node_of = calloc(n, sizeof(int));
-    x->lane_names = calloc(n * x->published + 1, LANE_ADDR_MAX);
+    x->lane_names = calloc(n * x->published + 1, FSH_EXCHANGE_LANE_ADDR_MAX);
     if (!x->mine || !x->all || !x->slots || !x->lens || !x->node_of || !x->lane_names) {
         return fsh_err(-ENOMEM, "", "out of memory for the exchange of %zu peers", n);
     }
@@ -113,10 +109,10 @@ int fsh_exchange_pack(struct fsh_exchange *x, int npes)
     fsh_local_blob_pack(x->mine + sizeof(head) + fsh_mr_blob_size());
     if (x->published) {
         uint8_t *b = x->mine + x->one - lanes_blob_size(x);
-        uint16_t nlen[2];
-        nlen[0] = (uint16_t)fsh_rma_lane_names(b + sizeof(nlen), LANE_ADDR_MAX, x->published,
-                                               &nlen[1]);
+        size_t k = lanes->n < x->published ? lanes->n : x->published;
+        uint16_t nlen[2] = {(uint16_t)k, lanes->len};
         memcpy(b, nlen, sizeof(nlen));
+        memcpy(b + sizeof(nlen), lanes->names, k * FSH_EXCHANGE_LANE_ADDR_MAX);
     }
     return 0;
 }
@@ -131,7 +127,7 @@ static int unpack_lanes(struct fsh_exchange *x)
         if (nlen[0] == 0) {
             continue;
         }
-        if (nlen[0] > x->published || nlen[1] > LANE_ADDR_MAX ||
+        if (nlen[0] > x->published || nlen[1] > FSH_EXCHANGE_LANE_ADDR_MAX ||
             (x->nlanes > 0 && nlen[1] != x->lane_len)) {
             return fsh_err(-EPROTO, "run every PE with the same provider, or FABSHMEM_CTX_ENDPOINTS=0",
                            "PE %zu published %u endpoints of %u bytes for its contexts (PE "
@@ -139,8 +135,8 @@ static int unpack_lanes(struct fsh_exchange *x)
                            nlen[1], x->lane_len, x->published);
         }
         x->lane_len = nlen[1];
-        memcpy(x->lane_names + x->nlanes * LANE_ADDR_MAX, b + sizeof(nlen),
-               (size_t)nlen[0] * LANE_ADDR_MAX);
+        memcpy(x->lane_names + x->nlanes * FSH_EXCHANGE_LANE_ADDR_MAX, b + sizeof(nlen),
+               (size_t)nlen[0] * FSH_EXCHANGE_LANE_ADDR_MAX);
         x->nlanes += nlen[0];
     }
     return 0;
@@ -148,7 +144,7 @@ static int unpack_lanes(struct fsh_exchange *x)
 
 int fsh_exchange_insert_lanes(const struct fsh_exchange *x)
 {
-    return fsh_fabric_insert_lanes(x->lane_names, x->nlanes, x->lane_len, LANE_ADDR_MAX);
+    return fsh_fabric_insert_lanes(x->lane_names, x->nlanes, x->lane_len, FSH_EXCHANGE_LANE_ADDR_MAX);
 }
 
 int fsh_exchange_unpack(struct fsh_exchange *x)

@@ -14,6 +14,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a PE tells the others of its contexts' own endpoints (rma.c decides; init passes it
+ * in): counted, a layout setting (lanes counted apart at targets); published, the address
+ * slots every blob has for them (efa-direct: a target must know them first; 0 elsewhere, the
+ * same on every PE); the n addresses of this PE, len bytes each, FSH_EXCHANGE_LANE_ADDR_MAX
+ * apart in names. */
+#define FSH_EXCHANGE_LANES_MAX 64
+#define FSH_EXCHANGE_LANE_ADDR_MAX 64 /* efa-direct's are 32 bytes, a sockaddr at most 28 */
+struct fsh_exchange_lanes {
+    uint64_t counted;
+    size_t published;
+    const uint8_t *names;
+    size_t n;
+    uint16_t len;
+};
+
 struct fsh_exchange {
     size_t one;      /* bytes per PE's blob */
     int npes;
@@ -22,14 +37,16 @@ struct fsh_exchange {
     uint8_t *slots;  /* [npes * FSH_ADDR_MAX]: the addresses, for fsh_fabric_insert_peers */
     uint16_t *lens;  /* [npes] */
     int *node_of;    /* [npes] */
-    size_t published;     /* lanes' address slots per blob (fsh_rma_lanes_published) */
-    uint8_t *lane_names;  /* every PE's published lanes, back to back, 64 bytes apart */
+    uint64_t counted;     /* lanes counted apart (a layout setting) */
+    size_t published;     /* lanes' address slots per blob */
+    uint8_t *lane_names;  /* every PE's published lanes, FSH_EXCHANGE_LANE_ADDR_MAX apart */
     size_t nlanes;        /* how many */
     uint16_t lane_len;    /* the length of each */
 };
 
-/* Allocate for npes PEs and pack this PE's blob. 0 or -errno (recorded). */
-int fsh_exchange_pack(struct fsh_exchange *x, int npes);
+/* Allocate for npes PEs and pack this PE's blob, with its lanes (NULL: none). 0 or -errno
+ * (recorded). */
+int fsh_exchange_pack(struct fsh_exchange *x, int npes, const struct fsh_exchange_lanes *lanes);
 /* Every PE's settings against PE 0's (the first that differs ends init with its name and both
  * values), then addresses, nodes, keys and intra-node records taken in. */
 int fsh_exchange_unpack(struct fsh_exchange *x);

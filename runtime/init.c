@@ -479,8 +479,13 @@ static int exchange(double timeout)
     /* On efa-direct contexts' endpoints are opened now, to be published: a target must have
      * an endpoint's address before its first operation reaches it. */
     int rc = fsh_rma_lanes_preopen();
+    uint8_t names[FSH_EXCHANGE_LANES_MAX * FSH_EXCHANGE_LANE_ADDR_MAX];
+    struct fsh_exchange_lanes lanes = {.counted = (uint64_t)fsh_rma_counted_lanes(),
+                                       .published = (size_t)fsh_rma_lanes_published(),
+                                       .names = names};
+    lanes.n = fsh_rma_lane_names(names, FSH_EXCHANGE_LANE_ADDR_MAX, lanes.published, &lanes.len);
     if (rc == 0) {
-        rc = fsh_exchange_pack(&x, fsh_rt.npes);
+        rc = fsh_exchange_pack(&x, fsh_rt.npes, &lanes);
     }
     if (rc == 0) {
         rc = fsh_boot_allgather(x.mine, x.one, x.all, timeout);

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "exchange.h"
 #include "fabric.h"
 #include "heap.h"
 #include "local.h"
@@ -910,10 +911,6 @@ const char *fsh_rma_ctx_why(uintptr_t handle)
 
 static void lane_give(struct fsh_ctx *c);
 
-/* The most lanes a PE opens at init and publishes (efa-direct): their addresses go to every
- * PE in the exchange and into every AV. */
-#define LANES_PUBLISHED_MAX 64
-
 int fsh_rma_lanes_published(void)
 {
     if (!fsh_fabric_attr()->av_first || !fsh_fabric_lanes_possible()) {
@@ -923,7 +920,8 @@ int fsh_rma_lanes_published(void)
     long n = fsh_rma_counts_arrivals() ? fsh_rma_counted_lanes()
              : want < 0                ? FSH_LANES_AUTO_MAX
                                        : want;
-    return n > LANES_PUBLISHED_MAX ? LANES_PUBLISHED_MAX : (int)n;
+    /* Every PE's go into every AV: a bounded number (FSH_EXCHANGE_LANES_MAX). */
+    return n > FSH_EXCHANGE_LANES_MAX ? FSH_EXCHANGE_LANES_MAX : (int)n;
 }
 
 int fsh_rma_lanes_preopen(void)
