@@ -187,6 +187,8 @@ static int reg(int rail, void *base, size_t len, uint64_t access, uint64_t key,
 {
     int rc = fi_mr_reg(fsh_fabric_domain(rail), base, len, access, 0, key, 0, mr, NULL);
     if (rc != 0) {
+        /* Not closed by us: libfabric 2.7's tcp frees the region it leaves here on failure. */
+        *mr = NULL;
         char need[32];
         human(len, need, sizeof(need));
         return fsh_err(rc, rc == -FI_ENOMEM || rc == -ENOMEM ? "raise the memlock limit (ulimit -l unlimited) or lower SHMEM_SYMMETRIC_SIZE" : "FABSHMEM_LOG=debug and FI_LOG_LEVEL=warn show the provider's view",
@@ -194,6 +196,21 @@ static int reg(int rail, void *base, size_t len, uint64_t access, uint64_t key,
                        fsh_fabric_attr()->prov, fsh_fabric_rail_name(rail), fi_strerror(-rc));
     }
     return 0;
+}
+
+/* A registration of this PE's own use (bounce buffers, temporary ones), whose key nobody is
+ * told: the next free key. A key may be taken already where the provider also keeps keys it
+ * chose (libfabric 2.7's ofi_rxm over tcp: -FI_ENOKEY), so the next ones are tried. */
+static int reg_local(int rail, void *base, size_t len, struct fid_mr **mr)
+{
+    int rc, tries = 0;
+    do {
+        rc = reg(rail, base, len, FI_READ | FI_WRITE, mrs.next_key++, mr);
+    } while (rc == -FI_ENOKEY && ++tries < 64);
+    if (rc == 0 && tries > 0) {
+        fsh_err_clear(); /* the taken keys are no news */
+    }
+    return rc;
 }
 
 /* The key asked for segment seg on rail r. Where keys are the provider's (FI_MR_PROV_KEY), a
@@ -452,7 +469,7 @@ int fsh_mr_reg_local(void *buf, size_t len, struct fsh_mr_set **out)
         return fsh_err(-ENOMEM, "", "out of memory for a registration");
     }
     for (int r = 0; r < fsh_fabric_nrails(); r++) {
-        int rc = reg(r, buf, len, FI_READ | FI_WRITE, mrs.next_key++, &set->mr[r]);
+        int rc = reg_local(r, buf, len, &set->mr[r]);
         if (rc != 0) {
             fsh_mr_dereg_local(set);
             return rc;
@@ -499,7 +516,7 @@ int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fsh_
      * duration of the operation. Keys must be unique in the domain unless the provider picks
      * them. */
     struct fid_mr *mr = NULL;
-    int rc = reg(rail, (void *)addr, len, FI_READ | FI_WRITE, mrs.next_key++, &mr);
+    int rc = reg_local(rail, (void *)addr, len, &mr);
     if (rc != 0) {
         return rc;
     }
