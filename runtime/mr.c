@@ -205,7 +205,9 @@ static int reg_local(int rail, void *base, size_t len, struct fid_mr **mr)
 {
     int rc, tries = 0;
     do {
-        rc = reg(rail, base, len, FI_READ | FI_WRITE, mrs.next_key++, mr);
+        /* Atomic: contexts' endpoints register their bounce slots at once (progress.c). */
+        uint64_t key = __atomic_fetch_add(&mrs.next_key, 1, __ATOMIC_RELAXED);
+        rc = reg(rail, base, len, FI_READ | FI_WRITE, key, mr);
     } while (rc == -FI_ENOKEY && ++tries < 64);
     if (rc == 0 && tries > 0) {
         fsh_err_clear(); /* the taken keys are no news */

@@ -89,12 +89,24 @@ static struct {
 
 /* A lane (progress.h): an endpoint and CQ of its own, with its own records and lock. Only
  * its own operations complete on its CQ: peers know the engine's endpoint alone. */
+/* Bounce slots (the section of that name below): one registered block cut into n slots of
+ * size bytes, the free ones on a stack. */
+struct bounce {
+    uint8_t *base;
+    size_t size, n;
+    void **free;
+    size_t nfree;
+    struct fsh_mr_set *set;
+};
+
 struct fsh_lane {
     struct fid_ep *ep;
     struct fid_cq *cq;
     struct fsh_op *pool, *free;
     size_t depth, in_use;
     uint8_t *scratch; /* FSH_LANE_SCRATCH bytes per record */
+    struct bounce bb; /* slots of its own, made at its first blocking put (fsh_lane_bounce_take) */
+    bool bb_tried;
     pthread_mutex_t lock;
     struct fsh_lane *next; /* the open lanes (lanes_open), which the progress thread polls */
 };
@@ -805,17 +817,21 @@ void fsh_progress_op_put(struct fsh_op *op)
 
 /* ------------------------------------------------------------ bounce slots
  *
- * One registered block cut into n slots of size bytes; the free ones on a stack. Taken and
- * given back under the engine lock (posts and completions hold it). */
-static struct {
-    uint8_t *base;
-    size_t size, n;
-    void **free;
-    size_t nfree;
-    struct fsh_mr_set *set;
-} bb;
+ * The engine's (bb) are taken and given back under the engine lock (posts and completions
+ * hold it); a lane's under the lane's lock. */
+static struct bounce bb;
 
-int fsh_progress_bounce_init(size_t size, size_t n)
+static void bounce_fini(struct bounce *b)
+{
+    if (b->set) {
+        fsh_mr_dereg_local(b->set);
+    }
+    free(b->free);
+    free(b->base);
+    memset(b, 0, sizeof(*b));
+}
+
+static int bounce_init(struct bounce *b, size_t size, size_t n)
 {
     size = (size + 63) & ~(size_t)63;
     void *base = NULL;
@@ -823,34 +839,48 @@ int fsh_progress_bounce_init(size_t size, size_t n)
         return fsh_err(-ENOMEM, "set FABSHMEM_BOUNCE_SIZE=0, or lower FABSHMEM_BOUNCE_SLOTS",
                        "cannot allocate %zu bounce slots of %zu bytes", n, size);
     }
-    bb.free = calloc(n, sizeof(*bb.free));
-    int rc = bb.free ? fsh_mr_reg_local(base, size * n, &bb.set)
+    b->base = base;
+    b->free = calloc(n, sizeof(*b->free));
+    int rc = b->free ? fsh_mr_reg_local(base, size * n, &b->set)
                      : fsh_err(-ENOMEM, "set FABSHMEM_BOUNCE_SIZE=0", "out of memory for the "
                                "bounce slots' list");
     if (rc != 0) {
-        free(bb.free);
-        free(base);
-        memset(&bb, 0, sizeof(bb));
+        bounce_fini(b);
         return rc;
     }
-    bb.base = base;
-    bb.size = size;
-    bb.n = n;
+    b->size = size;
+    b->n = n;
     for (size_t i = 0; i < n; i++) {
-        bb.free[i] = bb.base + (n - 1 - i) * size;
+        b->free[i] = b->base + (n - 1 - i) * size;
     }
-    bb.nfree = n;
+    b->nfree = n;
     return 0;
+}
+
+static void *bounce_take(struct bounce *b, size_t len)
+{
+    return len > b->size || b->nfree == 0 ? NULL : b->free[--b->nfree];
+}
+
+static void bounce_give(struct bounce *b, void *slot)
+{
+    b->free[b->nfree++] = slot;
+}
+
+static bool bounce_owns(const struct bounce *b, const void *p)
+{
+    const uint8_t *q = p;
+    return b->base && q >= b->base && q < b->base + b->size * b->n;
+}
+
+int fsh_progress_bounce_init(size_t size, size_t n)
+{
+    return bounce_init(&bb, size, n);
 }
 
 void fsh_progress_bounce_fini(void)
 {
-    if (bb.set) {
-        fsh_mr_dereg_local(bb.set);
-    }
-    free(bb.free);
-    free(bb.base);
-    memset(&bb, 0, sizeof(bb));
+    bounce_fini(&bb);
 }
 
 size_t fsh_progress_bounce_size(void)
@@ -860,21 +890,17 @@ size_t fsh_progress_bounce_size(void)
 
 void *fsh_progress_bounce_take(size_t len)
 {
-    if (len > bb.size || bb.nfree == 0) {
-        return NULL;
-    }
-    return bb.free[--bb.nfree];
+    return bounce_take(&bb, len);
 }
 
 void fsh_progress_bounce_give(void *slot)
 {
-    bb.free[bb.nfree++] = slot;
+    bounce_give(&bb, slot);
 }
 
 bool fsh_progress_bounce_owns(const void *p)
 {
-    const uint8_t *b = p;
-    return bb.base && b >= bb.base && b < bb.base + bb.size * bb.n;
+    return bounce_owns(&bb, p);
 }
 
 void *fsh_progress_bounce_desc(int rail)
@@ -953,6 +979,7 @@ void fsh_lane_close(struct fsh_lane *l)
     }
     fsh_progress_unlock();
     fsh_fabric_lane_close(l->ep, l->cq);
+    bounce_fini(&l->bb);
     pthread_mutex_destroy(&l->lock);
     free(l->scratch);
     free(l->pool);
@@ -974,6 +1001,37 @@ struct fid_ep *fsh_lane_ep(const struct fsh_lane *l)
     return l->ep;
 }
 
+void *fsh_lane_bounce_take(struct fsh_lane *l, size_t len)
+{
+    if (!l->bb_tried && bb.size > 0) {
+        /* The engine's slot size, fewer slots: made once, registered outside the engine lock
+         * (the domain is thread-safe where lanes exist). */
+        l->bb_tried = true;
+        size_t n = bb.n < FSH_LANE_BOUNCE_SLOTS ? bb.n : FSH_LANE_BOUNCE_SLOTS;
+        if (bounce_init(&l->bb, bb.size, n) != 0) {
+            FSH_DEBUG("a context's endpoint without bounce slots: %s",
+                      fsh_err_last() ? fsh_err_last()->msg : "");
+            fsh_err_clear();
+        }
+    }
+    return bounce_take(&l->bb, len);
+}
+
+void fsh_lane_bounce_give(struct fsh_lane *l, void *slot)
+{
+    bounce_give(&l->bb, slot);
+}
+
+bool fsh_lane_bounce_owns(const struct fsh_lane *l, const void *p)
+{
+    return bounce_owns(&l->bb, p);
+}
+
+void *fsh_lane_bounce_desc(const struct fsh_lane *l)
+{
+    return fsh_mr_set_desc(l->bb.set, 0);
+}
+
 void *fsh_lane_scratch(struct fsh_lane *l, const struct fsh_op *op)
 {
     return l->scratch + (size_t)(op - l->pool) * FSH_LANE_SCRATCH;
@@ -981,6 +1039,10 @@ void *fsh_lane_scratch(struct fsh_lane *l, const struct fsh_op *op)
 
 static void lane_op_put(struct fsh_lane *l, struct fsh_op *op)
 {
+    if (op->bounce) {
+        bounce_give(&l->bb, op->bounce);
+        op->bounce = NULL;
+    }
     op->kind = 0;
     op->next_free = l->free;
     l->free = op;

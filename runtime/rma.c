@@ -279,18 +279,26 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
     struct fsh_mr_tmp *tmp = NULL;
     int rc = 0;
     fsh_lane_lock(lane);
+    /* A bounce slot (lane_bounce_put) is the record's from here on. */
+    bool bounce = write && !inject && fsh_lane_bounce_owns(lane, local);
     while (counted && counted->quiets > 0) {
         fsh_lane_unlock(lane);
         sched_yield();
         fsh_lane_lock(lane);
     }
-    if (!inject && fa->mr_local) {
+    if (bounce) {
+        desc = fa->mr_local ? fsh_lane_bounce_desc(lane) : NULL;
+    } else if (!inject && fa->mr_local) {
         rc = fsh_mr_desc(local, len, 0, &desc, &tmp); /* a segment's (lane_for): no tmp */
     }
     struct fsh_op *op = rc == 0 ? fsh_lane_op_get(lane, kind, pe, len) : NULL;
+    if (!op && bounce) {
+        fsh_lane_bounce_give(lane, local);
+    }
     if (op) {
         op->track = &ctx->ltrack;
         op->sync = sync;
+        op->bounce = bounce ? local : NULL;
         bool dc = fa->delivery_complete && !counted;
         struct fsh_xreq r = {
             .type = write ? FSH_X_WRITE : FSH_X_READ,
@@ -535,7 +543,8 @@ int fsh_rma_session_stop(struct fsh_ctx *ctx)
 /* A blocking put of at most the bounce size (FABSHMEM_BOUNCE_SIZE) through the engine: copied
  * into a bounce slot and posted from there, so it returns without waiting for its completion;
  * quiet waits for it as for a put_nbi. 1 when no slot is free (the caller posts from src and
- * waits), else 0 or -errno. */
+ * waits), else 0 or -errno. A context with an endpoint of its own uses its lane's slots
+ * (lane_bounce_put). */
 static int bounce_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                       size_t len, int pe)
 {
@@ -607,6 +616,23 @@ void fsh_rma_bounce_describe(char *buf, size_t len)
     }
 }
 
+/* bounce_put on ctx's own endpoint, from a slot of the lane's (any source: the slot has the
+ * descriptor). */
+static int lane_bounce_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                           size_t len, int pe)
+{
+    fsh_lane_lock(ctx->lane);
+    void *slot = fsh_lane_bounce_take(ctx->lane, len);
+    fsh_lane_unlock(ctx->lane);
+    if (!slot) {
+        return 1;
+    }
+    memcpy(slot, src, len);
+    struct fsh_xseg s = {0, len, 0};
+    fsh_mr_remote(pe, seg, off, &s.addr, &s.key);
+    return post_lane(ctx->lane, ctx, NULL, FSH_OP_PUT, slot, len, pe, &s);
+}
+
 /* Wait for a blocking call's own operations, all posted on lane (NULL: through the engine):
  * one way per call, so that its track is counted under one lock. */
 static int wait_sync(struct fsh_lane *lane, const struct fsh_op_track *sync, const char *what)
@@ -646,8 +672,11 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
     if (nbi || fsh_rma_injects(src, len)) {
         return post_split(ctx, lane, NULL, FSH_OP_PUT, (void *)src, seg, off, len, pe);
     }
-    if (!lane && len <= bn.put_max && !fsh_mr_is_device(src, len)) {
-        int rc = bounce_put(ctx, seg, off, src, len, pe);
+    if (len <= bn.put_max && !fsh_mr_is_device(src, len)) {
+        /* On the context's own endpoint, from its slots, whatever the source (lane_for may
+         * have sent an unregistered one to the engine). */
+        int rc = ctx->lane ? lane_bounce_put(ctx, seg, off, src, len, pe)
+                           : bounce_put(ctx, seg, off, src, len, pe);
         if (rc <= 0) {
             return rc;
         }

@@ -11,7 +11,9 @@
  * out and later puts wait for their completion instead; a private (stack) source and a
  * symmetric one alternate, and the typed and ctx forms are used too. After quiet and a
  * barrier each PE checks every block it received in full. A put that returned while the
- * provider still read a source it did not copy lands the later pattern or the garbage.
+ * provider still read a source it did not copy lands the later pattern or the garbage. The
+ * program asks for SHMEM_THREAD_MULTIPLE, so where contexts get endpoints of their own (tcp)
+ * the ctx form's puts go from that endpoint's own slots (16, fewer than the puts in flight).
  *
  * Then the same for blocking put-with-signal (shmem_putmem_signal, ADD 1 to one counter per
  * round), whose descriptor and data go in one write from a bounce slot where the provider
@@ -34,7 +36,8 @@ static size_t size_of(int i)
 
 int main(void)
 {
-    shmem_init();
+    int provided;
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
     t_start(NAME);
     int me = shmem_my_pe(), npes = shmem_n_pes();
     int right = (me + 1) % npes, left = (me + npes - 1) % npes;
