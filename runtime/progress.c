@@ -87,8 +87,6 @@ static struct {
     size_t nheld;
 } pg;
 
-/* A lane (progress.h): an endpoint and CQ of its own, with its own records and lock. Only
- * its own operations complete on its CQ: peers know the engine's endpoint alone. */
 /* Bounce slots (the section of that name below): one registered block cut into n slots of
  * size bytes, the free ones on a stack. */
 struct bounce {
@@ -99,6 +97,8 @@ struct bounce {
     struct fsh_mr_set *set;
 };
 
+/* A lane (progress.h): an endpoint and CQ of its own, with its own records and lock. Only
+ * its own operations complete on its CQ: peers know the engine's endpoint alone. */
 struct fsh_lane {
     struct fid_ep *ep;
     struct fid_cq *cq;
