@@ -30,6 +30,8 @@
     X(FABSHMEM_DEVICE_PEERS, cfg->FABSHMEM_DEVICE_PEERS)                                      \
     X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
     X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)                                        \
+    X(quiet counting arrivals at targets (FABSHMEM_REMOTE_COMPLETION; the provider),         \
+      fsh_fabric_attr()->count_arrivals)                                                        \
     X(endpoints of contexts counted apart at targets (FABSHMEM_CTX_ENDPOINTS with             \
       SHMEM_THREAD_MULTIPLE), x->counted)                                                      \
     X(a fabric (1: opened; FABSHMEM_FABRIC and FABSHMEM_INTRANODE decide), !fsh_fabric_none())
