@@ -617,7 +617,8 @@ void fsh_rma_bounce_describe(char *buf, size_t len)
 }
 
 /* bounce_put on ctx's own endpoint, from a slot of the lane's (any source: the slot has the
- * descriptor). */
+ * descriptor). The lock is let go before the post, whose waits must be able to let it go
+ * (a recursive hold would keep it through them). */
 static int lane_bounce_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                            size_t len, int pe)
 {
@@ -628,9 +629,7 @@ static int lane_bounce_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, 
         return 1;
     }
     memcpy(slot, src, len);
-    struct fsh_xseg s = {0, len, 0};
-    fsh_mr_remote(pe, seg, off, &s.addr, &s.key);
-    return post_lane(ctx->lane, ctx, NULL, FSH_OP_PUT, slot, len, pe, &s);
+    return post_split(ctx, ctx->lane, NULL, FSH_OP_PUT, slot, seg, off, len, pe);
 }
 
 /* Wait for a blocking call's own operations, all posted on lane (NULL: through the engine):
@@ -1494,44 +1493,28 @@ struct arrival_wait {
     int err;
 };
 
-int fsh_rma_read_words(const int *pes, size_t n, uint64_t *landing, uint64_t (*off)(int pe),
+int fsh_rma_read_words(struct fsh_ctx *ctx, const int *pes, size_t n, uint64_t *landing,
+                       uint64_t (*off)(int pe, const void *arg), const void *arg,
                        const char *what)
 {
     struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = fsh_rma_read(&fsh_ctx_default, &sync, &landing[pes[i]], sizeof(uint64_t), pes[i],
-                          FSH_SEG_HEAP, off(pes[i]));
+        rc = post_split(ctx, ctx->lane, &sync, FSH_OP_GET, &landing[pes[i]], FSH_SEG_HEAP,
+                        off(pes[i], arg), sizeof(uint64_t), pes[i]);
     }
-    int wrc = fsh_progress_wait_track(&sync, what);
+    int wrc = wait_sync(ctx->lane, &sync, what);
     return rc ? rc : wrc;
 }
 
-/* Where every PE counts the engine's writes from here: our word of its count[] (the same
- * offset on all). */
-static uint64_t count_off(int pe)
+/* Where every PE counts the writes of s's sender from here: its word of the target's count[]
+ * (the same offset on all). */
+static uint64_t count_off(int pe, const void *s)
 {
     (void)pe;
-    return ar.count_off + (uint64_t)fsh_rt.pe * sizeof(uint64_t);
-}
-
-/* The same through a lane, for its slot: reads on the lane, all in flight at once. */
-static int read_lane_counts(const struct arrival_wait *w, const char *what)
-{
-    struct fsh_lane *lane = w->ctx->lane;
-    uint64_t mine = ((uint64_t)(w->s - ar.s) * (uint64_t)fsh_rt.npes + (uint64_t)fsh_rt.pe) *
-                    sizeof(uint64_t);
-    struct fsh_op_track sync = {0, 0, 0};
-    int rc = 0;
-    for (size_t i = 0; i < w->n && rc == 0; i++) {
-        int pe = w->pe[i];
-        struct fsh_xseg seg = {0, sizeof(uint64_t), 0};
-        fsh_mr_remote(pe, FSH_SEG_HEAP, ar.count_off + mine, &seg.addr, &seg.key);
-        rc = post_lane(lane, w->ctx, &sync, FSH_OP_GET, &w->s->landing[pe], sizeof(uint64_t), pe,
-                       &seg);
-    }
-    int wrc = fsh_lane_wait_track(lane, &sync, what);
-    return rc ? rc : wrc;
+    size_t slot = (size_t)((const struct sender *)s - ar.s);
+    return ar.count_off + ((uint64_t)slot * (uint64_t)fsh_rt.npes + (uint64_t)fsh_rt.pe) *
+                              sizeof(uint64_t);
 }
 
 /* Read the count of every PE still waited for; keep those behind. The engine's under the
@@ -1539,9 +1522,9 @@ static int read_lane_counts(const struct arrival_wait *w, const char *what)
 static bool all_arrived(const void *arg)
 {
     struct arrival_wait *w = (struct arrival_wait *)arg;
-    const char *what = "quiet: reading targets' arrival counts";
-    w->err = w->ctx ? read_lane_counts(w, what)
-                    : fsh_rma_read_words(w->pe, w->n, w->s->landing, count_off, what);
+    w->err = fsh_rma_read_words(w->ctx ? w->ctx : &fsh_ctx_default, w->pe, w->n,
+                                w->s->landing, count_off, w->s,
+                                "quiet: reading targets' arrival counts");
     if (w->err != 0) {
         return true;
     }

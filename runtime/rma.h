@@ -206,10 +206,12 @@ int fsh_rma_arrivals_init(void);
 /* Wait until every write posted to pe so far is in pe's memory: nothing to do unless arrivals
  * are counted (a write's completion says it then). */
 int fsh_rma_landed(int pe);
-/* Read the 8-byte word at heap offset off(pe) of every PE of pes[0..n) into landing[pe]
- * (registered), all reads in flight at once; returns once all landed. For the counts targets
- * keep for a source (arrivals here, applied signals in signal.c). */
-int fsh_rma_read_words(const int *pes, size_t n, uint64_t *landing, uint64_t (*off)(int pe),
+/* Read the 8-byte word at heap offset off(pe, arg) of every PE of pes[0..n) into landing[pe]
+ * (registered), all reads in flight at once, on ctx (its own endpoint, if it has one); returns
+ * once all landed. For the counts targets keep for a source (arrivals here, applied signals in
+ * signal.c). */
+int fsh_rma_read_words(struct fsh_ctx *ctx, const int *pes, size_t n, uint64_t *landing,
+                       uint64_t (*off)(int pe, const void *arg), const void *arg,
                        const char *what);
 /* One line for SHMEM_INFO: how quiet learns that puts landed. */
 const char *fsh_rma_completion_describe(void);

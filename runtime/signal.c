@@ -344,8 +344,9 @@ struct slot_wait {
 };
 
 /* Where pe keeps its applied prefix for us: the end of our chunk there. */
-static uint64_t applied_off(int pe)
+static uint64_t applied_off(int pe, const void *unused)
 {
+    (void)unused;
     return fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + sg.slots * sizeof(struct desc);
 }
 
@@ -369,7 +370,7 @@ static bool slot_free(const void *arg)
         return true;
     }
     uint64_t v;
-    if (fsh_rma_read_word(w->pe, applied_off(w->pe), &sg.probe[w->pe], sizeof(uint64_t), &v,
+    if (fsh_rma_read_word(w->pe, applied_off(w->pe, NULL), &sg.probe[w->pe], sizeof(uint64_t), &v,
                           "put-with-signal: reading the target's applied count") == 0) {
         known_at_least(w->pe, v);
     }
@@ -380,8 +381,8 @@ static bool slot_free(const void *arg)
 static bool all_applied(const void *arg)
 {
     int *err = (int *)arg;
-    *err = fsh_rma_read_words(sg.pending, sg.npending, sg.probe, applied_off,
-                              "quiet: reading targets' applied signal counts");
+    *err = fsh_rma_read_words(&fsh_ctx_default, sg.pending, sg.npending, sg.probe,
+                              applied_off, NULL, "quiet: reading targets' applied signal counts");
     if (*err != 0) {
         return true;
     }
