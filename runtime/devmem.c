@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "amo_op.h"
+#include "arrive.h"
 #include "backend.h"
 #include "cuda.h"
 #include "error.h"
@@ -446,7 +447,7 @@ static int fabric_rma(bool put, struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t 
     int wrc = fsh_progress_wait_track(&sync, put ? "device put: waiting for its completion"
                                                  : "device get: waiting for its completion");
     if (rc == 0 && wrc == 0 && put) {
-        wrc = fsh_rma_landed(pe); /* where completions say nothing of the target's memory */
+        wrc = fsh_arrive_landed(pe); /* where completions say nothing of the target's memory */
     }
     return rc ? rc : wrc;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "amo.h"
+#include "arrive.h"
 #include "devmem.h"
 #include "live.h"
 #include "lock.h"
@@ -39,7 +40,7 @@ void fsh_footprint(int npes, const struct fsh_config *cfg, bool device, struct f
     f->bytes[5] = fsh_amo_by_target() ? fsh_amo_heap_bytes(npes, cfg->FABSHMEM_AMO_PEERS) : 0;
     /* Only when the open fabric's writes are counted at their targets (as above). */
     f->name[6] = "arrival counts";
-    f->bytes[6] = fsh_rma_counts_arrivals() ? fsh_rma_arrivals_heap_bytes(npes) : 0;
+    f->bytes[6] = fsh_arrive_counts() ? fsh_arrive_heap_bytes(npes) : 0;
     f->total = 0;
     for (int i = 0; i < FSH_FOOTPRINT_PARTS; i++) {
         f->total += f->bytes[i];

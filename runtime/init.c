@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arrive.h"
 #include "backend.h"
 #include "bootstrap.h"
 #include "coll.h"
@@ -238,7 +239,7 @@ static void print_info(const struct fsh_config *cfg)
         printf("  puts: %s\n", fsh_progress_counts_writes()
                                    ? "injected ones counted by the write counter (no completion entry each)"
                                    : "each tracked by its completion entry");
-        printf("  %s\n", fsh_rma_completion_describe());
+        printf("  %s\n", fsh_arrive_describe());
         char lanes[320];
         fsh_rma_lanes_describe(lanes, sizeof(lanes));
         printf("  contexts' own endpoints: %s\n", lanes);
@@ -480,7 +481,7 @@ static int exchange(double timeout)
      * an endpoint's address before its first operation reaches it. */
     int rc = fsh_rma_lanes_preopen();
     uint8_t names[FSH_EXCHANGE_LANES_MAX * FSH_EXCHANGE_LANE_ADDR_MAX];
-    struct fsh_exchange_lanes lanes = {.counted = (uint64_t)fsh_rma_counted_lanes(),
+    struct fsh_exchange_lanes lanes = {.counted = (uint64_t)fsh_arrive_lanes(),
                                        .published = (size_t)fsh_rma_lanes_published(),
                                        .names = names};
     lanes.n = fsh_rma_lane_names(names, FSH_EXCHANGE_LANE_ADDR_MAX, lanes.published, &lanes.len);
@@ -732,7 +733,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_amo_init(cfg->FABSHMEM_AMO_PEERS);
     }
     if (rc == 0) {
-        rc = fsh_rma_arrivals_init();
+        rc = fsh_arrive_init();
     }
     phase("liveness");
     if (rc == 0) {

@@ -191,29 +191,12 @@ void fsh_rma_set_quiet_hook(int (*hook)(void));
  * this is completion of the earlier ones, i.e. quiet. */
 int fsh_rma_fence(struct fsh_ctx *ctx);
 
-/* Remote completion (FABSHMEM_REMOTE_COMPLETION). Where the provider cannot say that a write
- * is in the target's memory (efa-direct completes a write once sent), each plain write carries
- * immediate data, the target counts the arrivals per source, and quiet reads the counts.
- * fsh_rma_counts_arrivals: will it (fabric.c decides it with the provider: false before one
- * is open); the heap bytes it takes for npes PEs (the memory model's figure); init reserves
- * them and starts counting (collective: the same point of init on every PE). */
-bool fsh_rma_counts_arrivals(void);
-/* How many contexts' own endpoints (lanes) targets count apart, each with counts of its own:
- * a setting every PE must agree on (it sizes the counts' block; the exchange compares it). */
-int fsh_rma_counted_lanes(void);
-size_t fsh_rma_arrivals_heap_bytes(int npes);
-int fsh_rma_arrivals_init(void);
-/* Wait until every write posted to pe so far is in pe's memory: nothing to do unless arrivals
- * are counted (a write's completion says it then). */
-int fsh_rma_landed(int pe);
 /* Read the 8-byte word at heap offset off(pe, arg) of every PE of pes[0..n) into landing[pe]
  * (registered), all reads in flight at once, on ctx (its own endpoint, if it has one); returns
- * once all landed. For the counts targets keep for a source (arrivals here, applied signals in
- * signal.c). */
+ * once all landed. For the counts targets keep for a source (arrive.c's arrivals, applied
+ * signals in signal.c). */
 int fsh_rma_read_words(struct fsh_ctx *ctx, const int *pes, size_t n, uint64_t *landing,
                        uint64_t (*off)(int pe, const void *arg), const void *arg,
                        const char *what);
-/* One line for SHMEM_INFO: how quiet learns that puts landed. */
-const char *fsh_rma_completion_describe(void);
 
 #endif

@@ -68,6 +68,7 @@
 #include <string.h>
 
 #include "amo.h"
+#include "arrive.h"
 #include "backend.h"
 #include "error.h"
 #include "fabric.h"
@@ -490,7 +491,7 @@ static int put_then_signal(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff
     }
     int wrc = fsh_progress_wait_track(&sync, "put-with-signal: waiting for the data to land");
     if (rc == 0 && wrc == 0) {
-        wrc = fsh_rma_landed(pe); /* where completions say nothing of the target's memory */
+        wrc = fsh_arrive_landed(pe); /* where completions say nothing of the target's memory */
     }
     if (rc == 0 && wrc == 0) {
         rc = fsh_amo(ctx, op == SHMEM_SIGNAL_ADD ? FSH_AMO_ADD : FSH_AMO_SET, sseg, soff, &value,
