@@ -33,9 +33,10 @@ sl_munged_start
 sl_hw
 
 host=$(hostname -s)
-# Ports of this run (two adjacent, from the process id), so another run or a real slurmctld
-# on the default 6817/6818 does not answer.
-port=$((20000 + ($$ % 20000) * 2))
+# Ports of this run (two adjacent and free), so another run or a real slurmctld on the
+# default 6817/6818 does not answer.
+sl_ports
+port=$sl_port
 {
     cat <<CONF
 ClusterName=fshtest

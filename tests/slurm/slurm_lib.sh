@@ -10,6 +10,8 @@
 #                     (installs slurm-wlm and munge with apt-get when they are missing)
 # sl_munged_start     munged with its own key and socket under $sl_dir/munge ($sl_sock)
 # sl_hw               $sl_cpus and $sl_mem for node lines, from `slurmd -C`
+# sl_ports            $sl_port: the first of two adjacent TCP ports that nothing on this host
+#                     uses, below the kernel's ephemeral range (which connections take from)
 # sl_conf_common      prints the slurm.conf lines that do not depend on the cluster's shape
 # sl_daemon NAME LOG PID  records a daemon: sl_wait_idle names it (and shows LOG) if it exits,
 #                     sl_stop stops it (after the jobs; the last recorded first, munged last)
@@ -81,6 +83,30 @@ sl_hw() {
         skip "slurmd -C printed no CPUs/RealMemory: $hw"
     fi
     sl_mem=$((sl_mem * 9 / 10))
+}
+
+# A port from the process id alone (as before) once met a port in use on a CI machine:
+# slurmctld then exits with "Address already in use". Ports in any state in /proc/net/tcp*
+# count as used; the search starts from the process id so that parallel runs spread out.
+sl_ports() {
+    local lo used try p
+    lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    lo=${lo:-32768}
+    used=" "
+    while read -r p; do
+        used="$used$((16#$p)) "
+    done < <(awk 'FNR > 1 { n = split($2, a, ":"); print a[n] }' /proc/net/tcp \
+        /proc/net/tcp6 2>/dev/null)
+    for try in $(seq 0 999); do
+        p=$((10000 + (($$ + try * 7919) % ((lo - 10002) / 2)) * 2))
+        case $used in
+        *" $p "* | *" $((p + 1)) "*) continue ;;
+        esac
+        # shellcheck disable=SC2034 # the caller's
+        sl_port=$p
+        return 0
+    done
+    skip "no two free adjacent ports in 10000..$lo"
 }
 
 sl_conf_common() {
