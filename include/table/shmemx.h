@@ -16,7 +16,10 @@ extern "C" {
 #endif
 
 /* Wall-clock time in seconds from CLOCK_MONOTONIC: only differences are meaningful, and they
- * are unaffected by changes to the system clock. Callable before shmem_init. */
+ * are unaffected by changes to the system clock. Callable before shmem_init. HAVE_SHMEMX_WTIME
+ * says it is there, as Sandia OpenSHMEM's shmemx.h does: programs written for it define their
+ * own static shmemx_wtime without it, which would clash with this declaration. */
+#define HAVE_SHMEMX_WTIME 1
 FSH_API double shmemx_wtime(void);
 
 /* ------------------------------------------------------------------ GPU memory: the device heap
