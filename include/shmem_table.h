@@ -103,13 +103,26 @@
 #define FSH_PARAM_
 #define FSH_PARAM_ctx_ shmem_ctx_t ctx,
 
-/* The deprecated (OpenSHMEM 1.3) AMO names exist only for the types 1.3 had: the standard ones
- * for int, long and long long, fetch/set/swap also for float and double. These short lists
- * are subsets of the AMO and EXTAMO columns; the deprecated typed wait adds short. */
-#define FSH_DEPRECATED_AMO_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
-#define FSH_DEPRECATED_EXTAMO_TYPES(X)                                                           \
-    X(float, float) X(double, double) FSH_DEPRECATED_AMO_TYPES(X)
-#define FSH_DEPRECATED_WAIT_TYPES(X) X(short, short) FSH_DEPRECATED_AMO_TYPES(X)
+/* The deprecated AMO names (shmem_TYPENAME_cswap/finc/inc/fadd/add, fetch/set/swap): OpenSHMEM
+ * 1.4 deprecated them with the same type tables as their replacements, and Sandia OpenSHMEM
+ * keeps them for every row (1.3 had them for int, long and long long, fetch/set/swap also for
+ * float and double). The typed names exist for every row of the AMO (EXTAMO) column, the
+ * deprecated generics (shmem_cswap, ...) for its distinct standard types (GENERIC 1): the
+ * exact-width and size_t/ptrdiff_t rows name one of those, and a C11 selection or a set of C++
+ * overloads may list a type only once. The deprecated typed wait has 1.3's list and short. */
+#define FSH_DEP_ROW(X, T, N, R, A, E, B, S, RB, RM, RA, G) FSH_IF(A, X(T, N))
+#define FSH_DEP_ROW_EXT(X, T, N, R, A, E, B, S, RB, RM, RA, G) FSH_IF(E, X(T, N))
+#define FSH_IF2X(a, b, ...) FSH_IF2(a, b, __VA_ARGS__)
+#define FSH_DEP_GROW(X, T, N, R, A, E, B, S, RB, RM, RA, G)                                      \
+    FSH_IF2X(A, FSH_GEN_FIRST_##G, X(T, N))
+#define FSH_DEP_GROW_EXT(X, T, N, R, A, E, B, S, RB, RM, RA, G)                                  \
+    FSH_IF2X(E, FSH_GEN_FIRST_##G, X(T, N))
+#define FSH_DEPRECATED_AMO_TYPES(X) FSH_TYPE_ROWS(FSH_DEP_ROW, X)
+#define FSH_DEPRECATED_EXTAMO_TYPES(X) FSH_TYPE_ROWS(FSH_DEP_ROW_EXT, X)
+#define FSH_DEPRECATED_AMO_GENERIC(X) FSH_TYPE_ROWS(FSH_DEP_GROW, X)
+#define FSH_DEPRECATED_EXTAMO_GENERIC(X) FSH_TYPE_ROWS(FSH_DEP_GROW_EXT, X)
+#define FSH_DEPRECATED_WAIT_TYPES(X)                                                             \
+    X(short, short) X(int, int) X(long, long) X(long long, longlong)
 
 /* The deprecated active-set reductions exist for the types OpenSHMEM 1.4 had. */
 #define FSH_DEPRECATED_REDUCE_INT_TYPES(X) X(short, short) X(int, int) X(long, long)             \

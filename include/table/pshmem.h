@@ -127,6 +127,10 @@ FSH_PDECL_ASET_COLL(64)
     FSH_PDECL(shmem_##N##_test_all) FSH_PDECL(shmem_##N##_test_any)                              \
     FSH_PDECL(shmem_##N##_test_some) FSH_PDECL(shmem_##N##_test_all_vector)                      \
     FSH_PDECL(shmem_##N##_test_any_vector) FSH_PDECL(shmem_##N##_test_some_vector)
+/* The sum/prod reductions and scans are written out: in C++ the complex ones are overload sets
+ * (shmem.h's overloads for C's complex types), which __typeof__ cannot name. */
+#define FSH_PDECL_RAR(T, N, OP)                                                                  \
+    FSH_API int pshmem_##N##_##OP(shmem_team_t team, T *dest, const T *source, size_t nelems);
 #define FSH_PDECL_ROW(T, N, RMA, AMO, EXT, BIT, SYNC, RBIT, RMM, RAR, GEN)                       \
     FSH_IF(RMA, FSH_PDECL_RMA(N, ) FSH_PDECL_RMA(N, ctx_) FSH_PDECL_COLL(N))                     \
     FSH_IF(AMO, FSH_PDECL_AMO(N, ) FSH_PDECL_AMO(N, ctx_))                                       \
@@ -136,8 +140,8 @@ FSH_PDECL_ASET_COLL(64)
     FSH_IF(RBIT, FSH_PDECL(shmem_##N##_and_reduce) FSH_PDECL(shmem_##N##_or_reduce)              \
                      FSH_PDECL(shmem_##N##_xor_reduce))                                          \
     FSH_IF(RMM, FSH_PDECL(shmem_##N##_max_reduce) FSH_PDECL(shmem_##N##_min_reduce))             \
-    FSH_IF(RAR, FSH_PDECL(shmem_##N##_sum_reduce) FSH_PDECL(shmem_##N##_prod_reduce)             \
-                    FSH_PDECL(shmem_##N##_sum_inscan) FSH_PDECL(shmem_##N##_sum_exscan))
+    FSH_IF(RAR, FSH_PDECL_RAR(T, N, sum_reduce) FSH_PDECL_RAR(T, N, prod_reduce)                 \
+                    FSH_PDECL_RAR(T, N, sum_inscan) FSH_PDECL_RAR(T, N, sum_exscan))
 /* flat-header: end */
 /* flat-header: expand */
 FSH_TYPE_TABLE(FSH_PDECL_ROW)
@@ -182,7 +186,11 @@ FSH_DEPRECATED_WAIT_TYPES(FSH_PDECL_DEP_WAIT)
 #define FSH_PDECL_TO_ALL_BIT(T, N)                                                               \
     FSH_PDECL_TO_ALL(N, and) FSH_PDECL_TO_ALL(N, or) FSH_PDECL_TO_ALL(N, xor)
 #define FSH_PDECL_TO_ALL_MINMAX(T, N) FSH_PDECL_TO_ALL(N, max) FSH_PDECL_TO_ALL(N, min)
-#define FSH_PDECL_TO_ALL_ARITH(T, N) FSH_PDECL_TO_ALL(N, sum) FSH_PDECL_TO_ALL(N, prod)
+/* Written out, as the team reductions above. */
+#define FSH_PDECL_TO_ALL_T(T, N, OP)                                                             \
+    FSH_API void pshmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start, \
+                                            int logPE_stride, int PE_size, T *pWrk, long *pSync);
+#define FSH_PDECL_TO_ALL_ARITH(T, N) FSH_PDECL_TO_ALL_T(T, N, sum) FSH_PDECL_TO_ALL_T(T, N, prod)
 /* flat-header: end */
 /* flat-header: expand */
 FSH_DEPRECATED_REDUCE_INT_TYPES(FSH_PDECL_TO_ALL_BIT)

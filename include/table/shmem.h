@@ -461,8 +461,8 @@ FSH_SIZE_TABLE(FSH_DECL_SIZED)
 FSH_TYPE_TABLE(FSH_DECL_AMO_ROW)
 /* flat-header: end */
 
-/* The deprecated (OpenSHMEM 1.3) AMO names exist only for the types 1.3 had: the standard ones
- * for int, long and long long, fetch/set/swap also for float and double. */
+/* The deprecated AMO names (OpenSHMEM 1.3's, deprecated by 1.4), for every type of the
+ * standard AMO table, and fetch/set/swap of the extended one. */
 /* flat-header: omit */
 #define FSH_DECL_DEPRECATED_AMO(CTYPE, NAME)                                                     \
     FSH_API FSH_DEPRECATED CTYPE shmem_##NAME##_cswap(CTYPE *dest, CTYPE cond, CTYPE value,      \
@@ -1069,9 +1069,9 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define shmem_sum_exscan(...) FSH_GTEAM(sum_exscan, __VA_ARGS__)
 
 /* ---------------------------------------------------------- C11 generic deprecated AMOs, sync */
-/* The 1.3 generic AMOs (deprecated), over the types 1.3 had (the deprecated type lists above:
- * distinct standard types, so one selection suffices). shmem_swap on a long * is also the
- * untyped long routine of that name, which it selects. */
+/* The 1.3 generic AMOs (deprecated), over the distinct standard types of their tables (one
+ * selection suffices: every other row's type is one of them). shmem_swap on a long * is also
+ * the untyped long routine of that name, which it selects. */
 /* flat-header: omit */
 #define FSH_GD(CTYPE, NAME, OP) , CTYPE *: shmem_##NAME##_##OP
 #define FSH_GD_cswap(T, N) FSH_GD(T, N, cswap)
@@ -1084,14 +1084,14 @@ extern const struct fsh_generic_type_not_in_spec_table fsh_generic_type_not_in_s
 #define FSH_GD_swap(T, N) FSH_GD(T, N, swap)
 /* flat-header: end */
 /* flat-header: expand */
-#define FSH_GL_cswap(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_cswap))
-#define FSH_GL_finc(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_finc))
-#define FSH_GL_inc(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_inc))
-#define FSH_GL_fadd(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_fadd))
-#define FSH_GL_add(x) _Generic((x) FSH_DEPRECATED_AMO_TYPES(FSH_GD_add))
-#define FSH_GL_fetch(x) _Generic((x) FSH_DEPRECATED_EXTAMO_TYPES(FSH_GD_fetch))
-#define FSH_GL_set(x) _Generic((x) FSH_DEPRECATED_EXTAMO_TYPES(FSH_GD_set))
-#define FSH_GL_swap(x) _Generic((x) FSH_DEPRECATED_EXTAMO_TYPES(FSH_GD_swap))
+#define FSH_GL_cswap(x) _Generic((x) FSH_DEPRECATED_AMO_GENERIC(FSH_GD_cswap))
+#define FSH_GL_finc(x) _Generic((x) FSH_DEPRECATED_AMO_GENERIC(FSH_GD_finc))
+#define FSH_GL_inc(x) _Generic((x) FSH_DEPRECATED_AMO_GENERIC(FSH_GD_inc))
+#define FSH_GL_fadd(x) _Generic((x) FSH_DEPRECATED_AMO_GENERIC(FSH_GD_fadd))
+#define FSH_GL_add(x) _Generic((x) FSH_DEPRECATED_AMO_GENERIC(FSH_GD_add))
+#define FSH_GL_fetch(x) _Generic((x) FSH_DEPRECATED_EXTAMO_GENERIC(FSH_GD_fetch))
+#define FSH_GL_set(x) _Generic((x) FSH_DEPRECATED_EXTAMO_GENERIC(FSH_GD_set))
+#define FSH_GL_swap(x) _Generic((x) FSH_DEPRECATED_EXTAMO_GENERIC(FSH_GD_swap))
 /* flat-header: end */
 #define FSH_GDEP(OP, d, ...) FSH_GL_##OP(d)(d, __VA_ARGS__)
 
@@ -1353,7 +1353,50 @@ inline int shmem_sync(shmem_team_t team)
     return shmem_team_sync(team);
 }
 
-/* The deprecated generic AMOs over the 1.3 type lists (distinct standard types), deprecated
+/* The complex routines also take C's complex types where the C++ compiler has them (g++ and
+ * clang++, as an extension: __complex__ float is float _Complex): Sandia OpenSHMEM declares
+ * these routines with them in C++ too, so programs written for it pass them. Same layout as
+ * std::complex<T>, so each overload is the std::complex routine, and the generic names
+ * (shmem_sum_reduce, ...) select them like the std::complex ones. */
+#if defined(__GNUC__)
+/* flat-header: omit */
+#define FSH_CXX_GNU_TEAM(T, S, N, OP)                                                            \
+    inline int shmem_##N##_##OP(shmem_team_t team, T *dest, const T *source, size_t nelems)      \
+    {                                                                                            \
+        return shmem_##N##_##OP(team, reinterpret_cast<S *>(dest),                               \
+                                reinterpret_cast<const S *>(source), nelems);                    \
+    }                                                                                            \
+    inline int shmem_##OP(shmem_team_t team, T *dest, const T *source, size_t nelems)            \
+    {                                                                                            \
+        return shmem_##N##_##OP(team, dest, source, nelems);                                     \
+    }
+#define FSH_CXX_GNU_TO_ALL(T, S, N, OP)                                                          \
+    FSH_DEPRECATED inline void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce,  \
+                                                         int PE_start, int logPE_stride,         \
+                                                         int PE_size, T *pWrk, long *pSync)      \
+    {                                                                                            \
+        shmem_##N##_##OP##_to_all(reinterpret_cast<S *>(dest),                                   \
+                                  reinterpret_cast<const S *>(source), nreduce, PE_start,        \
+                                  logPE_stride, PE_size, reinterpret_cast<S *>(pWrk), pSync);    \
+    }
+#define FSH_CXX_GNU_COMPLEX(T, S, N)                                                             \
+    FSH_CXX_GNU_TEAM(T, S, N, sum_reduce) FSH_CXX_GNU_TEAM(T, S, N, prod_reduce)                 \
+    FSH_CXX_GNU_TEAM(T, S, N, sum_inscan) FSH_CXX_GNU_TEAM(T, S, N, sum_exscan)                  \
+    FSH_CXX_GNU_TO_ALL(T, S, N, sum) FSH_CXX_GNU_TO_ALL(T, S, N, prod)
+/* flat-header: end */
+/* __extension__: no -pedantic warning in programs that include this header. */
+__extension__ typedef __complex__ double fsh_cxx_gnu_complexd;
+__extension__ typedef __complex__ float fsh_cxx_gnu_complexf;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+/* flat-header: expand */
+FSH_CXX_GNU_COMPLEX(fsh_cxx_gnu_complexd, std::complex<double>, complexd)
+FSH_CXX_GNU_COMPLEX(fsh_cxx_gnu_complexf, std::complex<float>, complexf)
+/* flat-header: end */
+#pragma GCC diagnostic pop
+#endif
+
+/* The deprecated generic AMOs over the distinct standard types of their tables, deprecated
  * themselves, so a program is warned where it calls one and not where this header defines it. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -1369,8 +1412,8 @@ inline int shmem_sync(shmem_team_t team)
     FSH_CXX_AMO1(D, , T, N, , void, set) FSH_CXX_AMO1(D, , T, N, , T, swap)
 /* flat-header: end */
 /* flat-header: expand */
-FSH_DEPRECATED_AMO_TYPES(FSH_CXX_DEP_AMO)
-FSH_DEPRECATED_EXTAMO_TYPES(FSH_CXX_DEP_EXTAMO)
+FSH_DEPRECATED_AMO_GENERIC(FSH_CXX_DEP_AMO)
+FSH_DEPRECATED_EXTAMO_GENERIC(FSH_CXX_DEP_EXTAMO)
 /* flat-header: end */
 #pragma GCC diagnostic pop
 #endif /* __cplusplus */

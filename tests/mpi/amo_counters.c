@@ -21,7 +21,9 @@
  *    value.
  * 4. The deprecated names (shmem_int_fadd, shmem_long_finc, shmem_int_add, shmem_long_inc,
  *    shmem_int_cswap, shmem_long_swap, shmem_swap, shmem_double_swap, shmem_int_fetch,
- *    shmem_long_set) give the same results.
+ *    shmem_long_set) give the same results; and every other type of their tables (uint, ulong,
+ *    ulonglong, int32, int64, uint32, uint64, size, ptrdiff: OpenSHMEM 1.4's deprecated
+ *    synopses) counts, compares-and-swaps, sets, swaps and fetches right through its own name.
  * 5. Fetching _nbi forms: many atomic_fetch_add_nbi / fetch_inc_nbi into distinct fetch slots,
  *    one shmem_quiet: the fetched values are distinct and, over all PEs, exactly 0..total-1.
  */
@@ -394,6 +396,54 @@ static void deprecated_names(void)
     shmem_free(di);
 }
 
+/* The other rows of the deprecated names' tables, each through its own typed name: w[0] counts
+ * add 2 + inc from every PE on PE 0, w[1] fadd 1 + finc (each fetch below 2 * npes), and on my
+ * right neighbour's w[2] (cswap from 0) and w[3] (set, then swap, then fetch) only I act. */
+#define DEP_TYPED(T, N)                                                                            \
+    do {                                                                                           \
+        T *w = shmem_calloc(4, sizeof(T));                                                         \
+        if (!t_check(w != NULL, "deprecated " #N ": allocation failed")) {                         \
+            return;                                                                                \
+        }                                                                                          \
+        shmem_barrier_all();                                                                       \
+        shmem_##N##_add(&w[0], (T)2, 0);                                                           \
+        shmem_##N##_inc(&w[0], 0);                                                                 \
+        T a = shmem_##N##_fadd(&w[1], (T)1, 0), b = shmem_##N##_finc(&w[1], 0);                    \
+        T old = shmem_##N##_cswap(&w[2], (T)0, (T)(me + 1), right);                               \
+        shmem_##N##_set(&w[3], (T)(10 + me), right);                                               \
+        shmem_barrier_all();                                                                       \
+        T was = shmem_##N##_swap(&w[3], (T)(20 + me), right);                                      \
+        shmem_barrier_all();                                                                       \
+        T now = shmem_##N##_fetch(&w[3], right);                                                   \
+        t_check(a < (T)(2 * npes) && b < (T)(2 * npes) && a != b,                                  \
+                "shmem_" #N "_fadd/finc fetched %lld and %lld", (long long)a, (long long)b);       \
+        t_check(old == 0 && w[2] == (T)(left + 1), "shmem_" #N "_cswap: old %lld, mine %lld",      \
+                (long long)old, (long long)w[2]);                                                  \
+        t_check(was == (T)(10 + me) && now == (T)(20 + me) && w[3] == (T)(20 + left),              \
+                "shmem_" #N "_set/swap/fetch: swapped out %lld, fetched %lld, mine %lld",          \
+                (long long)was, (long long)now, (long long)w[3]);                                  \
+        if (me == 0) {                                                                             \
+            t_check(w[0] == (T)(3 * npes) && w[1] == (T)(2 * npes),                                \
+                    "shmem_" #N "_add+inc total %lld, fadd+finc total %lld, want %d and %d",       \
+                    (long long)w[0], (long long)w[1], 3 * npes, 2 * npes);                         \
+        }                                                                                          \
+        shmem_barrier_all();                                                                       \
+        shmem_free(w);                                                                             \
+    } while (0)
+
+static void deprecated_typed(void)
+{
+    DEP_TYPED(unsigned int, uint);
+    DEP_TYPED(unsigned long, ulong);
+    DEP_TYPED(unsigned long long, ulonglong);
+    DEP_TYPED(int32_t, int32);
+    DEP_TYPED(int64_t, int64);
+    DEP_TYPED(uint32_t, uint32);
+    DEP_TYPED(uint64_t, uint64);
+    DEP_TYPED(size_t, size);
+    DEP_TYPED(ptrdiff_t, ptrdiff);
+}
+
 /* ------------------------------------------------------------------ 5: fetching _nbi forms */
 static void nbi_fetches(void)
 {
@@ -496,6 +546,7 @@ int main(void)
     set_fetch_contention();
 
     deprecated_names();
+    deprecated_typed();
     nbi_fetches();
 
     shmem_finalize();

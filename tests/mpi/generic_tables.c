@@ -35,6 +35,20 @@ template <class U> static long double real_part(std::complex<U> x)
 {
     return (long double)x.real();
 }
+/* C's complex types, which g++ and clang++ take as an extension (the overloads for programs
+ * written for Sandia OpenSHMEM, whose header declares the complex routines with them). */
+#if defined(__GNUC__)
+static long double real_part(__complex__ double x)
+{
+    return (long double)__real__ x;
+}
+static long double real_part(__complex__ float x)
+{
+    return (long double)__real__ x;
+}
+#define GNU_COMPLEX_TYPES(X) X(__complex__ double, gcomplexd) X(__complex__ float, gcomplexf)
+#define GNU_COMPLEX 1
+#endif
 #else
 #include <complex.h>
 #define COMPLEXD double _Complex
@@ -72,12 +86,20 @@ template <class U> static long double real_part(std::complex<U> x)
     X(char, char) X(signed char, schar) X(short, short) X(int, int) X(long, long)                  \
     X(long long, longlong) X(ptrdiff_t, ptrdiff) RBIT_TYPES(X) X(float, float)                     \
     X(double, double) X(long double, longdouble)
+#ifndef GNU_COMPLEX_TYPES
+#define GNU_COMPLEX_TYPES(X)
+#endif
 #define RARITH_TYPES(X)                                                                            \
-    RMINMAX_TYPES(X) X(COMPLEXD, complexd) X(COMPLEXF, complexf)
+    RMINMAX_TYPES(X) X(COMPLEXD, complexd) X(COMPLEXF, complexf) GNU_COMPLEX_TYPES(X)
 /* The standard RMA types: the reduction types of max/min (the same 24). */
 #define RMA_TYPES(X) RMINMAX_TYPES(X)
-/* The deprecated generic AMOs: cswap/finc/inc/fadd/add, and fetch/set/swap. */
-#define DEP_AMO_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
+/* The deprecated generic AMOs: cswap/finc/inc/fadd/add, and fetch/set/swap, over the distinct
+ * standard types of their tables (the exact-width types, size_t and ptrdiff_t name one of
+ * them, so they select it: the selection follows the type, not its spelling). */
+#define DEP_AMO_TYPES(X)                                                                           \
+    X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)                         \
+    X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32)                     \
+    X(uint64_t, uint64) X(size_t, size) X(ptrdiff_t, ptrdiff)
 #define DEP_EXT_TYPES(X) X(float, float) X(double, double) DEP_AMO_TYPES(X)
 
 /* ------------------------------------------------------------------ shared state */
@@ -509,6 +531,36 @@ static void sync_team(void)
     shmem_sync(0, 0, npes, psync);
 }
 
+#ifdef GNU_COMPLEX
+/* The deprecated active-set complex reductions with C's complex types (C++ overloads). */
+#define GNU_TO_ALL(T, N, OP)                                                                       \
+    do {                                                                                           \
+        static T pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];                                              \
+        static long psync[SHMEM_REDUCE_SYNC_SIZE];                                                 \
+        for (int k = 0; k < SHMEM_REDUCE_SYNC_SIZE; k++) {                                         \
+            psync[k] = SHMEM_SYNC_VALUE;                                                           \
+        }                                                                                          \
+        begin();                                                                                   \
+        T *d = (T *)sym_a, *s = (T *)sym_b;                                                        \
+        T want = RED_VAL_##OP(T, 0);                                                               \
+        for (int p = 1; p < npes; p++) {                                                           \
+            want = (T)RED_OP_##OP(want, RED_VAL_##OP(T, p));                                       \
+        }                                                                                          \
+        s[0] = RED_VAL_##OP(T, me);                                                                \
+        shmem_barrier_all();                                                                       \
+        shmem_##N##_##OP##_to_all(d, s, 1, 0, 0, npes, pwrk, psync);                               \
+        EQ(T, d[0], want, "shmem_" #N "_" #OP "_to_all");                                          \
+    } while (0)
+static void gnu_to_all(void)
+{
+    int c = 0;
+    GNU_TO_ALL(__complex__ double, complexd, sum);
+    GNU_TO_ALL(__complex__ double, complexd, prod);
+    GNU_TO_ALL(__complex__ float, complexf, sum);
+    GNU_TO_ALL(__complex__ float, complexf, prod);
+}
+#endif
+
 int main(void)
 {
     shmem_init();
@@ -543,6 +595,9 @@ int main(void)
     DEP_AMO_TYPES(ADD_DAMO)
     DEP_EXT_TYPES(ADD_DEXT)
     ADD_CASE(sync, team)
+#ifdef GNU_COMPLEX
+    ADD_CASE(gnu, to_all)
+#endif
     for (int i = 0; i < ncases; i++) {
         long before = t_state.fails;
         cases[i].run();

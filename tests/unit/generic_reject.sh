@@ -50,16 +50,16 @@ EOC
 }
 
 # Controls: the same shapes on types of the tables compile.
-controls='shmem_atomic_and(ui, 1u, 0)|shmem_atomic_and(i32, 1, 0)|shmem_sum_reduce(SHMEM_TEAM_WORLD, z, z, 4)|shmem_put(l, l, 4, 0)|shmem_finc(l, 0)|shmem_sync(SHMEM_TEAM_WORLD)|shmem_atomic_fetch_xor(SHMEM_CTX_DEFAULT, i64, 1, 0)'
+controls='shmem_atomic_and(ui, 1u, 0)|shmem_atomic_and(i32, 1, 0)|shmem_sum_reduce(SHMEM_TEAM_WORLD, z, z, 4)|shmem_put(l, l, 4, 0)|shmem_finc(l, 0)|shmem_finc(ui, 0)|shmem_sync(SHMEM_TEAM_WORLD)|shmem_atomic_fetch_xor(SHMEM_CTX_DEFAULT, i64, 1, 0)'
 # Each: a bitwise AMO on float and on short, a swap on a struct, fetch_inc on double, an
 # and-reduction on long double and float, max on a complex, put of structs, wait_until on
-# char, the deprecated finc on unsigned int, shmem_sync with neither 1 nor 4 arguments, an
+# char, the deprecated finc on double, shmem_sync with neither 1 nor 4 arguments, an
 # exscan of structs.
-cases='shmem_atomic_and(f, 1.0f, 0)|shmem_atomic_fetch_or(SHMEM_CTX_DEFAULT, sh, 1, 0)|shmem_atomic_swap(st, st[0], 0)|shmem_atomic_fetch_inc(d, 0)|shmem_and_reduce(SHMEM_TEAM_WORLD, ld, ld, 4)|shmem_xor_reduce(SHMEM_TEAM_WORLD, f, f, 4)|shmem_max_reduce(SHMEM_TEAM_WORLD, z, z, 4)|shmem_put(st, st, 4, 0)|shmem_wait_until(ch, SHMEM_CMP_EQ, 0)|shmem_finc(ui, 0)|shmem_sync(0, 0)|shmem_sum_exscan(SHMEM_TEAM_WORLD, st, st, 4)'
+cases='shmem_atomic_and(f, 1.0f, 0)|shmem_atomic_fetch_or(SHMEM_CTX_DEFAULT, sh, 1, 0)|shmem_atomic_swap(st, st[0], 0)|shmem_atomic_fetch_inc(d, 0)|shmem_and_reduce(SHMEM_TEAM_WORLD, ld, ld, 4)|shmem_xor_reduce(SHMEM_TEAM_WORLD, f, f, 4)|shmem_max_reduce(SHMEM_TEAM_WORLD, z, z, 4)|shmem_put(st, st, 4, 0)|shmem_wait_until(ch, SHMEM_CMP_EQ, 0)|shmem_finc(d, 0)|shmem_sync(0, 0)|shmem_sum_exscan(SHMEM_TEAM_WORLD, st, st, 4)'
 # C++'s own: a put between pointers of two types, a complex type of no row, a fetch on long
 # double, test on float, shmem_sync on a context, mixed pointers in an _nbi AMO, the
-# deprecated swap on unsigned int.
-cxx_cases='shmem_put(l, i, 4, 0)|shmem_get(SHMEM_CTX_DEFAULT, i, f, 4, 0)|shmem_sum_reduce(SHMEM_TEAM_WORLD, zl, zl, 4)|shmem_atomic_fetch(ld, 0)|shmem_test(f, SHMEM_CMP_EQ, 0)|shmem_sync(SHMEM_CTX_DEFAULT)|shmem_atomic_compare_swap_nbi(i, l, 0, 1, 0)|shmem_swap(ui, 1u, 0)'
+# deprecated swap on short.
+cxx_cases='shmem_put(l, i, 4, 0)|shmem_get(SHMEM_CTX_DEFAULT, i, f, 4, 0)|shmem_sum_reduce(SHMEM_TEAM_WORLD, zl, zl, 4)|shmem_atomic_fetch(ld, 0)|shmem_test(f, SHMEM_CMP_EQ, 0)|shmem_sync(SHMEM_CTX_DEFAULT)|shmem_atomic_compare_swap_nbi(i, l, 0, 1, 0)|shmem_swap(sh, (short)1, 0)'
 
 fails=0
 IFS_SAVE=$IFS
