@@ -277,8 +277,12 @@ int fsh_team_split_strided(struct fsh_team *parent, int start, int stride, int s
                            const shmem_team_config_t *config, long mask, struct fsh_team **out)
 {
     *out = NULL;
-    if (size < 1 || start < 0 || start >= parent->size || (stride == 0 && size > 1) ||
-        (long)start + (long)(size - 1) * stride < 0 ||
+    if (size < 1 || (stride == 0 && size > 1)) {
+        FSH_WARN("shmem_team_split_strided: size %d with stride %d: a team has at least one PE, "
+                 "and stride 0 (the same PE again) is allowed only with size 1", size, stride);
+        return 1;
+    }
+    if (start < 0 || start >= parent->size || (long)start + (long)(size - 1) * stride < 0 ||
         (long)start + (long)(size - 1) * stride >= parent->size) {
         FSH_WARN("shmem_team_split_strided: start %d, stride %d, size %d leave the parent team "
                  "of %d PEs; every member must be 0 <= start + i*stride < %d", start, stride,
