@@ -19,7 +19,9 @@
  * differs would compute other offsets (a put lands elsewhere), other slot counts (a counter
  * doubled), another count of pieces for a collective's message (the receiver counts them with
  * its own FABSHMEM_MAX_MSG_SIZE) or make collective calls the others do not (FABSHMEM_CHECK's
- * comparisons), so init compares them in the exchange and ends with their names instead. */
+ * comparisons) or send what the other cannot read (a signal in 8 bytes of immediate data to a
+ * PE whose provider delivers 4), so init compares them in the exchange and ends with their
+ * names instead. */
 #define LAYOUT_SETTINGS(X)                                                                    \
     X(SHMEM_SYMMETRIC_SIZE, cfg->SHMEM_SYMMETRIC_SIZE)                                        \
     X(FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_SLOTS)                                      \
@@ -30,6 +32,8 @@
     X(FABSHMEM_DEVICE_PEERS, cfg->FABSHMEM_DEVICE_PEERS)                                      \
     X(FABSHMEM_MAX_MSG_SIZE, cfg->FABSHMEM_MAX_MSG_SIZE)                                      \
     X(FABSHMEM_CHECK (or SHMEM_DEBUG), fsh_rt.checks)                                        \
+    X(bytes of immediate data per write (the provider; FABSHMEM_PROVIDER_PROFILE),            \
+      fsh_fabric_attr()->cq_data_size)                                                          \
     X(quiet counting arrivals at targets (FABSHMEM_REMOTE_COMPLETION; the provider),         \
       fsh_fabric_attr()->count_arrivals)                                                        \
     X(endpoints of contexts counted apart at targets (FABSHMEM_CTX_ENDPOINTS with             \

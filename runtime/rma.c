@@ -114,7 +114,7 @@ bool fsh_rma_injects(const void *src, size_t len)
  * those of the way's rail). It takes way k to pe (the pieces of a striped transfer count k
  * up; 0 otherwise). */
 static int post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local, size_t len,
-                int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm, uint32_t imm,
+                int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm, uint64_t imm,
                 unsigned k)
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
@@ -298,7 +298,7 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
 
 /* Post one piece to one remote range. */
 static int post_to(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local,
-                   size_t len, int pe, uint64_t raddr, uint64_t key, bool has_imm, uint32_t imm)
+                   size_t len, int pe, uint64_t raddr, uint64_t key, bool has_imm, uint64_t imm)
 {
     struct fsh_xseg seg = {raddr, len, key};
     return post(ctx, sync, kind, local, len, pe, &seg, 1, has_imm, imm, 0);
@@ -737,7 +737,7 @@ int fsh_rma_ibget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t of
 }
 
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
-                  int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm)
+                  int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint64_t imm)
 {
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);

@@ -141,12 +141,13 @@ int fsh_rma_ibput(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const voi
 int fsh_rma_ibget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, ptrdiff_t dst,
                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
 /* One write of len bytes (at most the provider's message size) to (seg, off) of pe. With
- * has_imm it raises a remote event carrying imm (32 bits) at the target once its data is in
+ * has_imm it raises a remote event carrying imm (32 bits; 64 where the provider's
+ * cq_data_size is 8, for a kind registered wide) at the target once its data is in
  * place, and its completion then only says that src may be reused (transmit-complete): the
  * caller learns of its landing from the target. Non-blocking; src must stay valid until the
  * operation completes unless len fits the inject size. sync (may be NULL) counts it too. */
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
-                  int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint32_t imm);
+                  int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint64_t imm);
 
 /* Is a write of len bytes from src injected (the source reusable when the post returns)? */
 bool fsh_rma_injects(const void *src, size_t len);

@@ -56,6 +56,17 @@
  * are staged, injected or posted from the slot, and scattered to the slot and to the
  * destination; its one event comes once both landed, so the descriptor names no pieces.
  *
+ * Where the provider carries 8 bytes of immediate data (shm, tcp; not EFA), a signal whose
+ * value and word fit travels in the immediate itself (FSH_IMM_SIG_WIDE): the data goes from the
+ * source straight to its destination in one write, and the target applies the signal from the
+ * immediate when the write's event comes (its data landed): no descriptor, no copy at the
+ * target, no place in the ring. The slot is taken and applied as above, so flow control and
+ * quiet are the same. The 60 bits after the kind: slot 6 | source's chunk here 8 | operation 1
+ * (1: ADD) | segment 1 (0: heap, 1: data) | value 18 | signal offset / 8 26 (the first 512 MiB
+ * of the segment). It is used for data of 1 byte up to the message size, from host memory to
+ * host memory, above the inline size (below it, a blocking put-with-signal that the provider
+ * cannot inject copies into a descriptor and returns at once) or injected or non-blocking.
+ *
  * A target whose memory is mapped here (local.c) takes none of this: the data is copied, then
  * the signal is updated with the same release atomic the target's engine would use, so a
  * waiter that sees the signal sees the data; it is complete (applied) on return.
@@ -84,6 +95,18 @@
 #define SLOT_DATA 16 /* data bytes in a descriptor's first slot */
 #define SLOT_BITS 6
 #define SEG_SHIFT 56
+/* The wide form's fields (bit offsets in the 60 bits after the kind). */
+#define WIDE_CHUNK_BITS 8
+#define WIDE_OP_AT 14
+#define WIDE_SEG_AT 15
+#define WIDE_VALUE_AT 16
+#define WIDE_VALUE_BITS 18
+#define WIDE_OFF_AT 34
+#define WIDE_OFF_BITS 26
+_Static_assert(SLOT_BITS + WIDE_CHUNK_BITS == WIDE_OP_AT &&
+               WIDE_VALUE_AT + WIDE_VALUE_BITS == WIDE_OFF_AT &&
+               WIDE_OFF_AT + WIDE_OFF_BITS == 64 - 4, "the wide form fills the 60 bits");
+_Static_assert(FSH_LEASE_MAX_CHUNKS <= 1 << WIDE_CHUNK_BITS, "a chunk fits the wide form");
 
 struct desc {
     uint64_t seq;
@@ -136,6 +159,7 @@ static struct {
     uint64_t *probe;          /* [dst]: landing spots of applied-prefix reads (registered) */
     uint8_t *pair;            /* a descriptor and its data, staged for one injected write
                                * (NULL: the provider takes one remote segment per write) */
+    bool wide;                /* signals may travel in 8 bytes of immediate data */
     /* initiator side, per target */
     int16_t *box;             /* [dst]: our chunk at dst, NO_BOX or DENIED_BOX */
     uint64_t *sent;           /* [dst]: next sequence number */
@@ -184,19 +208,10 @@ static unsigned desc_slots(size_t len)
                                                   sizeof(struct desc));
 }
 
-static void apply(unsigned chunk, unsigned k, struct slot_state *st)
+/* Sequence numbers [first, end) of chunk's source are applied: advance the applied prefix over
+ * them and over any applied out of order before (they wait in the mask). */
+static void mark_applied(unsigned chunk, uint64_t first, uint64_t end)
 {
-    const struct desc *d = &inbox(chunk)[k];
-    if (d->inline_len) {
-        memcpy(unpack_addr(d->dest), (const char *)d + HEADER, d->inline_len);
-    }
-    update(unpack_addr(d->sig), d->value, d->op);
-    /* Advance the applied prefix over its padding, its slots and any applied out of order
-     * before (they wait in the mask). */
-    uint64_t q = d->seq;
-    uint64_t first = q - d->skip, end = q + desc_slots(d->inline_len);
-    st->arrived = 0;
-    st->have_desc = 0;
     uint64_t *mask = &sg.done_mask[chunk];
     uint64_t prefix = *applied(chunk);
     for (uint64_t j = first; j < end; j++) {
@@ -207,6 +222,18 @@ static void apply(unsigned chunk, unsigned k, struct slot_state *st)
         prefix++;
     }
     __atomic_store_n(applied(chunk), prefix, __ATOMIC_RELEASE);
+}
+
+static void apply(unsigned chunk, unsigned k, struct slot_state *st)
+{
+    const struct desc *d = &inbox(chunk)[k];
+    if (d->inline_len) {
+        memcpy(unpack_addr(d->dest), (const char *)d + HEADER, d->inline_len);
+    }
+    update(unpack_addr(d->sig), d->value, d->op);
+    st->arrived = 0;
+    st->have_desc = 0;
+    mark_applied(chunk, d->seq - d->skip, d->seq + desc_slots(d->inline_len));
 }
 
 /* Immediate payload: the source's chunk here << SLOT_BITS | slot. */
@@ -237,6 +264,49 @@ static void on_desc(uint32_t payload)
 static void on_data(uint32_t payload)
 {
     on_event(payload, false);
+}
+
+static uint64_t wide_field(uint64_t body, unsigned at, unsigned bits)
+{
+    return (body >> at) & ((1ULL << bits) - 1);
+}
+
+/* The wide form: its write's data landed; the signal is in the immediate. */
+static void on_wide(uint32_t payload, uint32_t high)
+{
+    uint64_t body = payload | (uint64_t)high << FSH_IMM_KIND_SHIFT;
+    unsigned k = (unsigned)wide_field(body, 0, SLOT_BITS);
+    unsigned chunk = (unsigned)wide_field(body, SLOT_BITS, WIDE_CHUNK_BITS);
+    if (fsh_lease_owner(&sg.pool, chunk) < 0 || k >= sg.slots) {
+        FSH_WARN("signal for inbox %u slot %u, which no PE holds: dropped", chunk, k);
+        return;
+    }
+    enum fsh_seg seg = wide_field(body, WIDE_SEG_AT, 1) ? FSH_SEG_DATA : FSH_SEG_HEAP;
+    uint64_t *sig = fsh_mr_local_addr(seg, wide_field(body, WIDE_OFF_AT, WIDE_OFF_BITS) * 8);
+    update(sig, wide_field(body, WIDE_VALUE_AT, WIDE_VALUE_BITS),
+           wide_field(body, WIDE_OP_AT, 1) ? SHMEM_SIGNAL_ADD : SHMEM_SIGNAL_SET);
+    mark_applied(chunk, k, k + 1); /* only the slot's place in the mask counts */
+}
+
+/* Does this put-with-signal travel in the wide form? */
+static bool wide_fits(const void *src, size_t len, enum fsh_seg dseg, enum fsh_seg sseg,
+                      uint64_t soff, uint64_t value, bool nbi)
+{
+    return sg.wide && len > 0 && len <= fsh_fabric_attr()->max_msg_size &&
+           (nbi || len > sg.inline_max || fsh_rma_injects(src, len)) &&
+           dseg != FSH_SEG_DEVICE && (sseg == FSH_SEG_HEAP || sseg == FSH_SEG_DATA) &&
+           !fsh_mr_is_device(src, len) && value >> WIDE_VALUE_BITS == 0 && soff % 8 == 0 &&
+           (soff / 8) >> WIDE_OFF_BITS == 0;
+}
+
+/* The wide form's immediate data: kind, then who (chunk << SLOT_BITS | slot) and the signal. */
+static uint64_t wide_imm(uint32_t who, int op, enum fsh_seg sseg, uint64_t soff, uint64_t value)
+{
+    uint64_t body = who | (uint64_t)(op == SHMEM_SIGNAL_ADD) << WIDE_OP_AT |
+                    (uint64_t)(sseg == FSH_SEG_DATA) << WIDE_SEG_AT | value << WIDE_VALUE_AT |
+                    (soff / 8) << WIDE_OFF_AT;
+    return (uint64_t)FSH_IMM_SIG_WIDE << FSH_IMM_KIND_SHIFT | (body & FSH_IMM_PAYLOAD_MASK) |
+           (body >> FSH_IMM_KIND_SHIFT) << 32;
 }
 
 static unsigned ring_size(unsigned slots)
@@ -314,9 +384,13 @@ int fsh_signal_init(long slots, long peers)
             return fsh_err(-ENOMEM, "", "out of memory for put-with-signal's staging");
         }
     }
+    sg.wide = fa->cq_data_size >= sizeof(uint64_t);
     rc = fsh_progress_register_imm(FSH_IMM_SIG_DESC, on_desc);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_SIG_DATA, on_data);
+    }
+    if (rc == 0) {
+        rc = fsh_progress_register_imm_wide(FSH_IMM_SIG_WIDE, on_wide);
     }
     fsh_rma_set_quiet_hook(fsh_signal_quiet);
     return rc;
@@ -544,12 +618,13 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     }
     /* Inline data takes m slots from k on; slots up to the inbox's end that cannot hold them
      * are skipped. */
-    bool in = len <= sg.inline_max;
+    bool wide = wide_fits(src, len, dseg, sseg, soff, value, nbi);
+    bool in = !wide && len <= sg.inline_max;
     /* Above that, where the provider allows, the descriptor and the data are one write:
      * injected from sg.pair when they fit the inject size, else from a bounce slot (rma.c's,
      * given back when the write completed) while one is free; either way they need no place
      * in the ring (which keeps what must stay until the target applied it). */
-    uint8_t *stage = !in && sg.pair && fsh_rma_pair_fits(sizeof(struct desc), src, len)
+    uint8_t *stage = !in && !wide && sg.pair && fsh_rma_pair_fits(sizeof(struct desc), src, len)
                          ? sg.pair
                          : NULL;
     unsigned m = in ? desc_slots(len) : 1;
@@ -563,13 +638,13 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
         }
     }
     uint64_t q = w.seq + skip;
-    if (!in && !stage && fa->rma_iov_limit >= 2 && !fsh_mr_is_device(src, len)) {
+    if (!in && !wide && !stage && fa->rma_iov_limit >= 2 && !fsh_mr_is_device(src, len)) {
         /* NULL: too large for a slot, or none free (or none at all). */
         stage = fsh_progress_bounce_take(sizeof(struct desc) + len);
     }
     bool pair = stage != NULL;
     struct desc *d = (struct desc *)(void *)stage;
-    if (!pair) {
+    if (!pair && !wide) {
         rc = ring_take(m, pe, q + m, &d);
         if (rc != 0) {
             goto unlock;
@@ -583,6 +658,12 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     }
     unsigned k = (unsigned)(q % sg.slots);
     uint32_t who = ((uint32_t)sg.box[pe] << SLOT_BITS) | k;
+    if (wide) {
+        bool wait = !nbi && !fsh_rma_injects(src, len);
+        rc = fsh_rma_write(ctx, wait ? &sync : NULL, src, len, pe, dseg, doff, true,
+                           wide_imm(who, op, sseg, soff, value));
+        goto unlock;
+    }
     memset(d, 0, sizeof(*d));
     d->seq = q;
     d->skip = skip;

@@ -23,6 +23,12 @@
  * 3. Pipelined: 512 put-with-signals in flight at once, each into its own slot with its own
  *    signal word; the receiver waits for the slots in a scrambled order and checks each as soon
  *    as its signal is seen.
+ * 4. Signals that travel in 8 bytes of immediate data where the provider has them (shm, tcp):
+ *    values below 2^18 on words in the first 512 MiB of the heap or in static memory. Rounds
+ *    switch between such values and ones just beyond (2^18 - 1, 2^18 + r; ADD 2^18), on a word
+ *    in the heap, one in static memory and one past 512 MiB of the heap (signal_order.env sets
+ *    SHMEM_SYMMETRIC_SIZE=1G), for every form and size up to 256 KiB + 1 (past
+ *    FABSHMEM_MAX_MSG_SIZE). Waited with EQ; the data is checked at the signal.
  */
 #include "../test.h"
 
@@ -329,6 +335,71 @@ static void phase_pipelined(uint8_t *data, uint8_t *src, uint64_t *sigs, uint64_
     }
 }
 
+/* ------------------------------------------------------------------ 4: small signals */
+#define WIDE_LIMIT (1ULL << 18)
+static uint64_t static_sig;
+
+/* Distinct SET values within a run: r + 1, just below the limit, just above it. */
+static uint64_t wide_set(int r)
+{
+    if (r % 2) {
+        return WIDE_LIMIT - 1 - (uint64_t)r;
+    }
+    return r % 4 == 0 ? (uint64_t)r + 1 : WIDE_LIMIT + (uint64_t)r;
+}
+static uint64_t wide_add(int r)
+{
+    return r % 3 == 2 ? WIDE_LIMIT : r % 3 == 1 ? WIDE_LIMIT - 1 : (uint64_t)r + 1;
+}
+
+static void phase_wide(uint8_t *data, uint8_t *src, uint64_t *heap_sig, uint64_t *far_sig,
+                       uint64_t *ack)
+{
+    uint64_t *words[] = {heap_sig, &static_sig, far_sig};
+    const char *wname[] = {"heap", "static", "heap past 512 MiB"};
+    int form_start = 5;
+    for (size_t si = 0; si < NSIZES && sizes[si] <= 256 * KIB + 1; si++) {
+        size_t n = sizes[si];
+        int rounds = rounds_for(n) / 4 + 2;
+        for (int op = SHMEM_SIGNAL_SET; op <= SHMEM_SIGNAL_ADD; op++) {
+            for (int w = 0; w < 3; w++) {
+                uint64_t *sig = words[w];
+                *sig = 0;
+                *ack = 0;
+                shmem_barrier_all();
+                uint64_t expect = 0;
+                int prev_nbi = 0;
+                for (int r = 0; r < rounds; r++) {
+                    uint64_t salt = 0x3c0000000000ULL | ((uint64_t)si << 24) |
+                                    ((uint64_t)(op * 3 + w) << 16) | (uint64_t)r;
+                    shmem_uint64_wait_until(ack, SHMEM_CMP_GE, (uint64_t)r);
+                    if (prev_nbi) {
+                        shmem_quiet();
+                    }
+                    int f = pick_form(form_start++, n);
+                    prev_nbi = forms[f].nbi;
+                    t_fill(src, n, me, salt);
+                    uint64_t v = op == SHMEM_SIGNAL_SET ? wide_set(r) : wide_add(r);
+                    send_signal(f, data, src, n, sig, v, op, partner);
+                    expect = op == SHMEM_SIGNAL_SET ? v : expect + v;
+                    uint64_t got = shmem_signal_wait_until(sig, SHMEM_CMP_EQ, expect);
+                    t_verify(data, n, partner, salt,
+                             "%zu bytes, %s %" PRIu64 " on a %s word, %s, round %d: data at "
+                             "signal", n, op == SHMEM_SIGNAL_SET ? "SET" : "ADD", v, wname[w],
+                             forms[f].name, r);
+                    t_check(got == expect,
+                            "%zu bytes on a %s word, round %d: signal %" PRIu64 ", want %" PRIu64,
+                            n, wname[w], r, got, expect);
+                    shmem_uint64_atomic_inc(ack, partner);
+                }
+                shmem_uint64_wait_until(ack, SHMEM_CMP_GE, (uint64_t)rounds);
+                shmem_quiet();
+                shmem_barrier_all();
+            }
+        }
+    }
+}
+
 int main(void)
 {
     shmem_init();
@@ -346,7 +417,11 @@ int main(void)
     uint64_t *sigs = shmem_calloc(PIPE_SLOTS, sizeof(uint64_t));
     long *echo = shmem_calloc(1, sizeof(long));
     uint8_t *src = aligned_alloc(64, MAXSZ);
-    if (!t_check(data && sig && ack && sigs && echo && src, "allocation failed")) {
+    /* A word past the first 512 MiB of the heap (signal_order.env: a 1 GiB heap). */
+    uint8_t *gap = shmem_malloc(520 * MIB);
+    uint64_t *far_sig = shmem_calloc(1, sizeof(uint64_t));
+    if (!t_check(data && sig && ack && sigs && echo && src && gap && far_sig,
+                 "allocation failed")) {
         shmem_global_exit(1);
     }
     memset(data, 0, MAXSZ);
@@ -354,8 +429,11 @@ int main(void)
     phase_sizes(data, src, sig, ack);
     phase_small_add(data, src, sig, ack, echo);
     phase_pipelined(data, src, sigs, ack);
+    phase_wide(data, src, sig, far_sig, ack);
 
     free(src);
+    shmem_free(far_sig);
+    shmem_free(gap);
     shmem_free(echo);
     shmem_free(sigs);
     shmem_free(ack);
