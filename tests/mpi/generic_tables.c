@@ -38,15 +38,17 @@ template <class U> static long double real_part(std::complex<U> x)
 /* C's complex types, which g++ and clang++ take as an extension (the overloads for programs
  * written for Sandia OpenSHMEM, whose header declares the complex routines with them). */
 #if defined(__GNUC__)
-static long double real_part(__complex__ double x)
+__extension__ typedef __complex__ double gnu_complexd; /* no -pedantic warning */
+__extension__ typedef __complex__ float gnu_complexf;
+static long double real_part(gnu_complexd x)
 {
     return (long double)__real__ x;
 }
-static long double real_part(__complex__ float x)
+static long double real_part(gnu_complexf x)
 {
     return (long double)__real__ x;
 }
-#define GNU_COMPLEX_TYPES(X) X(__complex__ double, gcomplexd) X(__complex__ float, gcomplexf)
+#define GNU_COMPLEX_TYPES(X) X(gnu_complexd, gcomplexd) X(gnu_complexf, gcomplexf)
 #define GNU_COMPLEX 1
 #endif
 #else
@@ -554,10 +556,10 @@ static void sync_team(void)
 static void gnu_to_all(void)
 {
     int c = 0;
-    GNU_TO_ALL(__complex__ double, complexd, sum);
-    GNU_TO_ALL(__complex__ double, complexd, prod);
-    GNU_TO_ALL(__complex__ float, complexf, sum);
-    GNU_TO_ALL(__complex__ float, complexf, prod);
+    GNU_TO_ALL(gnu_complexd, complexd, sum);
+    GNU_TO_ALL(gnu_complexd, complexd, prod);
+    GNU_TO_ALL(gnu_complexf, complexf, sum);
+    GNU_TO_ALL(gnu_complexf, complexf, prod);
 }
 #endif
 
