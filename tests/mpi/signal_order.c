@@ -357,12 +357,13 @@ static void phase_wide(uint8_t *data, uint8_t *src, uint64_t *heap_sig, uint64_t
 {
     uint64_t *words[] = {heap_sig, &static_sig, far_sig};
     const char *wname[] = {"heap", "static", "heap past 512 MiB"};
+    int nwords = far_sig ? 3 : 2;
     int form_start = 5;
     for (size_t si = 0; si < NSIZES && sizes[si] <= 256 * KIB + 1; si++) {
         size_t n = sizes[si];
         int rounds = rounds_for(n) / 4 + 2;
         for (int op = SHMEM_SIGNAL_SET; op <= SHMEM_SIGNAL_ADD; op++) {
-            for (int w = 0; w < 3; w++) {
+            for (int w = 0; w < nwords; w++) {
                 uint64_t *sig = words[w];
                 *sig = 0;
                 *ack = 0;
@@ -417,11 +418,7 @@ int main(void)
     uint64_t *sigs = shmem_calloc(PIPE_SLOTS, sizeof(uint64_t));
     long *echo = shmem_calloc(1, sizeof(long));
     uint8_t *src = aligned_alloc(64, MAXSZ);
-    /* A word past the first 512 MiB of the heap (signal_order.env: a 1 GiB heap). */
-    uint8_t *gap = shmem_malloc(520 * MIB);
-    uint64_t *far_sig = shmem_calloc(1, sizeof(uint64_t));
-    if (!t_check(data && sig && ack && sigs && echo && src && gap && far_sig,
-                 "allocation failed")) {
+    if (!t_check(data && sig && ack && sigs && echo && src, "allocation failed")) {
         shmem_global_exit(1);
     }
     memset(data, 0, MAXSZ);
@@ -429,6 +426,13 @@ int main(void)
     phase_sizes(data, src, sig, ack);
     phase_small_add(data, src, sig, ack, echo);
     phase_pipelined(data, src, sigs, ack);
+    /* A word past the first 512 MiB of the heap: signal_order.env gives a 1 GiB heap; a run
+     * with a smaller one (valgrind's, 16 MiB) says so and tests the other words. */
+    uint8_t *gap = shmem_malloc(520 * MIB);
+    uint64_t *far_sig = gap ? shmem_calloc(1, sizeof(uint64_t)) : NULL;
+    if (!far_sig && me == 0) {
+        printf(NAME ": phase 4 without a word past 512 MiB (SHMEM_SYMMETRIC_SIZE below 1G)\n");
+    }
     phase_wide(data, src, sig, far_sig, ack);
 
     free(src);
