@@ -199,7 +199,7 @@ static void lay_out(struct fsh_notify_region *r, char *p, int n, char *land, siz
     r->chunk = chunk;
 }
 
-static void on_arrival(uint32_t payload)
+static void on_arrival(uint32_t payload, uint32_t high)
 {
     unsigned code = (payload >> SENDER_BITS) & ((1u << CODE_BITS) - 1);
     size_t from = payload & ((1u << SENDER_BITS) - 1);

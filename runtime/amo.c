@@ -267,7 +267,7 @@ static struct req *in_slot(unsigned chunk, unsigned k)
 
 /* Target side, in the engine: a request landed in slot k of chunk c. Apply it, queue the
  * answer (posted by answer_all at the end of the poll). */
-static void on_request(uint32_t payload)
+static void on_request(uint32_t payload, uint32_t high)
 {
     unsigned k = payload & (REQ_SLOTS - 1), c = payload >> SLOT_BITS;
     int src = fsh_lease_owner(&tg.pool, c);
@@ -421,7 +421,7 @@ static void on_ask(int pe)
 }
 
 /* Source side, in the engine: the target applied the request of outbox slot tag. */
-static void on_answer(uint32_t tag)
+static void on_answer(uint32_t tag, uint32_t high)
 {
     struct pending *p = tag < OUT_SLOTS ? &tg.pend[tag] : NULL;
     if (!p || !p->rec) {

@@ -103,7 +103,7 @@ size_t fsh_arrive_heap_bytes(int npes)
     return 2 * fsh_heap_rounded(slots * (size_t)npes * sizeof(uint64_t));
 }
 
-static void on_arrival(uint32_t payload)
+static void on_arrival(uint32_t payload, uint32_t high)
 {
     size_t idx = payload & FSH_IMM_PAYLOAD_MASK;
     if (!fsh_arrive_active) {

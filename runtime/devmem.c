@@ -201,7 +201,7 @@ static void on_granted(unsigned c)
 }
 
 /* Immediate payload: inbox * DEPTH + slot. */
-static void on_request(uint32_t payload)
+static void on_request(uint32_t payload, uint32_t high)
 {
     unsigned k = payload % DEPTH;
     unsigned c = payload / DEPTH;

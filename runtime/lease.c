@@ -109,7 +109,7 @@ static bool queue_room(struct fsh_lease_pool *p)
     return p->queue != NULL;
 }
 
-static void on_lease(uint32_t payload)
+static void on_lease(uint32_t payload, uint32_t high)
 {
     unsigned id = (payload >> POOL_SHIFT) & 3;
     int src = (int)(payload & ((1u << SRC_BITS) - 1));

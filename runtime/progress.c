@@ -56,7 +56,6 @@ static struct {
     bool yield;
     double timeout, user_timeout;
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
-    fsh_imm_wide_handler wide[FSH_IMM_NKINDS];
     void (*poll_hook)(void);
     int (*post_hooks[FSH_POST_NHOOKS])(void);
     int failed; /* a fabric error was seen: every later wait fails at once */
@@ -199,30 +198,13 @@ void fsh_progress_fini(void)
     memset(&pg, 0, sizeof(pg));
 }
 
-static int kind_free(enum fsh_imm_kind kind)
-{
-    if (kind <= 0 || kind >= FSH_IMM_NKINDS || pg.handlers[kind] || pg.wide[kind]) {
-        return fsh_err(-EINVAL, "", "immediate-data kind %d invalid or taken", kind);
-    }
-    return 0;
-}
-
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn)
 {
-    int rc = kind_free(kind);
-    if (rc == 0) {
-        pg.handlers[kind] = fn;
+    if (kind <= 0 || kind >= FSH_IMM_NKINDS || pg.handlers[kind]) {
+        return fsh_err(-EINVAL, "", "immediate-data kind %d invalid or taken", kind);
     }
-    return rc;
-}
-
-int fsh_progress_register_imm_wide(enum fsh_imm_kind kind, fsh_imm_wide_handler fn)
-{
-    int rc = kind_free(kind);
-    if (rc == 0) {
-        pg.wide[kind] = fn;
-    }
-    return rc;
+    pg.handlers[kind] = fn;
+    return 0;
 }
 
 void fsh_progress_set_poll_hook(void (*fn)(void))
@@ -483,9 +465,7 @@ static void dispatch(const struct fi_cq_data_entry *ev)
         uint32_t imm = (uint32_t)ev->data;
         unsigned kind = imm >> FSH_IMM_KIND_SHIFT;
         if (kind < FSH_IMM_NKINDS && pg.handlers[kind]) {
-            pg.handlers[kind](imm & FSH_IMM_PAYLOAD_MASK);
-        } else if (kind < FSH_IMM_NKINDS && pg.wide[kind]) {
-            pg.wide[kind](imm & FSH_IMM_PAYLOAD_MASK, (uint32_t)(ev->data >> 32));
+            pg.handlers[kind](imm & FSH_IMM_PAYLOAD_MASK, (uint32_t)(ev->data >> 32));
         } else {
             FSH_WARN("remote event with unknown kind %u (immediate 0x%08x) dropped", kind, imm);
         }

@@ -57,7 +57,7 @@ struct fsh_op {
 
 /* Immediate data (32 bits; EFA carries 4 bytes): kind in bits 31..28, the rest the kind's.
  * Where the provider carries 8 bytes (fsh_fabric_attr()->cq_data_size; shm, tcp), a kind may
- * use bits 63..32 too: its handler is registered wide. */
+ * use bits 63..32 too (only where it has them: the sender checks). */
 #define FSH_IMM_KIND_SHIFT 28
 #define FSH_IMM_PAYLOAD_MASK ((1u << FSH_IMM_KIND_SHIFT) - 1)
 enum fsh_imm_kind {
@@ -72,9 +72,8 @@ enum fsh_imm_kind {
     FSH_IMM_SIG_WIDE = 9, /* put-with-signal whose signal is in 8 bytes of immediate data */
     FSH_IMM_NKINDS = 16
 };
-typedef void (*fsh_imm_handler)(uint32_t payload);
-/* payload as above, high: bits 63..32 of the immediate data. */
-typedef void (*fsh_imm_wide_handler)(uint32_t payload, uint32_t high);
+/* payload: bits 27..0; high: bits 63..32. */
+typedef void (*fsh_imm_handler)(uint32_t payload, uint32_t high);
 
 struct fsh_progress_config {
     size_t depth;          /* operation records */
@@ -88,7 +87,6 @@ struct fsh_progress_config {
 int fsh_progress_init(const struct fsh_progress_config *cfg);
 void fsh_progress_fini(void);
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
-int fsh_progress_register_imm_wide(enum fsh_imm_kind kind, fsh_imm_wide_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
 void fsh_progress_set_poll_hook(void (*fn)(void));
 /* Operations a higher layer holds back, posted at the end of every poll (after the events were

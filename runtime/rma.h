@@ -142,7 +142,7 @@ int fsh_rma_ibget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t of
                   ptrdiff_t sst, size_t bsize, size_t nblocks, size_t esize, int pe);
 /* One write of len bytes (at most the provider's message size) to (seg, off) of pe. With
  * has_imm it raises a remote event carrying imm (32 bits; 64 where the provider's
- * cq_data_size is 8, for a kind registered wide) at the target once its data is in
+ * cq_data_size is 8, for a kind that uses bits 63..32) at the target once its data is in
  * place, and its completion then only says that src may be reused (transmit-complete): the
  * caller learns of its landing from the target. Non-blocking; src must stay valid until the
  * operation completes unless len fits the inject size. sync (may be NULL) counts it too. */

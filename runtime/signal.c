@@ -256,12 +256,12 @@ static void on_event(uint32_t payload, bool is_desc)
     }
 }
 
-static void on_desc(uint32_t payload)
+static void on_desc(uint32_t payload, uint32_t high)
 {
     on_event(payload, true);
 }
 
-static void on_data(uint32_t payload)
+static void on_data(uint32_t payload, uint32_t high)
 {
     on_event(payload, false);
 }
@@ -288,15 +288,14 @@ static void on_wide(uint32_t payload, uint32_t high)
     mark_applied(chunk, k, k + 1); /* only the slot's place in the mask counts */
 }
 
-/* Does this put-with-signal travel in the wide form? */
-static bool wide_fits(const void *src, size_t len, enum fsh_seg dseg, enum fsh_seg sseg,
-                      uint64_t soff, uint64_t value, bool nbi)
+/* Does this put-with-signal travel in the wide form? inject: the provider injects src. */
+static bool wide_fits(const void *src, size_t len, bool inject, enum fsh_seg dseg,
+                      enum fsh_seg sseg, uint64_t soff, uint64_t value, bool nbi)
 {
     return sg.wide && len > 0 && len <= fsh_fabric_attr()->max_msg_size &&
-           (nbi || len > sg.inline_max || fsh_rma_injects(src, len)) &&
-           dseg != FSH_SEG_DEVICE && (sseg == FSH_SEG_HEAP || sseg == FSH_SEG_DATA) &&
-           !fsh_mr_is_device(src, len) && value >> WIDE_VALUE_BITS == 0 && soff % 8 == 0 &&
-           (soff / 8) >> WIDE_OFF_BITS == 0;
+           (nbi || len > sg.inline_max || inject) && dseg != FSH_SEG_DEVICE &&
+           (sseg == FSH_SEG_HEAP || sseg == FSH_SEG_DATA) && !fsh_mr_is_device(src, len) &&
+           value >> WIDE_VALUE_BITS == 0 && soff % 8 == 0 && (soff / 8) >> WIDE_OFF_BITS == 0;
 }
 
 /* The wide form's immediate data: kind, then who (chunk << SLOT_BITS | slot) and the signal. */
@@ -390,7 +389,7 @@ int fsh_signal_init(long slots, long peers)
         rc = fsh_progress_register_imm(FSH_IMM_SIG_DATA, on_data);
     }
     if (rc == 0) {
-        rc = fsh_progress_register_imm_wide(FSH_IMM_SIG_WIDE, on_wide);
+        rc = fsh_progress_register_imm(FSH_IMM_SIG_WIDE, on_wide);
     }
     fsh_rma_set_quiet_hook(fsh_signal_quiet);
     return rc;
@@ -618,7 +617,8 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     }
     /* Inline data takes m slots from k on; slots up to the inbox's end that cannot hold them
      * are skipped. */
-    bool wide = wide_fits(src, len, dseg, sseg, soff, value, nbi);
+    bool inject = fsh_rma_injects(src, len);
+    bool wide = wide_fits(src, len, inject, dseg, sseg, soff, value, nbi);
     bool in = !wide && len <= sg.inline_max;
     /* Above that, where the provider allows, the descriptor and the data are one write:
      * injected from sg.pair when they fit the inject size, else from a bounce slot (rma.c's,
@@ -659,8 +659,7 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
     unsigned k = (unsigned)(q % sg.slots);
     uint32_t who = ((uint32_t)sg.box[pe] << SLOT_BITS) | k;
     if (wide) {
-        bool wait = !nbi && !fsh_rma_injects(src, len);
-        rc = fsh_rma_write(ctx, wait ? &sync : NULL, src, len, pe, dseg, doff, true,
+        rc = fsh_rma_write(ctx, !nbi && !inject ? &sync : NULL, src, len, pe, dseg, doff, true,
                            wide_imm(who, op, sseg, soff, value));
         goto unlock;
     }
