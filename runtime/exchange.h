@@ -15,12 +15,16 @@
 #include <stdint.h>
 
 /* What a PE tells the others of its contexts' own endpoints (rma.c decides; init passes it
- * in): counted, a layout setting (lanes counted apart at targets); published, the address
- * slots every blob has for them (efa-direct: a target must know them first; 0 elsewhere, the
- * same on every PE); the n addresses of this PE, len bytes each, FSH_EXCHANGE_LANE_ADDR_MAX
- * apart in names. */
+ * in): counted, a layout setting (lanes counted apart at targets); published, the name slots
+ * every blob has for them, one per lane and rail (efa-direct: a target must know them first;
+ * 0 elsewhere, the same on every PE); the n names of this PE, len bytes each,
+ * FSH_EXCHANGE_LANE_ADDR_MAX apart in names. At most FSH_EXCHANGE_LANES_MAX lanes, each with
+ * up to FSH_EXCHANGE_LANE_RAILS names. */
 #define FSH_EXCHANGE_LANES_MAX 64
-#define FSH_EXCHANGE_LANE_ADDR_MAX 64 /* efa-direct's are 32 bytes, a sockaddr at most 28 */
+#define FSH_EXCHANGE_LANE_RAILS 4 /* fabric.h's FSH_MAX_RAILS */
+/* A name: its rail's fabric id and index (5 bytes), then the address: efa-direct's are 32
+ * bytes, a sockaddr at most 28. */
+#define FSH_EXCHANGE_LANE_ADDR_MAX 40
 struct fsh_exchange_lanes {
     uint64_t counted;
     size_t published;

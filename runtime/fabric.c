@@ -88,6 +88,7 @@ static struct {
     int nrails;
     fi_addr_t *peers;     /* [pe]: rail 0's address of every peer's rail 0 */
     struct route *routes; /* [pe], when any PE of the job has more than one rail */
+    unsigned deaths;      /* ways taken out of use so far (fsh_fabric_deaths) */
     int me;
     int npes;
     struct fsh_fabric_attr attr;
@@ -1247,8 +1248,7 @@ void fsh_fabric_want_threads(bool on)
     fab.want_safe = on;
 }
 
-/* Why no context may have an endpoint of its own, before the peers' rails are known. */
-static const char *lanes_never(void)
+const char *fsh_fabric_lanes_why_not(void)
 {
     if (fab.nrails == 0) {
         return "the job opened no fabric";
@@ -1268,17 +1268,7 @@ static const char *lanes_never(void)
 
 bool fsh_fabric_lanes_possible(void)
 {
-    return lanes_never() == NULL;
-}
-
-const char *fsh_fabric_lanes_why_not(void)
-{
-    const char *never = lanes_never();
-    if (!never && (fab.nrails > 1 || fsh_fabric_multirail())) {
-        return "a multi-rail job keeps a copy of every operation in the engine, to post it "
-               "again when a rail fails";
-    }
-    return never;
+    return fsh_fabric_lanes_why_not() == NULL;
 }
 
 long fsh_fabric_lanes_auto(int npes)
@@ -1288,7 +1278,7 @@ long fsh_fabric_lanes_auto(int npes)
         return most; /* connectionless (efa's SRD): an endpoint costs no per-peer state */
     }
     /* ofi_rxm keeps a connection (tcp: a socket) per endpoint and peer, at both ends. With
-     * every PE's contexts reaching every PE, each endpoint costs this PE a few descriptors of
+     * every PE's contexts reaching every PE, each endpoint (a lane has one per rail) costs this PE a few descriptors of
      * its own plus two per peer (its connection, and a peer's endpoint connecting here); the
      * engine's connections (one per peer) and some room stay free of them. */
     struct rlimit rl;
@@ -1304,16 +1294,16 @@ long fsh_fabric_lanes_auto(int npes)
         closedir(d);
     }
     long room = (long)rl.rlim_cur - used - npes - 16;
-    long n = room / (3 + 2L * npes);
+    long n = room / ((3 + 2L * npes) * fab.nrails); /* an endpoint on every rail */
     return n < 0 ? 0 : n > most ? most : n;
 }
 
-int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth)
+int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_t depth)
 {
-    struct rail *r = &fab.rail[0];
+    struct rail *r = &fab.rail[rail];
     *ep = NULL;
     *cq = NULL;
-    /* Only its own completions: peers know rail 0's endpoint alone, so nothing aims here. */
+    /* Only its own completions: peers aim at the rails' endpoints alone, so nothing aims here. */
     struct fi_cq_attr cq_attr = {
         .format = FI_CQ_FORMAT_DATA, .size = depth + 64, .wait_obj = FI_WAIT_NONE};
     int rc = fi_cq_open(r->domain, &cq_attr, cq, NULL);
@@ -1334,42 +1324,65 @@ int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth)
         *ep = NULL;
         *cq = NULL;
         return fsh_err(rc < 0 ? rc : -rc, "destroy contexts no longer needed, or set FABSHMEM_CTX_ENDPOINTS lower",
-                       "cannot open an endpoint for a context on provider %s: %s",
-                       fab.attr.prov, fi_strerror(rc < 0 ? -rc : rc));
+                       "cannot open an endpoint for a context on provider %s, rail %s: %s",
+                       fab.attr.prov, r->info->domain_attr->name, fi_strerror(rc < 0 ? -rc : rc));
     }
     return 0;
 }
 
-int fsh_fabric_lane_name(struct fid_ep *ep, void *buf, size_t *len)
+int fsh_fabric_lane_name(int rail, struct fid_ep *ep, uint8_t *buf, size_t *len)
 {
-    int rc = fi_getname(&ep->fid, buf, len);
-    return rc == 0 ? 0 : fi_fail(rc, "fi_getname of a context's endpoint");
+    if (*len <= FSH_LANE_NAME_HEAD) {
+        return fsh_err(-ENOSPC, "", "no room for a context's endpoint address");
+    }
+    size_t l = *len - FSH_LANE_NAME_HEAD;
+    int rc = fi_getname(&ep->fid, buf + FSH_LANE_NAME_HEAD, &l);
+    if (rc != 0) {
+        return fi_fail(rc, "fi_getname of a context's endpoint");
+    }
+    memcpy(buf, &fab.rail[rail].fabric_id, 4);
+    buf[4] = (uint8_t)rail;
+    *len = l + FSH_LANE_NAME_HEAD;
+    return 0;
 }
 
+/* Each name goes into the AV of every rail of mine on its fabric; a peer's rail 0 that matches
+ * none of mine goes into my rail 0, the way one-rail PEs always reach each other. */
 int fsh_fabric_insert_lanes(const uint8_t *names, size_t n, size_t len, size_t stride)
 {
-    if (n == 0) {
-        return 0;
-    }
-    uint8_t *packed = malloc(n * len);
-    fi_addr_t *addr = calloc(n, sizeof(*addr));
-    if (!packed || !addr) {
-        free(packed);
-        free(addr);
-        return fsh_err(-ENOMEM, "set FABSHMEM_CTX_ENDPOINTS lower",
-                       "out of memory for %zu addresses of contexts' endpoints", n);
-    }
+    size_t alen = len - FSH_LANE_NAME_HEAD;
+    size_t into[FSH_MAX_RAILS] = {0};
     for (size_t i = 0; i < n; i++) {
-        memcpy(packed + i * len, names + i * stride, len);
+        const uint8_t *e = names + i * stride;
+        uint32_t id;
+        memcpy(&id, e, 4);
+        bool placed = false;
+        for (int r = 0; r <= fab.nrails; r++) {
+            bool fallback = r == fab.nrails;
+            if (fallback ? placed || e[4] != 0 : fab.rail[r].fabric_id != id) {
+                continue;
+            }
+            struct rail *to = &fab.rail[fallback ? 0 : r];
+            fi_addr_t addr;
+            int got = fi_av_insert(to->av, e + FSH_LANE_NAME_HEAD, 1, &addr, 0, NULL);
+            if (got != 1) {
+                return fsh_err(got < 0 ? got : -EPROTO, "set FABSHMEM_CTX_ENDPOINTS=0",
+                               "fi_av_insert of a context's endpoint address (%zu bytes) on %s, "
+                               "rail %s, failed: %s", alen, fab.attr.prov,
+                               to->info->domain_attr->name,
+                               got < 0 ? fi_strerror(-got) : "the address was rejected");
+            }
+            placed = true;
+            into[to - fab.rail]++;
+        }
     }
-    int got = fi_av_insert(fab.rail[0].av, packed, n, addr, 0, NULL);
-    free(packed);
-    free(addr);
-    if (got != (int)n) {
-        return fsh_err(got < 0 ? got : -EPROTO, "set FABSHMEM_CTX_ENDPOINTS=0",
-                       "fi_av_insert of %zu addresses of contexts' endpoints on %s inserted %d: "
-                       "%s", n, fab.attr.prov, got,
-                       got < 0 ? fi_strerror(-got) : "some addresses were rejected");
+    char said[FSH_MAX_RAILS * 48] = "";
+    for (int r = 0, at = 0; r < fab.nrails && n > 0; r++) {
+        at += snprintf(said + at, sizeof(said) - (size_t)at, "%s%zu into rail %s's AV",
+                       r ? ", " : "", into[r], fab.rail[r].info->domain_attr->name);
+    }
+    if (n > 0) {
+        FSH_DEBUG("contexts' endpoints of the job, %zu names: %s", n, said);
     }
     return 0;
 }
@@ -1394,6 +1407,17 @@ void fsh_fabric_writes(uint64_t *done, uint64_t *failed)
     }
 }
 
+/* The dead ways' bits: written under the engine lock, read by contexts' endpoints without it. */
+static inline unsigned dead_of(const struct route *r)
+{
+    return __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE);
+}
+
+unsigned fsh_fabric_deaths(void)
+{
+    return __atomic_load_n(&fab.deaths, __ATOMIC_ACQUIRE);
+}
+
 bool fsh_fabric_multirail(void)
 {
     return fab.routes != NULL;
@@ -1405,7 +1429,7 @@ unsigned fsh_fabric_ways(int pe)
         return 1;
     }
     const struct route *r = &fab.routes[pe];
-    return (unsigned)r->n - (unsigned)__builtin_popcount(r->dead);
+    return (unsigned)r->n - (unsigned)__builtin_popcount(dead_of(r));
 }
 
 unsigned fsh_fabric_ways_all(int pe)
@@ -1415,7 +1439,7 @@ unsigned fsh_fabric_ways_all(int pe)
 
 bool fsh_fabric_way_alive(int pe, unsigned way)
 {
-    return !fab.routes || !(fab.routes[pe].dead & (1u << way));
+    return !fab.routes || !(dead_of(&fab.routes[pe]) & (1u << way));
 }
 
 static struct fsh_path way_path(int pe, unsigned w)
@@ -1427,9 +1451,10 @@ static struct fsh_path way_path(int pe, unsigned w)
 /* Way w, or the next live one after it (w itself when none is). */
 static unsigned live_from(const struct route *r, unsigned w)
 {
+    unsigned dead = dead_of(r);
     for (unsigned t = 0; t < r->n; t++) {
         unsigned v = (w + t) % r->n;
-        if (!(r->dead & (1u << v))) {
+        if (!(dead & (1u << v))) {
             return v;
         }
     }
@@ -1473,7 +1498,7 @@ struct fsh_path fsh_fabric_path_atomic(int pe)
     }
     const struct route *r = &fab.routes[pe];
     for (unsigned w = 0; w < r->n; w++) {
-        if (r->dst[w] == 0 && !(r->dead & (1u << w))) {
+        if (r->dst[w] == 0 && !(dead_of(r) & (1u << w))) {
             return way_path(pe, w);
         }
     }
@@ -1483,8 +1508,9 @@ struct fsh_path fsh_fabric_path_atomic(int pe)
 unsigned fsh_fabric_kill_way(int pe, unsigned way, const char *why)
 {
     struct route *r = &fab.routes[pe];
-    if (!(r->dead & (1u << way))) {
-        r->dead |= (uint8_t)(1u << way);
+    uint8_t was = __atomic_fetch_or(&r->dead, (uint8_t)(1u << way), __ATOMIC_ACQ_REL);
+    if (!(was & (1u << way))) {
+        __atomic_fetch_add(&fab.deaths, 1, __ATOMIC_RELEASE);
         unsigned left = fsh_fabric_ways(pe);
         FSH_WARN("rail %s: PE %d (its rail %d) %s: taken out of use, %u of %u way(s) to PE %d "
                  "left", fab.rail[r->src[way]].info->domain_attr->name, pe, r->dst[way], why,

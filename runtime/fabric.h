@@ -130,24 +130,27 @@ struct fid_cq *fsh_fabric_cq(int rail);
 /* Contexts' own endpoints ("lanes", progress.h). want_threads, before fsh_fabric_open: the
  * program is SHMEM_THREAD_MULTIPLE, so the domain is asked FI_THREAD_SAFE first (threads then
  * post to different endpoints of it at once). lanes_why_not: NULL when a context may have an
- * endpoint of its own, else why not, for SHMEM_INFO. lane_open: an endpoint on rail 0's
- * domain and AV with a CQ of its own for depth operations; 0 or -errno (recorded). */
+ * endpoint of its own, else why not, for SHMEM_INFO; lanes_possible: it is NULL (known before
+ * the peers' rails are: init sizes the lanes' arrival counts with it, the same on every PE).
+ * lane_open: an endpoint on rail's domain and AV with a CQ of its own for depth operations (a
+ * lane has one on every rail); 0 or -errno (recorded). */
 void fsh_fabric_want_threads(bool on);
 const char *fsh_fabric_lanes_why_not(void);
-/* What lanes_why_not knows before the peers' rails are: the program, the provider and its
- * profile (init sizes the lanes' arrival counts with it, the same on every PE). */
 bool fsh_fabric_lanes_possible(void);
 /* FABSHMEM_CTX_ENDPOINTS=-1: how many, for a job of npes PEs (FSH_LANES_AUTO_MAX, fewer where
  * every endpoint keeps a connection per peer: ofi_rxm, as many as the open-file limit leaves
  * room for). */
 #define FSH_LANES_AUTO_MAX 16
 long fsh_fabric_lanes_auto(int npes);
-int fsh_fabric_lane_open(struct fid_ep **ep, struct fid_cq **cq, size_t depth);
-/* A lane's address (fi_getname; *len: the room, then its length): 0 or -errno (recorded). */
-int fsh_fabric_lane_name(struct fid_ep *ep, void *buf, size_t *len);
-/* Every PE's published lanes into rail 0's AV (after the peers, whose fi_addr stays their PE):
- * n addresses of len bytes, stride apart. Targets never aim at them; efa-direct needs them
- * there before a lane's first operation arrives. 0 or -errno (recorded). */
+int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_t depth);
+/* A lane's published name: its rail's fabric id (4 bytes) and index (1), then its address
+ * (fi_getname). *len: the room, then the name's length. 0 or -errno (recorded). */
+#define FSH_LANE_NAME_HEAD 5
+int fsh_fabric_lane_name(int rail, struct fid_ep *ep, uint8_t *buf, size_t *len);
+/* Every PE's published lane names (n of len bytes, stride apart), each into the AV of every
+ * rail of this PE on its fabric (after the peers, whose fi_addr stays their PE). Targets never
+ * aim at them; efa-direct needs them there before a lane's first operation arrives. 0 or
+ * -errno (recorded). */
 int fsh_fabric_insert_lanes(const uint8_t *names, size_t n, size_t len, size_t stride);
 void fsh_fabric_lane_close(struct fid_ep *ep, struct fid_cq *cq);
 /* Do the rails count completed writes (a counter each, CQs bound for selective completion)?
@@ -164,6 +167,9 @@ struct fsh_path {
     uint64_t addr; /* an fi_addr_t */
     unsigned way; /* its index among the ways to the peer */
 };
+/* Ways taken out of use so far, in the whole job's routes: a context's endpoint compares it
+ * with what it saw last, to post again what it had in flight on a way that died. */
+unsigned fsh_fabric_deaths(void);
 /* Has any PE of the job more than one rail (known to all after fsh_fabric_insert_peers)? */
 bool fsh_fabric_multirail(void);
 /* Live ways to pe: pieces 0..ways-1 of a striped transfer take different ones. */
@@ -176,7 +182,8 @@ unsigned fsh_fabric_k_of_way(int pe, unsigned way);
 /* Way `way` to pe, or the next live one when it is dead. */
 struct fsh_path fsh_fabric_path_way(int pe, unsigned way);
 /* Take a way to pe out of use, with a warning naming the rail and why (what pe did on it);
- * returns the live ways left. Multi-rail only. */
+ * returns the live ways left. Multi-rail only. Any thread may call it and the functions
+ * around it (a context's endpoint does, under its own lock): the dead ways are atomic. */
 unsigned fsh_fabric_kill_way(int pe, unsigned way, const char *why);
 /* Piece k of an operation to pe (k = 0 for one that is not striped). */
 struct fsh_path fsh_fabric_path(int pe, unsigned k);

@@ -67,6 +67,9 @@ static struct {
      * posted count at the last moment every write had completed, the failures seen */
     bool wcount; /* the rails count completed writes */
     fsh_way_fn way_hook;
+    fsh_lane_way_fn lane_way_hook;
+    size_t lane_keep;  /* bytes per lane record for the lane hook's copies */
+    unsigned deaths;   /* fsh_fabric_deaths() when the engine last looked */
     int nrails;
     bool count_writes;
     uint64_t wposted, wdead, werr;
@@ -100,11 +103,14 @@ struct bounce {
 /* A lane (progress.h): an endpoint and CQ of its own, with its own records and lock. Only
  * its own operations complete on its CQ: peers know the engine's endpoint alone. */
 struct fsh_lane {
-    struct fid_ep *ep;
-    struct fid_cq *cq;
+    struct fid_ep *ep[FSH_MAX_RAILS]; /* one on every rail, with a CQ each */
+    struct fid_cq *cq[FSH_MAX_RAILS];
+    int nrails;
     struct fsh_op *pool, *free;
     size_t depth, in_use;
     uint8_t *scratch; /* FSH_LANE_SCRATCH bytes per record */
+    uint8_t *keep;    /* pg.lane_keep bytes per record (the lane hook's), or NULL */
+    unsigned deaths;  /* fsh_fabric_deaths() when it last looked */
     struct bounce bb; /* slots of its own, made at its first blocking put (fsh_lane_bounce_take) */
     bool bb_tried;
     pthread_mutex_t lock;
@@ -499,6 +505,22 @@ static int dispatch_shuffled(const struct fi_cq_data_entry *ev, ssize_t n)
     return handled;
 }
 
+/* A way died since l (NULL: the engine) last looked (another lane's failure, a probe): its hook
+ * posts again what l had in flight there. 0, or the error to report. */
+static int sweep(struct fsh_lane *l)
+{
+    if (!pg.way_hook) {
+        return 0;
+    }
+    unsigned *seen = l ? &l->deaths : &pg.deaths;
+    unsigned now_dead = fsh_fabric_deaths();
+    if (now_dead == *seen) {
+        return 0;
+    }
+    *seen = now_dead;
+    return l ? pg.lane_way_hook(l, -1, 0, NULL) : pg.way_hook(-1, 0, NULL);
+}
+
 static int poll_locked(void)
 {
     if (pg.heartbeat) {
@@ -506,6 +528,10 @@ static int poll_locked(void)
     }
     if (pg.poll_hook) {
         pg.poll_hook();
+    }
+    int swept = sweep(NULL);
+    if (swept < 0) {
+        return swept;
     }
     /* Every rail's CQ; an error entry is read after what the others brought is handled. */
     struct fi_cq_data_entry ev[16 * FSH_MAX_RAILS];
@@ -584,9 +610,23 @@ void fsh_progress_set_probe(fsh_probe_fn fn, double interval)
     pg.probe_interval = interval;
 }
 
-void fsh_progress_set_way_hook(fsh_way_fn fn)
+int fsh_progress_set_way_hook(fsh_way_fn fn, fsh_lane_way_fn lane_fn, size_t lane_keep)
 {
+    /* Lanes opened before (at init, published: efa-direct) get their keep space now. */
+    fsh_progress_lock();
+    int rc = 0;
+    for (struct fsh_lane *l = lanes_open; l && rc == 0; l = l->next) {
+        free(l->keep);
+        l->keep = calloc(l->depth, lane_keep);
+        rc = l->keep ? 0 : fsh_err(-ENOMEM, "set FABSHMEM_CTX_ENDPOINTS=0, or FABSHMEM_RAILS=1",
+                                   "out of memory for the copies of a context's requests "
+                                   "(multi-rail)");
+    }
     pg.way_hook = fn;
+    pg.lane_way_hook = lane_fn;
+    pg.lane_keep = lane_keep;
+    fsh_progress_unlock();
+    return rc;
 }
 
 void fsh_progress_set_heartbeat(uint64_t *word)
@@ -925,32 +965,51 @@ size_t fsh_progress_depth(void)
 
 /* ------------------------------------------------------------------ lanes */
 
+static void lane_free(struct fsh_lane *l)
+{
+    for (int r = 0; r < l->nrails; r++) {
+        fsh_fabric_lane_close(l->ep[r], l->cq[r]);
+    }
+    bounce_fini(&l->bb);
+    free(l->keep);
+    free(l->scratch);
+    free(l->pool);
+    free(l);
+}
+
 int fsh_lane_open(struct fsh_lane **out)
 {
     *out = NULL;
     struct fsh_lane *l = calloc(1, sizeof(*l));
     size_t depth = pg.depth;
-    struct fsh_op *pool = l ? calloc(depth, sizeof(*pool)) : NULL;
-    uint8_t *scratch = pool ? calloc(depth, FSH_LANE_SCRATCH) : NULL;
-    if (!scratch) {
-        free(pool);
-        free(l);
+    if (l) {
+        l->pool = calloc(depth, sizeof(*l->pool));
+        l->scratch = calloc(depth, FSH_LANE_SCRATCH);
+        l->keep = pg.lane_keep ? calloc(depth, pg.lane_keep) : NULL;
+    }
+    if (!l || !l->pool || !l->scratch || (pg.lane_keep && !l->keep)) {
+        if (l) {
+            lane_free(l);
+        }
         return fsh_err(-ENOMEM, "destroy contexts no longer needed, or set FABSHMEM_CTX_ENDPOINTS=0",
                        "cannot allocate %zu operation records for a context's endpoint", depth);
     }
-    int rc = fsh_fabric_lane_open(&l->ep, &l->cq, depth);
-    if (rc != 0) {
-        free(scratch);
-        free(pool);
-        free(l);
-        return rc;
+    /* An endpoint on every rail: an operation goes on the rail of its way to the peer, and
+     * when a way dies, again on another (the lane's hook), all under the lane's lock. */
+    for (; l->nrails < pg.nrails; l->nrails++) {
+        int r = l->nrails;
+        int rc = fsh_fabric_lane_open(r, &l->ep[r], &l->cq[r], depth);
+        if (rc != 0) {
+            lane_free(l);
+            return rc;
+        }
     }
-    l->scratch = scratch;
     for (size_t i = 0; i < depth; i++) {
-        pool[i].next_free = i + 1 < depth ? &pool[i + 1] : NULL;
+        l->pool[i].next_free = i + 1 < depth ? &l->pool[i + 1] : NULL;
     }
-    l->pool = l->free = pool;
+    l->free = l->pool;
     l->depth = depth;
+    l->deaths = fsh_fabric_deaths();
     /* Recursive: a post that finds the provider's queue full polls the lane it holds. */
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -978,12 +1037,8 @@ void fsh_lane_close(struct fsh_lane *l)
         }
     }
     fsh_progress_unlock();
-    fsh_fabric_lane_close(l->ep, l->cq);
-    bounce_fini(&l->bb);
     pthread_mutex_destroy(&l->lock);
-    free(l->scratch);
-    free(l->pool);
-    free(l);
+    lane_free(l);
 }
 
 void fsh_lane_lock(struct fsh_lane *l)
@@ -996,9 +1051,24 @@ void fsh_lane_unlock(struct fsh_lane *l)
     pthread_mutex_unlock(&l->lock);
 }
 
-struct fid_ep *fsh_lane_ep(const struct fsh_lane *l)
+struct fid_ep *fsh_lane_ep(const struct fsh_lane *l, int rail)
 {
-    return l->ep;
+    return l->ep[rail];
+}
+
+void *fsh_lane_keep(struct fsh_lane *l, const struct fsh_op *op)
+{
+    return l->keep + (size_t)(op - l->pool) * pg.lane_keep;
+}
+
+size_t fsh_lane_depth(const struct fsh_lane *l)
+{
+    return l->depth;
+}
+
+struct fsh_op *fsh_lane_op_at(struct fsh_lane *l, size_t i)
+{
+    return &l->pool[i];
 }
 
 void *fsh_lane_bounce_take(struct fsh_lane *l, size_t len)
@@ -1049,41 +1119,79 @@ static void lane_op_put(struct fsh_lane *l, struct fsh_op *op)
     l->in_use--;
 }
 
-/* Read the lane's CQ once and complete what it brought. Caller holds the lane's lock. */
-static int lane_poll_locked(struct fsh_lane *l)
+/* The error entry at the head of the lane's CQ of rail r: an orphan's is no news; a way's
+ * failure (several ways to its PE) goes to the lane hook, which posts again what was in flight
+ * on it; anything else fails the operation. */
+static int lane_error(struct fsh_lane *l, int r)
 {
-    struct fi_cq_data_entry ev[16];
-    ssize_t got = fi_cq_read(l->cq, ev, 16);
-    for (ssize_t i = 0; i < got; i++) {
-        struct fsh_op *op = ev[i].op_context;
-        if (op->kind == 0) {
-            FSH_ERROR("provider %s reported a second completion for a context's operation; ignored",
-                      fsh_fabric_attr()->prov);
-            continue;
-        }
-        finish(op);
-        lane_op_put(l, op);
-    }
-    if (got >= 0 || got == -FI_EAGAIN) {
-        return got > 0 ? (int)got : 0;
-    }
-    pg.failed = 1;
-    if (got != -FI_EAVAIL) {
-        return fsh_err((int)got, "", "reading a context's completion queue failed: %s",
-                       fi_strerror((int)-got));
-    }
     struct fi_cq_err_entry e;
     char provbuf[256];
     const char *prov = NULL;
-    if (read_error(l->cq, &e, provbuf, sizeof(provbuf), &prov) < 0) {
+    if (read_error(l->cq[r], &e, provbuf, sizeof(provbuf), &prov) < 0) {
+        pg.failed = 1;
         return -EIO;
     }
     struct fsh_op *op = e.op_context;
+    if (op->orphan) {
+        lane_op_put(l, op);
+        return 0;
+    }
+    if (pg.lane_way_hook && fsh_fabric_ways(op->pe) > 1 && transport_failed((int)e.err)) {
+        char why[320];
+        snprintf(why, sizeof(why), "failed a %s of %zu bytes to it from a context's endpoint (%s; %s)",
+                 kind_name(op->kind), op->len, fi_strerror((int)e.err), prov ? prov : "");
+        int hrc = pg.lane_way_hook(l, op->pe, op->way, why);
+        if (hrc == 0 && op->orphan) {
+            lane_op_put(l, op); /* the provider is done with it, and it went again */
+            return 0;
+        }
+        if (hrc != 0) {
+            pg.failed = 1;
+            op->copy_dst = NULL;
+            finish(op);
+            lane_op_put(l, op);
+            return hrc;
+        }
+    }
+    pg.failed = 1;
     int err = op_failed(op, &e, prov);
     op->copy_dst = NULL;
     finish(op);
     lane_op_put(l, op);
     return err;
+}
+
+/* Read the lane's CQs once and complete what they brought. Caller holds the lane's lock. */
+static int lane_poll_locked(struct fsh_lane *l)
+{
+    int n = sweep(l);
+    for (int r = 0; r < l->nrails && n >= 0; r++) {
+        struct fi_cq_data_entry ev[16];
+        ssize_t got = fi_cq_read(l->cq[r], ev, 16);
+        for (ssize_t i = 0; i < got; i++) {
+            struct fsh_op *op = ev[i].op_context;
+            if (op->kind == 0) {
+                FSH_ERROR("provider %s reported a second completion for a context's operation; ignored",
+                          fsh_fabric_attr()->prov);
+                continue;
+            }
+            if (!op->orphan) {
+                finish(op);
+            }
+            lane_op_put(l, op);
+        }
+        if (got > 0) {
+            n += (int)got;
+        } else if (got == -FI_EAVAIL) {
+            int err = lane_error(l, r);
+            n = err < 0 ? err : n;
+        } else if (got != -FI_EAGAIN) {
+            pg.failed = 1;
+            n = fsh_err((int)got, "", "reading a context's completion queue failed: %s",
+                        fi_strerror((int)-got));
+        }
+    }
+    return n;
 }
 
 /* Never blocks on the lane's lock: its owner may be posting and waiting for the engine's

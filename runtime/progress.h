@@ -172,9 +172,15 @@ int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *wha
  * the wait needs them to act (arrival). 0, or -errno (recorded) to end the wait. */
 /* A failed operation on a way of several to its PE (multi-rail): the hook takes the way out of
  * use and posts again what was in flight on it, the failed operation included (it becomes an
- * orphan); 0 when that was done, else the error to report. why describes the failure. */
+ * orphan); 0 when that was done, else the error to report. why describes the failure. With
+ * pe < 0 it only posts again what was in flight on ways that died since (a poll calls it so
+ * when fsh_fabric_deaths() moved). way_fn: the engine's records (engine lock held); lane_fn:
+ * a lane's (its lock held), each with lane_keep bytes of its own per record
+ * (fsh_lane_keep), lanes already open included: 0 or -errno (recorded). */
+struct fsh_lane;
 typedef int (*fsh_way_fn)(int pe, unsigned way, const char *why);
-void fsh_progress_set_way_hook(fsh_way_fn fn);
+typedef int (*fsh_lane_way_fn)(struct fsh_lane *l, int pe, unsigned way, const char *why);
+int fsh_progress_set_way_hook(fsh_way_fn fn, fsh_lane_way_fn lane_fn, size_t lane_keep);
 typedef int (*fsh_probe_fn)(const int *pes, int npes, bool arrival, const char *what);
 void fsh_progress_set_probe(fsh_probe_fn fn, double interval);
 /* A word every poll of this process raises (live.c publishes it: peers that read it see
@@ -193,19 +199,22 @@ bool fsh_progress_track_done(const struct fsh_op_track *t);
 /* Has t no operation in flight to a PE marked in pes[] (indexed by world PE)? */
 bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes);
 
-/* Lanes: a context's own endpoint and CQ, with its own operation records and lock, so that
- * threads posting on contexts of their own share no lock (rma.c decides which contexts get
- * one and which operations take it). Nobody aims at a lane (peers know the engine's
- * endpoint), so its CQ holds its own completions only. Its waits poll it, and the engine
+/* Lanes: a context's own endpoints and CQs (one of each on every rail), with its own
+ * operation records and lock, so that threads posting on contexts of their own share no lock
+ * (rma.c decides which contexts get one and which operations take it). Nobody aims at a lane
+ * (peers know the engine's endpoints), so its CQs hold its own completions only. Its waits poll it, and the engine
  * when no other thread holds the engine's lock (trylock), probe peers and time out as every
  * wait does. open: 0 or -errno (recorded). */
-struct fsh_lane;
 struct fid_ep;
 int fsh_lane_open(struct fsh_lane **out);
 void fsh_lane_close(struct fsh_lane *l);
 void fsh_lane_lock(struct fsh_lane *l);
 void fsh_lane_unlock(struct fsh_lane *l);
-struct fid_ep *fsh_lane_ep(const struct fsh_lane *l);
+struct fid_ep *fsh_lane_ep(const struct fsh_lane *l, int rail);
+/* The lane hook's bytes for record op (fsh_progress_set_way_hook's lane_keep); its records. */
+void *fsh_lane_keep(struct fsh_lane *l, const struct fsh_op *op);
+size_t fsh_lane_depth(const struct fsh_lane *l);
+struct fsh_op *fsh_lane_op_at(struct fsh_lane *l, size_t i);
 /* A record of the lane (caller holds its lock; may drop it to wait); NULL (recorded) on
  * timeout or error. Once the provider accepted it, fsh_progress_op_posted(op, NULL, false)
  * counts it on its tracks; unposted: the post failed, the record goes back. */

@@ -240,11 +240,14 @@ static struct fsh_lane *lane_for(const struct fsh_ctx *ctx, const void *local, s
  * chaos), counted on ctx->ltrack, under the lane's lock alone. Where targets count arrivals,
  * a write carries the lane's slot (ctx->slot) and waits while a quiet reads its counts. */
 static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_track *sync,
-                     int kind, void *local, size_t len, int pe, const struct fsh_xseg *seg)
+                     int kind, void *local, size_t len, int pe, const struct fsh_xseg *seg,
+                     unsigned k)
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     bool write = kind != FSH_OP_GET;
-    bool inject = write && injects(len, false); /* host memory (lane_for) */
+    /* host memory (lane_for); in a multi-rail job up to what its record keeps a copy of */
+    bool inject = write && injects(len, false) && len <= fsh_xport_lane_inject();
+    struct fsh_path path = fsh_fabric_path(pe, k);
     bool counted = write && fsh_arrive_active;
     void *desc = NULL;
     struct fsh_mr_tmp *tmp = NULL;
@@ -260,7 +263,7 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
     if (bounce) {
         desc = fa->mr_local ? fsh_lane_bounce_desc(lane) : NULL;
     } else if (!inject && fa->mr_local) {
-        rc = fsh_mr_desc(local, len, 0, &desc, &tmp); /* a segment's (lane_for): no tmp */
+        rc = fsh_mr_desc(local, len, path.rail, &desc, &tmp); /* a segment's (lane_for): no tmp */
     }
     struct fsh_op *op = rc == 0 ? fsh_lane_op_get(lane, kind, pe, len) : NULL;
     if (!op && bounce) {
@@ -275,7 +278,7 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
             .type = write ? FSH_X_WRITE : FSH_X_READ,
             .op = op,
             .pe = pe,
-            .path = fsh_fabric_path(pe, 0),
+            .path = path,
             .local = local,
             .len = len,
             .desc = desc,
@@ -327,7 +330,7 @@ static int post_split(struct fsh_ctx *ctx, struct fsh_lane *lane, struct fsh_op_
     for (size_t done = 0; done < len; k++) {
         size_t n = len - done < max ? len - done : max;
         struct fsh_xseg piece = {raddr + done, n, key};
-        int rc = lane ? post_lane(lane, ctx, sync, kind, (char *)local + done, n, pe, &piece)
+        int rc = lane ? post_lane(lane, ctx, sync, kind, (char *)local + done, n, pe, &piece, k)
                       : post(ctx, sync, kind, (char *)local + done, n, pe, &piece, 1, false, 0, k);
         if (rc != 0) {
             return rc;
@@ -637,7 +640,7 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
      * blocking put returns, because the provider reads the source until then, unless it was
      * copied into a bounce slot. */
     struct fsh_lane *lane = lane_for(ctx, src, len);
-    if (nbi || fsh_rma_injects(src, len)) {
+    if (nbi || (fsh_rma_injects(src, len) && (!lane || len <= fsh_xport_lane_inject()))) {
         return post_split(ctx, lane, NULL, FSH_OP_PUT, (void *)src, seg, off, len, pe);
     }
     if (len <= bn.put_max && !fsh_mr_is_device(src, len)) {
@@ -908,7 +911,8 @@ const char *fsh_rma_ctx_why(uintptr_t handle)
 
 static void lane_give(struct fsh_ctx *c);
 
-int fsh_rma_lanes_published(void)
+/* The lanes published at init (efa-direct), as every PE counts them alike. */
+static long lanes_wanted(void)
 {
     if (!fsh_fabric_attr()->av_first || !fsh_fabric_lanes_possible()) {
         return 0;
@@ -918,14 +922,20 @@ int fsh_rma_lanes_published(void)
              : want < 0                ? FSH_LANES_AUTO_MAX
                                        : want;
     /* Every PE's go into every AV: a bounded number (FSH_EXCHANGE_LANES_MAX). */
-    return n > FSH_EXCHANGE_LANES_MAX ? FSH_EXCHANGE_LANES_MAX : (int)n;
+    return n > FSH_EXCHANGE_LANES_MAX ? FSH_EXCHANGE_LANES_MAX : n;
+}
+
+int fsh_rma_lanes_published(void)
+{
+    /* A name per lane and rail: room for the most rails any PE may have. */
+    return (int)lanes_wanted() * FSH_MAX_RAILS;
 }
 
 int fsh_rma_lanes_preopen(void)
 {
-    long n = fsh_rma_lanes_published();
-    if (n == 0 || fsh_fabric_nrails() > 1) {
-        return 0; /* a multi-rail PE publishes none: lanes_init says why */
+    long n = lanes_wanted();
+    if (n == 0) {
+        return 0;
     }
     long want = fsh_env()->FABSHMEM_CTX_ENDPOINTS;
     long fit = want < 0 ? fsh_fabric_lanes_auto(fsh_rt.npes) : want;
@@ -953,15 +963,20 @@ int fsh_rma_lanes_preopen(void)
 size_t fsh_rma_lane_names(uint8_t *names, size_t stride, size_t max, uint16_t *len)
 {
     size_t n = 0;
+    int nrails = fsh_fabric_nrails();
     *len = 0;
-    for (long i = 0; i < ln.npool && n < max; i++) {
-        size_t l = stride;
-        if (fsh_fabric_lane_name(fsh_lane_ep(ln.pool[i]), names + n * stride, &l) != 0 ||
-            (n > 0 && l != *len)) {
-            break; /* published as far as named alike: those after stay unused */
+    for (long i = 0; i < ln.npool && n + (size_t)nrails <= max; i++) {
+        for (int r = 0; r < nrails; r++) {
+            size_t l = stride;
+            if (fsh_fabric_lane_name(r, fsh_lane_ep(ln.pool[i], r), names + (n + r) * stride,
+                                     &l) != 0 ||
+                (n + r > 0 && l != *len)) {
+                fsh_err_clear();
+                return n; /* published as far as named alike: the lanes after stay unused */
+            }
+            *len = (uint16_t)l;
         }
-        *len = (uint16_t)l;
-        n++;
+        n += (size_t)nrails;
     }
     return n;
 }

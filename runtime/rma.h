@@ -85,8 +85,9 @@ void fsh_rma_lanes_init(long limit);
 /* Where a target must know an endpoint before it reaches it (efa-direct), the lanes are opened
  * before the exchange and published in it. lanes_published: the address slots every PE's
  * exchange blob has for them (0: none; the same on every PE). lanes_preopen: open them (as many
- * as the provider gives: no error for fewer). lane_names: their addresses, stride bytes apart
- * in names, at most max; *len their length (all alike); returns how many. */
+ * as the provider gives: no error for fewer; slots / rails of them). lane_names: their names,
+ * one per lane and rail (fsh_fabric_lane_name), stride bytes apart in names, at most max; *len
+ * their length (all alike); returns how many. */
 int fsh_rma_lanes_published(void);
 int fsh_rma_lanes_preopen(void);
 size_t fsh_rma_lane_names(uint8_t *names, size_t stride, size_t max, uint16_t *len);

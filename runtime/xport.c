@@ -17,7 +17,11 @@
  * what was in flight on it goes again on another: reads and writes without immediate data,
  * which land the same bytes twice at worst. An atomic or a write with immediate data may have
  * landed or not, and twice would be wrong: one of those in flight on a dead way ends the job,
- * with the rail and the operation named.
+ * with the rail and the operation named. A context's own endpoint (a lane) keeps its copies
+ * in its records' keep space, and posts them again on its own endpoint of the new way's rail.
+ * Whoever finds a way dead (a failed operation, a probe) takes it out of use; each poller, the
+ * engine and every lane, posts again its own records' when its next poll sees the death
+ * (fsh_fabric_deaths), under its own lock.
  */
 #include "xport.h"
 
@@ -35,6 +39,8 @@
 #include "mr.h"
 
 #define HOLD_MAX 32
+/* A lane of a multi-rail job injects writes up to this size (its records keep a copy). */
+#define LANE_INJECT_MAX 256
 
 struct held {
     struct fsh_xreq r;
@@ -50,6 +56,7 @@ static struct {
     struct fsh_xreq *saved; /* [record index]: the request as posted (multi-rail only) */
     uint8_t *payloads;      /* [record index][inject size]: injected payloads of saved */
     size_t inject;
+    size_t lane_inject;     /* the largest write a lane injects in a multi-rail job */
     int nrails;             /* the fabric's, at init: 0 when the job opened none */
 } xp;
 
@@ -173,7 +180,7 @@ static ssize_t issue(struct fid_ep *ep, struct fsh_xreq *r)
 static int issue_retry(struct fsh_xreq *r, struct fsh_lane *lane)
 {
     struct fsh_wait_clock start = {0, 0};
-    struct fid_ep *ep = lane ? fsh_lane_ep(lane) : fsh_fabric_ep(r->path.rail);
+    struct fid_ep *ep = lane ? fsh_lane_ep(lane, r->path.rail) : fsh_fabric_ep(r->path.rail);
     for (;;) {
         ssize_t rc = issue(ep, r);
         FSH_TRACE("post %s of %zu bytes to PE %d%s imm 0x%08x: %s", type_name(r->type), r->len,
@@ -371,8 +378,30 @@ int fsh_xport_post(struct fsh_xreq *r)
     return 0;
 }
 
+/* Keep a copy of r in its lane record's keep space (multi-rail), its injected payload with it
+ * (at most lane_inject bytes: fsh_xport_lane_inject). */
+static struct fsh_xreq *save_lane(struct fsh_lane *lane, const struct fsh_xreq *r)
+{
+    struct fsh_xreq *k = fsh_lane_keep(lane, r->op);
+    *k = *r;
+    if (r->flags & FSH_XF_INJECT) {
+        memcpy(k + 1, r->local, r->len);
+        k->local = k + 1;
+    }
+    return k;
+}
+
+size_t fsh_xport_lane_inject(void)
+{
+    return xp.saved ? xp.lane_inject : SIZE_MAX;
+}
+
 int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r)
 {
+    r->op->way = r->path.way;
+    if (xp.saved) {
+        save_lane(lane, r);
+    }
     int rc = issue_retry(r, lane);
     if (rc != 0) {
         fsh_lane_op_unposted(lane, r->op);
@@ -384,10 +413,13 @@ int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r)
     return 0;
 }
 
+static int fail_way(struct fsh_lane *lane, int pe, unsigned way, const char *why);
+
 int fsh_xport_enable_failover(void)
 {
     size_t depth = fsh_progress_depth();
     xp.inject = fsh_fabric_attr()->inject_size;
+    xp.lane_inject = xp.inject < LANE_INJECT_MAX ? xp.inject : LANE_INJECT_MAX;
     xp.saved = calloc(depth, sizeof(*xp.saved));
     xp.payloads = calloc(depth, xp.inject ? xp.inject : 1);
     if (!xp.saved || !xp.payloads) {
@@ -396,8 +428,8 @@ int fsh_xport_enable_failover(void)
     }
     /* Every write with a record, so that each can be posted again. */
     fsh_progress_stop_counting_writes();
-    fsh_progress_set_way_hook(fsh_xport_fail_way);
-    return 0;
+    size_t keep = (sizeof(struct fsh_xreq) + xp.lane_inject + 7) & ~(size_t)7;
+    return fsh_progress_set_way_hook(fsh_xport_fail_way, fail_way, keep);
 }
 
 /* Is rec's operation held back (chaos), not yet issued? Then release_one reroutes it. */
@@ -416,19 +448,29 @@ static bool idempotent(const struct fsh_xreq *r)
     return (r->type == FSH_X_READ || r->type == FSH_X_WRITE) && !(r->flags & FSH_XF_IMM);
 }
 
-int fsh_xport_fail_way(int pe, unsigned way, const char *why)
+static int unreachable(int pe)
 {
-    if (!xp.saved || !fsh_fabric_way_alive(pe, way)) {
-        return 0;
-    }
-    unsigned left = fsh_fabric_kill_way(pe, way, why);
+    return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it",
+                   "PE %d answers on none of its rails: unreachable", pe);
+}
+
+/* Post again, each on a live way, what the records (lane's, or with lane NULL the engine's) had
+ * in flight on ways now dead; each old record becomes an orphan. Caller holds their lock. */
+static int sweep(struct fsh_lane *lane)
+{
     int err = 0;
-    for (size_t i = 0, depth = fsh_progress_depth(); i < depth && left > 0; i++) {
-        struct fsh_op *o = fsh_progress_op_at(i);
-        if (!o->kind || o->orphan || o->pe != pe || o->way != way || is_held(o)) {
+    size_t depth = lane ? fsh_lane_depth(lane) : fsh_progress_depth();
+    for (size_t i = 0; i < depth; i++) {
+        struct fsh_op *o = lane ? fsh_lane_op_at(lane, i) : fsh_progress_op_at(i);
+        if (!o->kind || o->orphan || fsh_fabric_way_alive(o->pe, o->way) ||
+            (!lane && is_held(o))) {
             continue;
         }
-        struct fsh_xreq r = xp.saved[i];
+        struct fsh_xreq r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xp.saved[i];
+        if (fsh_fabric_ways(o->pe) == 0) {
+            err = err ? err : unreachable(o->pe);
+            continue;
+        }
         if (!idempotent(&r)) {
             err = err ? err : fsh_err(-EHOSTUNREACH, "FABSHMEM_RAILS=1 avoids the rail; check the link of that NIC",
                                       "%s of %zu bytes to PE %d was in flight on rail %s when "
@@ -436,10 +478,11 @@ int fsh_xport_fail_way(int pe, unsigned way, const char *why)
                                       "and going again could apply it twice",
                                       r.type == FSH_X_WRITE ? "a write with immediate data"
                                                             : "an atomic",
-                                      r.len, pe, fsh_fabric_rail_name(r.path.rail));
+                                      r.len, o->pe, fsh_fabric_rail_name(r.path.rail));
             continue;
         }
-        struct fsh_op *n = fsh_progress_op_get(o->kind, pe, o->len);
+        struct fsh_op *n = lane ? fsh_lane_op_get(lane, o->kind, o->pe, o->len)
+                                : fsh_progress_op_get(o->kind, o->pe, o->len);
         if (!n) {
             return fsh_err_last() ? fsh_err_last()->code : -EIO;
         }
@@ -452,17 +495,37 @@ int fsh_xport_fail_way(int pe, unsigned way, const char *why)
         r.op = n;
         int rc = reroute(&r, n);
         if (rc == 0) {
-            save(&r);
-            rc = issue_retry(&xp.saved[fsh_progress_op_index(n)], NULL);
+            if (lane) {
+                rc = issue_retry(save_lane(lane, &r), lane);
+            } else {
+                save(&r);
+                rc = issue_retry(&xp.saved[fsh_progress_op_index(n)], NULL);
+            }
         }
         if (rc != 0) {
-            fsh_progress_op_unissued(n, false);
+            if (lane) {
+                fsh_lane_op_unposted(lane, n);
+            } else {
+                fsh_progress_op_unissued(n, false);
+            }
             return rc;
         }
     }
-    if (left == 0) {
-        return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it",
-                       "PE %d answers on none of its rails: unreachable", pe);
-    }
     return err;
+}
+
+/* The way hooks (progress.h), the engine's (lane NULL) and the lanes': pe >= 0 names a way
+ * found dead, pe < 0 asks only for a sweep. */
+static int fail_way(struct fsh_lane *lane, int pe, unsigned way, const char *why)
+{
+    if (pe >= 0 && fsh_fabric_way_alive(pe, way)) {
+        fsh_fabric_kill_way(pe, way, why);
+    }
+    int rc = sweep(lane);
+    return pe >= 0 && fsh_fabric_ways(pe) == 0 ? unreachable(pe) : rc;
+}
+
+int fsh_xport_fail_way(int pe, unsigned way, const char *why)
+{
+    return xp.saved ? fail_way(NULL, pe, way, why) : 0;
 }

@@ -87,20 +87,25 @@ void fsh_xport_fini(void);
 /* Post (or, under chaos, hold) the operation. Caller holds the engine lock. 0 or -errno
  * (recorded); on error the record has been given back. */
 int fsh_xport_post(struct fsh_xreq *r);
-/* Post on a context's own endpoint (progress.h's lanes): r->op is a record of the lane, and
- * always set. No chaos, no copy for failover (lanes exist only where neither applies). Caller
- * holds the lane's lock once (it is let go while a full queue is waited out). 0 or -errno
- * (recorded); on error the record has been given back. */
+/* Post on a context's own endpoint (progress.h's lanes), on its rail r->path.rail: r->op is a
+ * record of the lane, and always set. No chaos. In a multi-rail job a copy goes into the
+ * record's keep space, for failover, injected payload included: such a lane injects no more
+ * than fsh_xport_lane_inject() bytes (SIZE_MAX: no limit). Caller holds the lane's lock once
+ * (it is let go while a full queue is waited out). 0 or -errno (recorded); on error the
+ * record has been given back. */
 int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r);
+size_t fsh_xport_lane_inject(void);
 
-/* Multi-rail: keep a copy of every request, so that a dead way's can go again (every write
- * then has a record: no counted writes). Called by init once the job is known multi-rail. */
+/* Multi-rail: keep a copy of every request, the engine's and the lanes', so that a dead way's
+ * can go again (every write then has a record: no counted writes). Called by init once the
+ * job is known multi-rail. */
 int fsh_xport_enable_failover(void);
 /* Way `way` to pe is dead (why: what showed it, for the warning: live.c's unanswered probes, or
- * a failed operation): take it out of use and post again on a live way what was in flight on
- * it. A write with immediate
- * data or an atomic in flight there cannot go again safely: -EHOSTUNREACH (recorded) names it;
- * so does a pe with no live way left. 0 otherwise. Caller holds the engine lock. */
+ * a failed operation): take it out of use and post again on a live way what the engine had in
+ * flight on it (each lane does the same with its own at its next poll). pe < 0: only the
+ * posting again, for ways that died since. A write with immediate data or an atomic in flight
+ * there cannot go again safely: -EHOSTUNREACH (recorded) names it; so does a pe with no live
+ * way left. 0 otherwise. Caller holds the engine lock. */
 int fsh_xport_fail_way(int pe, unsigned way, const char *why);
 
 #endif

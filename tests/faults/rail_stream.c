@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rail_stream SECONDS: PE 0 streams verified 1 MiB puts and gets to PE 1 for SECONDS, the
- * cut of a rail in the middle (tests/multihost/rails.sh) included.
+ * rail_stream SECONDS [ctx]: PE 0 streams verified 1 MiB puts and gets to PE 1 for SECONDS, the
+ * cut of a rail in the middle (tests/multihost/rails.sh) included. With ctx the program is
+ * SHMEM_THREAD_MULTIPLE and PE 0 streams on a private context of its own (which gets an
+ * endpoint of its own on every rail where the fabric allows: its failover is the context's).
  *
  * PE 0 puts a new pattern into one of SLOTS 1 MiB slots of PE 1 each round (shmem_quiet every
  * SLOTS rounds), and gets the slot of the round before back and verifies it; it prints
@@ -29,7 +31,13 @@ static double now(void)
 int main(int argc, char **argv)
 {
     double secs = argc > 1 ? atof(argv[1]) : 20;
-    shmem_init();
+    bool own = argc > 2 && strcmp(argv[2], "ctx") == 0;
+    int provided = SHMEM_THREAD_SINGLE;
+    if (own) {
+        shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    } else {
+        shmem_init();
+    }
     t_start(NAME);
     int me = shmem_my_pe();
     if (shmem_n_pes() != 2) {
@@ -40,6 +48,11 @@ int main(int argc, char **argv)
     static long rounds; /* PE 1's: PE 0's round count, set at the end */
     uint8_t *src = (uint8_t *)malloc(SIZE), *back = (uint8_t *)malloc(SIZE);
     t_check(slots && src && back, "out of memory");
+    shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;
+    if (own) {
+        t_check(provided == SHMEM_THREAD_MULTIPLE, "provided thread level %d", provided);
+        t_check(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0, "shmem_ctx_create failed");
+    }
     shmem_barrier_all();
     if (me == 0) {
         double t0 = now();
@@ -47,12 +60,12 @@ int main(int argc, char **argv)
         bool said = false;
         for (; now() - t0 < secs; r++) {
             t_fill(src, SIZE, 0, (uint64_t)r);
-            shmem_putmem(slots + (size_t)(r % SLOTS) * SIZE, src, SIZE, 1);
+            shmem_ctx_putmem(ctx, slots + (size_t)(r % SLOTS) * SIZE, src, SIZE, 1);
             if (r > 0) {
                 /* The previous round's put is complete (blocking put + quiet below or the
                  * blocking put's own completion): read it back. */
-                shmem_quiet();
-                shmem_getmem(back, slots + (size_t)((r - 1) % SLOTS) * SIZE, SIZE, 1);
+                shmem_ctx_quiet(ctx);
+                shmem_ctx_getmem(ctx, back, slots + (size_t)((r - 1) % SLOTS) * SIZE, SIZE, 1);
                 t_verify(back, SIZE, 0, (uint64_t)(r - 1), "round %ld read back", r - 1);
             }
             if (!said && now() - t0 > 1) {
@@ -62,7 +75,7 @@ int main(int argc, char **argv)
             }
             late += now() - t0 > secs / 3;
         }
-        shmem_quiet();
+        shmem_ctx_quiet(ctx);
         shmem_long_p(&rounds, r, 1);
         printf(NAME ": %ld rounds, %ld in the last two thirds\n", r, late);
         t_check(late > 0, "no round after the first third");
@@ -75,6 +88,9 @@ int main(int argc, char **argv)
         }
     }
     shmem_barrier_all();
+    if (own) {
+        shmem_ctx_destroy(ctx);
+    }
     shmem_free(slots);
     free(src);
     free(back);

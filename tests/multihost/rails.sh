@@ -14,7 +14,11 @@
 #   4. `multihost/rails_cut`: host 1's fsh1 set down while data streams between the hosts: the
 #      stream goes on over fsh0, all data verified, both sides warn naming the rail;
 #   5. `multihost/rails_reset`: host 1's connections on fsh1 destroyed instead: operations on
-#      it fail, and the same holds (the sender warns).
+#      it fail, and the same holds (the sender warns);
+#   6. `multihost/rails_cut_ctx`, `multihost/rails_reset_ctx`: 4. and 5. with the stream on a
+#      private context that has an endpoint of its own on each rail.
+# And ctx_lanes at np=3 (contexts' own endpoints on both rails; with chaos; under the efa-direct
+# profile, whose lanes are published per rail), `ctx_lanes [multihost-rails... np=3]`.
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-.}
 export top_srcdir
@@ -40,6 +44,10 @@ mh_run_tests multihost-rails $mh_tests
 FABSHMEM_CHAOS=reorder,delay mh_run_tests multihost-rails-chaos $mh_tests
 FABSHMEM_PROVIDER_PROFILE=efa-direct mh_run_tests multihost-rails-efadirect rma_putget_mem \
     signal_order amo_tickets
+FSH_TEST_NPS=3 mh_run_tests multihost-rails ctx_lanes
+FSH_TEST_NPS=3 FABSHMEM_CHAOS=reorder,delay mh_run_tests multihost-rails-chaos ctx_lanes
+FSH_TEST_NPS=3 FABSHMEM_PROVIDER_PROFILE=efa-direct FABSHMEM_CHAOS=reorder,delay \
+    mh_run_tests multihost-rails-efadirect-chaos ctx_lanes
 
 # bytes NS: "fsh0 fsh1" bytes (received + sent) of the host's two links.
 bytes() {
@@ -110,13 +118,17 @@ balance alltoall -n 4 "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 10
 #   stream_break reset: host 1's TCP connections on fsh1 destroyed (ss -K, again every 0.5 s
 #     until PE 0 warns, at most 10 times): PE 0's operations on it fail, and PE 0 warns (PE 1's
 #     side of the rail still works: it reconnects).
+#   stream_break HOW ctx: the same, PE 0 streaming on a private context with an endpoint of
+#     its own on each rail (its debug line says so): the context posts again what it had in
+#     flight on fsh1, on its endpoint on fsh0 (rails_HOW_ctx).
 stream_break() {
     how=$1
-    out=$mh_dir/$how.out
+    name=$how${2:+_$2}
+    out=$mh_dir/$name.out
     timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
         --map-by ppr:1:node -n 2 -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD \
-        -x FI_PROVIDER=tcp -x FABSHMEM_PROBE_INTERVAL=1 "$top_builddir/tests/faults/rail_stream" \
-        24 >"$out" 2>&1 &
+        -x FI_PROVIDER=tcp -x FABSHMEM_PROBE_INTERVAL=1 ${2:+-x FABSHMEM_LOG=debug} \
+        "$top_builddir/tests/faults/rail_stream" 24 $2 >"$out" 2>&1 &
     job=$!
     i=0
     while ! grep -q 'rail_stream: ready' "$out" 2>/dev/null && [ $i -lt 300 ] &&
@@ -158,16 +170,20 @@ stream_break() {
     [ -n "$seen0" ] || why="${why:+$why; }no warning of PE 0 about its way over fsh1 to PE 1"
     [ "$how" != cut ] || [ -n "$seen1" ] ||
         why="${why:+$why; }no warning of PE 1 about its way over fsh1 to PE 0"
+    [ -z "$2" ] || grep -q '^fabshmem\[0 .*a context with an endpoint of its own' "$out" ||
+        why="${why:+$why; }PE 0's context had no endpoint of its own"
     p1=not
     [ -z "$seen1" ] || p1="$(printf '%.1f' "$seen1") s after it"
     if [ -z "$why" ]; then
-        echo "multihost/rails_$how: PASS (PE 0 took fsh1 out $(printf '%.1f' "$seen0") s after it, PE 1 $p1, the stream ended $(printf '%.1f' "$ended") s after it: $(grep -m 1 'rounds' "$out" | sed 's/^[^:]*: //'), all verified; PE 0: $(grep -m 1 'rail fsh1: PE 1' "$out" | sed 's/^.*rail fsh1: PE 1 (its rail 1) //; s/: taken out.*//' | cut -c 1-100))"
+        echo "multihost/rails_$name: PASS (PE 0 took fsh1 out $(printf '%.1f' "$seen0") s after it, PE 1 $p1, the stream ended $(printf '%.1f' "$ended") s after it: $(grep -m 1 'rounds' "$out" | sed 's/^[^:]*: //'), all verified; PE 0: $(grep -m 1 'rail fsh1: PE 1' "$out" | sed 's/^.*rail fsh1: PE 1 (its rail 1) //; s/: taken out.*//' | cut -c 1-100))"
     else
-        echo "multihost/rails_$how: FAIL ($why)"
+        echo "multihost/rails_$name: FAIL ($why)"
         sed 's/^/    /' "$out" | tail -n 30
         nfail=$((nfail + 1))
     fi
 }
 stream_break cut
 stream_break reset
+stream_break cut ctx
+stream_break reset ctx
 [ $nfail = 0 ]
