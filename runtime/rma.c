@@ -261,7 +261,7 @@ static int post_lane(struct fsh_lane *lane, struct fsh_ctx *ctx, struct fsh_op_t
         fsh_lane_lock(lane);
     }
     if (bounce) {
-        desc = fa->mr_local ? fsh_lane_bounce_desc(lane) : NULL;
+        desc = fa->mr_local ? fsh_lane_bounce_desc(lane, path.rail) : NULL;
     } else if (!inject && fa->mr_local) {
         rc = fsh_mr_desc(local, len, path.rail, &desc, &tmp); /* a segment's (lane_for): no tmp */
     }
@@ -555,12 +555,6 @@ int fsh_rma_bounce_init(long size, long slots)
         bn.why = size < 0 ? "none: shm completes a write once it copied it into the target "
                             "(FABSHMEM_BOUNCE_SIZE sets a size)"
                           : "none (FABSHMEM_BOUNCE_SIZE=0 or FABSHMEM_BOUNCE_SLOTS=0)";
-        return 0;
-    }
-    if (fsh_fabric_multirail()) {
-        /* A put posted again on another rail goes under a new record while the first one's
-         * would give its slot back. */
-        bn.why = "none: a multi-rail job may post a put again on another rail, from its source";
         return 0;
     }
     if (want > fa->max_msg_size) {
@@ -1051,12 +1045,17 @@ void fsh_rma_lanes_describe(char *buf, size_t len)
         snprintf(buf, len, "none: every context posts through the engine's endpoint (%s)",
                  ln.why_not);
     } else {
+        int rails = fsh_fabric_nrails();
         snprintf(buf, len, "up to %ld (FABSHMEM_CTX_ENDPOINTS%s), %ld in use%s%s: a context "
-                 "created while one is left has an endpoint, a completion queue and a lock of "
-                 "its own", ln.limit, ln.automatic ? "=-1, auto" : "", ln.open,
+                 "created while one is left has %s, and a lock of its own%s", ln.limit,
+                 ln.automatic ? "=-1, auto" : "", ln.open,
                  ln.pool ? ", opened at init and known to every PE (a target must know an "
                            "endpoint first)" : "",
-                 fsh_arrive_active ? ", writes counted apart at the targets" : "");
+                 fsh_arrive_active ? ", writes counted apart at the targets" : "",
+                 rails > 1 ? "an endpoint and a completion queue on each rail"
+                           : "an endpoint, a completion queue",
+                 fsh_fabric_multirail() ? " (and posts again on a live rail what it had in "
+                                          "flight on a failed one)" : "");
     }
 }
 
