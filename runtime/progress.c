@@ -1097,9 +1097,9 @@ bool fsh_lane_bounce_owns(const struct fsh_lane *l, const void *p)
     return bounce_owns(&l->bb, p);
 }
 
-void *fsh_lane_bounce_desc(const struct fsh_lane *l)
+void *fsh_lane_bounce_desc(const struct fsh_lane *l, int rail)
 {
-    return fsh_mr_set_desc(l->bb.set, 0);
+    return fsh_mr_set_desc(l->bb.set, rail);
 }
 
 void *fsh_lane_scratch(struct fsh_lane *l, const struct fsh_op *op)

@@ -227,12 +227,13 @@ void fsh_lane_op_unposted(struct fsh_lane *l, struct fsh_op *op);
 /* The lane's own bounce slots (the engine's size, at most FSH_LANE_BOUNCE_SLOTS of them,
  * made at the first take), under the lane's lock: NULL when len is above the size, none is
  * free, or the engine has none. A slot handed to a lane's post belongs to its record, which
- * gives it back on completion; give: back without a record. Its descriptor is on rail 0. */
+ * gives it back on completion (or hands it to the record that posts it again, when its way
+ * died); give: back without a record. desc: the slots' descriptor on rail. */
 #define FSH_LANE_BOUNCE_SLOTS 16
 void *fsh_lane_bounce_take(struct fsh_lane *l, size_t len);
 void fsh_lane_bounce_give(struct fsh_lane *l, void *slot);
 bool fsh_lane_bounce_owns(const struct fsh_lane *l, const void *p);
-void *fsh_lane_bounce_desc(const struct fsh_lane *l);
+void *fsh_lane_bounce_desc(const struct fsh_lane *l, int rail);
 /* Read the lane's CQ (and the engine's, see above) once: >= 0 events, or -errno. */
 int fsh_lane_poll(struct fsh_lane *l);
 /* Wait until every operation of t (all posted on l) completed. */

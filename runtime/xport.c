@@ -210,14 +210,17 @@ static int issue_retry(struct fsh_xreq *r, struct fsh_lane *lane)
     }
 }
 
-/* r's way died before r was issued: the next live way, with a descriptor for its rail (the
- * new temporary registration, if one is needed, goes to rec; the old one, made for the dead
- * rail and never used, is closed). rec is r's record: in a multi-rail job, the only one where a
- * way dies, every operation has one (no counted writes). */
-static int reroute(struct fsh_xreq *r, struct fsh_op *rec)
+/* r's way died before r was issued: the next live way, with a descriptor for its rail (a
+ * bounce slot's, the engine's or lane's; else the new temporary registration, if one is
+ * needed, goes to rec, and the old one, made for the dead rail and never used, is closed). rec
+ * is r's record: in a multi-rail job, the only one where a way dies, every operation has one
+ * (no counted writes). */
+static int reroute(struct fsh_xreq *r, struct fsh_op *rec, struct fsh_lane *lane)
 {
     struct fsh_path p = fsh_fabric_path_way(r->pe, r->path.way);
-    if (r->desc && p.rail != r->path.rail) {
+    if (r->desc && rec->bounce) {
+        r->desc = lane ? fsh_lane_bounce_desc(lane, p.rail) : fsh_progress_bounce_desc(p.rail);
+    } else if (r->desc && p.rail != r->path.rail) {
         struct fsh_mr_tmp *tmp = NULL;
         int rc = fsh_mr_desc(r->local, r->len, p.rail, &r->desc, &tmp);
         if (rc != 0) {
@@ -244,7 +247,7 @@ static int release_one(void)
     } else if (h.r.flags & FSH_XF_INJECT) {
         h.r.local = h.payload;
     }
-    int rc = fsh_fabric_way_alive(h.r.pe, h.r.path.way) ? 0 : reroute(&h.r, h.r.op);
+    int rc = fsh_fabric_way_alive(h.r.pe, h.r.path.way) ? 0 : reroute(&h.r, h.r.op, NULL);
     if (rc == 0) {
         rc = issue_retry(&h.r, NULL);
     }
@@ -491,9 +494,11 @@ static int sweep(struct fsh_lane *lane)
         n->copy_dst = o->copy_dst;
         n->copy_src = o->copy_src;
         n->copy_len = o->copy_len;
+        n->bounce = o->bounce; /* the source: the new record gives it back */
+        o->bounce = NULL;
         o->orphan = true;
         r.op = n;
-        int rc = reroute(&r, n);
+        int rc = reroute(&r, n, lane);
         if (rc == 0) {
             if (lane) {
                 rc = issue_retry(save_lane(lane, &r), lane);

@@ -109,7 +109,7 @@ else
 fi
 balance alltoall -n 4 "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 100 -w 4
 
-# 4. and 5. A rail breaks while PE 0 (h0) streams 1 MiB puts and gets to PE 1 (h1), every byte
+# 4. to 6. A rail breaks while PE 0 (h0) streams puts and gets to PE 1 (h1), every byte
 # put and read back verified (tests/faults/rail_stream.c): the way over fsh1 is taken out of use
 # with a warning naming the rail, what was in flight on it goes again over fsh0, and the stream
 # goes on there.
@@ -121,6 +121,9 @@ balance alltoall -n 4 "$top_builddir/bench/coll" -t alltoall -b 64k -e 64k -n 10
 #   stream_break HOW ctx: the same, PE 0 streaming on a private context with an endpoint of
 #     its own on each rail (its debug line says so): the context posts again what it had in
 #     flight on fsh1, on its endpoint on fsh0 (rails_HOW_ctx).
+#   A third argument is the bytes per put and get (1 MiB: striped over both rails); 4 KiB puts
+#   return from bounce slots (the engine's, or the context's), from which what goes again after
+#   the cut is posted.
 stream_break() {
     how=$1
     name=$how${2:+_$2}
@@ -128,7 +131,7 @@ stream_break() {
     timeout -k 5 120 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
         --map-by ppr:1:node -n 2 -x FABSHMEM_NIC -x FABSHMEM_BIND -x FABSHMEM_YIELD \
         -x FI_PROVIDER=tcp -x FABSHMEM_PROBE_INTERVAL=1 ${2:+-x FABSHMEM_LOG=debug} \
-        "$top_builddir/tests/faults/rail_stream" 24 $2 >"$out" 2>&1 &
+        "$top_builddir/tests/faults/rail_stream" 24 "${2:-default}" ${3:-} >"$out" 2>&1 &
     job=$!
     i=0
     while ! grep -q 'rail_stream: ready' "$out" 2>/dev/null && [ $i -lt 300 ] &&
@@ -183,7 +186,7 @@ stream_break() {
     fi
 }
 stream_break cut
-stream_break reset
-stream_break cut ctx
+stream_break reset "" 4096
+stream_break cut ctx 4096
 stream_break reset ctx
 [ $nfail = 0 ]
