@@ -213,6 +213,7 @@ static const char *ceiling_test(const char *test)
         {"get_lat", "fi_read_lat"},       {"get_nbi_lat", "fi_read_lat"},
         {"put_signal_lat", "fi_writedata_lat"}, {"put_bw", "fi_write_bw"},
         {"put_rate", "fi_inject_write_rate"}, /* sizes up to the inject size */
+        {"put_ret", "fi_copy_post_lat"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
         if (strcmp(map[i][0], test) == 0) {

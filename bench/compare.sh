@@ -34,7 +34,7 @@
 # fabshmem's speed over the peer's (peer time / fabshmem time, or fabshmem rate / peer rate), so
 # > 1 means fabshmem is faster; ceiling = the fi_ceiling figure of the same size (put_lat:
 # fi_write_lat, get_lat: fi_read_lat, put_signal_lat: fi_writedata_lat, put_bw: fi_write_bw,
-# put_rate: fi_inject_write_rate, up to the inject size) and of_ceil = fabshmem's speed as a fraction of it; for put_bw also
+# put_rate: fi_inject_write_rate, up to the inject size; put_ret: fi_copy_post_lat) and of_ceil = fabshmem's speed as a fraction of it; for put_bw also
 # of_memcpy against single-core memcpy. Nothing here judges a number: it prints them.
 set -u
 cd "$(dirname "$0")/.."
@@ -183,7 +183,7 @@ cat "$out"/raw/*.csv | awk -F, '
         END {
             ce["put_lat"] = "fi_write_lat"; ce["put_nbi_lat"] = "fi_write_lat"
             ce["get_lat"] = "fi_read_lat"; ce["put_signal_lat"] = "fi_writedata_lat"
-            ce["put_bw"] = "fi_write_bw"; ce["put_rate"] = "fi_inject_write_rate"
+            ce["put_bw"] = "fi_write_bw"; ce["put_rate"] = "fi_inject_write_rate"; ce["put_ret"] = "fi_copy_post_lat"
             printf "%-24s %-7s %3s %8s %10s %10s %7s %10s %8s %9s\n", "test", "target", "np", "size",
                    "fabshmem", "peer", "ratio", "ceiling", "of_ceil", "of_memcpy"
             n = 0

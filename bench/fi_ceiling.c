@@ -15,6 +15,10 @@
  *   fi_write_lat      fi_write + wait for its completion        (ceiling of put_lat)
  * (Writes go as fabshmem posts puts: fi_writemsg with FI_INJECT up to the provider's inject
  * size, a completion always requested, FI_DELIVERY_COMPLETE where the provider offers it.)
+ *   fi_copy_post_lat  memcpy of size bytes from private memory into the registered buffer,
+ *                     then fi_write from there, timed until the post returns (the completion
+ *                     is reaped outside the timing): what a blocking put that copies its
+ *                     source into a bounce slot needs at least   (ceiling of put_ret)
  *   fi_read_lat       fi_read + wait for its completion         (ceiling of get_lat)
  *   fi_writedata_lat  ping-pong of fi_writedata, the target seeing the immediate data in its CQ:
  *                     half a round trip                         (ceiling of put_signal_lat)
@@ -66,7 +70,7 @@ struct card {
 
 static const struct bench_desc desc = {
     .name = "fi_ceiling",
-    .tests = "fi_write_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,"
+    .tests = "fi_write_lat,fi_copy_post_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,"
              "fi_inject_write_rate,memcpy_bw,cuda_h2d_bw",
     .targets = "",
     .defaults = "",
@@ -85,6 +89,7 @@ static struct {
     void *desc;
     uint8_t *buf; /* [0, max): local source/sink; [max, 2 max): what peers write and read;
                    * then a local and a remote control word */
+    uint8_t *src; /* [0, max): private (unregistered) memory, fi_copy_post_lat's source */
     size_t max;
     struct fi_context2 *ctx; /* one per operation in flight (the hints ask FI_CONTEXT2) */
     int window;
@@ -262,15 +267,23 @@ static void phase_end(uint64_t tag)
     fsh_boot_fence(0, serve);
 }
 
+/* kind as post()'s, or 4: fi_copy_post_lat (a copy into the buffer and a write from it, timed
+ * until the post returns). */
 static double time_lat(int kind, size_t size, double *best)
 {
     for (int i = -opts.warmup; i < opts.iters; i++) {
         double t0 = bench_now_us();
-        post(kind, 0, size, 0, 0);
-        wait_pending();
+        if (kind == 4) {
+            memcpy(F.buf, F.src, size);
+            post(0, 0, size, 0, 0);
+        } else {
+            post(kind, 0, size, 0, 0);
+            wait_pending();
+        }
         if (i >= 0) {
             samples[i] = bench_now_us() - t0;
         }
+        wait_pending();
     }
     return bench_stats(samples, opts.iters, best);
 }
@@ -654,14 +667,18 @@ int main(int argc, char **argv)
     F.max = opts.max;
     F.window = opts.window;
     F.ctx = calloc((size_t)opts.window, sizeof(*F.ctx));
+    F.src = calloc(1, F.max);
     samples = malloc(sizeof(double) * (size_t)(opts.iters > 3 ? opts.iters : 3));
-    if (!F.ctx || !samples) {
+    if (!F.ctx || !samples || !F.src) {
         return 1;
     }
     open_fabric();
     exchange();
     fsh_boot_fence(0, serve);
     lat_test("fi_write_lat", 0, "fi_write + its completion, rank 0 -> rank 1");
+    lat_test("fi_copy_post_lat", 4,
+             "memcpy from private memory into the registered buffer + fi_write from it, until "
+             "the post returns");
     lat_test("fi_read_lat", 1, "fi_read + its completion, rank 0 <- rank 1");
     lat_test("fi_writedata_lat", 2,
              "ping-pong of fi_writedata seen in the target's CQ, half round trip");
@@ -684,6 +701,7 @@ int main(int argc, char **argv)
     fi_freeinfo(F.info);
     free(F.buf);
     free(F.ctx);
+    free(F.src);
     free(samples);
     fsh_boot_fini();
     return rc;
