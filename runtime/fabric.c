@@ -36,7 +36,6 @@
 #define _GNU_SOURCE /* __WCLONE */
 #include "fabric.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <rdma/fi_cm.h>
@@ -46,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1269,33 +1267,6 @@ const char *fsh_fabric_lanes_why_not(void)
 bool fsh_fabric_lanes_possible(void)
 {
     return fsh_fabric_lanes_why_not() == NULL;
-}
-
-long fsh_fabric_lanes_auto(int npes)
-{
-    const long most = FSH_LANES_AUTO_MAX;
-    if (!strstr(fab.attr.prov, "ofi_rxm")) {
-        return most; /* connectionless (efa's SRD): an endpoint costs no per-peer state */
-    }
-    /* ofi_rxm keeps a connection (tcp: a socket) per endpoint and peer, at both ends. With
-     * every PE's contexts reaching every PE, each endpoint (a lane has one per rail) costs this PE a few descriptors of
-     * its own plus two per peer (its connection, and a peer's endpoint connecting here); the
-     * engine's connections (one per peer) and some room stay free of them. */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
-        return most;
-    }
-    long used = 0;
-    DIR *d = opendir("/proc/self/fd");
-    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
-        used += e->d_name[0] != '.';
-    }
-    if (d) {
-        closedir(d);
-    }
-    long room = (long)rl.rlim_cur - used - npes - 16;
-    long n = room / ((3 + 2L * npes) * fab.nrails); /* an endpoint on every rail */
-    return n < 0 ? 0 : n > most ? most : n;
 }
 
 int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_t depth)

@@ -137,11 +137,9 @@ struct fid_cq *fsh_fabric_cq(int rail);
 void fsh_fabric_want_threads(bool on);
 const char *fsh_fabric_lanes_why_not(void);
 bool fsh_fabric_lanes_possible(void);
-/* FABSHMEM_CTX_ENDPOINTS=-1: how many, for a job of npes PEs (FSH_LANES_AUTO_MAX, fewer where
- * every endpoint keeps a connection per peer: ofi_rxm, as many as the open-file limit leaves
- * room for). */
+/* FABSHMEM_CTX_ENDPOINTS=-1: at most this many (rma.c: fewer where every endpoint keeps a
+ * connection per peer). */
 #define FSH_LANES_AUTO_MAX 16
-long fsh_fabric_lanes_auto(int npes);
 int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_t depth);
 /* A lane's published name: its rail's fabric id (4 bytes) and index (1), then its address
  * (fi_getname). *len: the room, then the name's length. 0 or -errno (recorded). */

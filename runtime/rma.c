@@ -44,10 +44,12 @@
  */
 #include "rma.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "arrive.h"
 #include "error.h"
@@ -905,6 +907,36 @@ const char *fsh_rma_ctx_why(uintptr_t handle)
 
 static void lane_give(struct fsh_ctx *c);
 
+/* FABSHMEM_CTX_ENDPOINTS=-1: how many, for a job of npes PEs: FSH_LANES_AUTO_MAX, fewer where
+ * every endpoint keeps a connection per peer (ofi_rxm: as many as the open-file limit leaves
+ * room for). */
+static long lanes_auto(int npes)
+{
+    const long most = FSH_LANES_AUTO_MAX;
+    if (!strstr(fsh_fabric_attr()->prov, "ofi_rxm")) {
+        return most; /* connectionless (efa's SRD): an endpoint costs no per-peer state */
+    }
+    /* ofi_rxm keeps a connection (tcp: a socket) per endpoint and peer, at both ends. With
+     * every PE's contexts reaching every PE, each endpoint (a lane has one per rail) costs this
+     * PE a few descriptors of its own plus two per peer (its connection, and a peer's endpoint
+     * connecting here); the engine's connections (one per peer) and some room stay free. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
+        return most;
+    }
+    long used = 0;
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        used += e->d_name[0] != '.';
+    }
+    if (d) {
+        closedir(d);
+    }
+    long room = (long)rl.rlim_cur - used - npes - 16;
+    long n = room / ((3 + 2L * npes) * fsh_fabric_nrails());
+    return n < 0 ? 0 : n > most ? most : n;
+}
+
 /* The lanes published at init (efa-direct), as every PE counts them alike. */
 static long lanes_wanted(void)
 {
@@ -932,7 +964,7 @@ int fsh_rma_lanes_preopen(void)
         return 0;
     }
     long want = fsh_env()->FABSHMEM_CTX_ENDPOINTS;
-    long fit = want < 0 ? fsh_fabric_lanes_auto(fsh_rt.npes) : want;
+    long fit = want < 0 ? lanes_auto(fsh_rt.npes) : want;
     n = n < fit ? n : fit;
     ln.pool = calloc((size_t)(n > 0 ? n : 1), sizeof(*ln.pool));
     if (!ln.pool) {
@@ -990,7 +1022,7 @@ void fsh_rma_lanes_init(long limit)
     ln.why_not = limit == 0 ? "FABSHMEM_CTX_ENDPOINTS=0" : fsh_fabric_lanes_why_not();
     ln.automatic = limit < 0;
     if (!ln.why_not && ln.automatic) {
-        limit = fsh_fabric_lanes_auto(fsh_rt.npes);
+        limit = lanes_auto(fsh_rt.npes);
         ln.why_not = limit == 0 ? "every endpoint keeps a connection per peer, and the open-file "
                                   "limit leaves none for them at this PE count (raise ulimit -n, "
                                   "or set FABSHMEM_CTX_ENDPOINTS)"
