@@ -1378,7 +1378,8 @@ void fsh_fabric_writes(uint64_t *done, uint64_t *failed)
     }
 }
 
-/* The dead ways' bits: written under the engine lock, read by contexts' endpoints without it. */
+/* The dead ways' bits: set atomically by whoever finds a way dead (the engine, a context's
+ * endpoint), read without a lock. */
 static inline unsigned dead_of(const struct route *r)
 {
     return __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE);
