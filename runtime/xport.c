@@ -457,6 +457,13 @@ static int unreachable(int pe)
                    "PE %d answers on none of its rails: unreachable", pe);
 }
 
+/* Is record o in flight on a dead way, and neither posted again yet nor held back (chaos)? */
+static bool stranded(const struct fsh_op *o, struct fsh_lane *lane)
+{
+    return o->kind && !o->orphan && !fsh_fabric_way_alive(o->pe, o->way) &&
+           (lane || !is_held(o));
+}
+
 /* Post again, each on a live way, what the records (lane's, or with lane NULL the engine's) had
  * in flight on ways now dead; each old record becomes an orphan. Caller holds their lock. */
 static int sweep(struct fsh_lane *lane)
@@ -465,15 +472,14 @@ static int sweep(struct fsh_lane *lane)
     size_t depth = lane ? fsh_lane_depth(lane) : fsh_progress_depth();
     for (size_t i = 0; i < depth; i++) {
         struct fsh_op *o = lane ? fsh_lane_op_at(lane, i) : fsh_progress_op_at(i);
-        if (!o->kind || o->orphan || fsh_fabric_way_alive(o->pe, o->way) ||
-            (!lane && is_held(o))) {
+        if (!stranded(o, lane)) {
             continue;
         }
-        struct fsh_xreq r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xp.saved[i];
         if (fsh_fabric_ways(o->pe) == 0) {
             err = err ? err : unreachable(o->pe);
             continue;
         }
+        struct fsh_xreq r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xp.saved[i];
         if (!idempotent(&r)) {
             err = err ? err : fsh_err(-EHOSTUNREACH, "FABSHMEM_RAILS=1 avoids the rail; check the link of that NIC",
                                       "%s of %zu bytes to PE %d was in flight on rail %s when "
@@ -488,6 +494,19 @@ static int sweep(struct fsh_lane *lane)
                                 : fsh_progress_op_get(o->kind, o->pe, o->len);
         if (!n) {
             return fsh_err_last() ? fsh_err_last()->code : -EIO;
+        }
+        /* Getting n polled when no record was free: o may have completed, or gone again in a
+         * sweep that poll ran, meanwhile (its record may even carry a new operation now). */
+        r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xp.saved[i];
+        if (!stranded(o, lane) || !idempotent(&r)) {
+            /* Record i is looked at again (i wraps from 0 and back: unsigned). */
+            if (lane) {
+                fsh_lane_op_unposted(lane, n);
+            } else {
+                fsh_progress_op_put(n);
+            }
+            i--;
+            continue;
         }
         n->track = o->track;
         n->sync = o->sync;
