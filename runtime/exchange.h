@@ -19,9 +19,8 @@
  * every blob has for them, one per lane and rail (efa-direct: a target must know them first;
  * 0 elsewhere, the same on every PE); the n names of this PE, len bytes each,
  * FSH_EXCHANGE_LANE_ADDR_MAX apart in names. At most FSH_EXCHANGE_LANES_MAX lanes, each with
- * up to FSH_EXCHANGE_LANE_RAILS names. */
+ * a name per rail (fabric.h's FSH_MAX_RAILS at most). */
 #define FSH_EXCHANGE_LANES_MAX 64
-#define FSH_EXCHANGE_LANE_RAILS 4 /* fabric.h's FSH_MAX_RAILS */
 /* A name: its rail's fabric id and index (5 bytes), then the address: efa-direct's are 32
  * bytes, a sockaddr at most 28. */
 #define FSH_EXCHANGE_LANE_ADDR_MAX 40

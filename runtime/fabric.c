@@ -1303,9 +1303,6 @@ int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_
 
 int fsh_fabric_lane_name(int rail, struct fid_ep *ep, uint8_t *buf, size_t *len)
 {
-    if (*len <= FSH_LANE_NAME_HEAD) {
-        return fsh_err(-ENOSPC, "", "no room for a context's endpoint address");
-    }
     size_t l = *len - FSH_LANE_NAME_HEAD;
     int rc = fi_getname(&ep->fid, buf + FSH_LANE_NAME_HEAD, &l);
     if (rc != 0) {
@@ -1317,10 +1314,26 @@ int fsh_fabric_lane_name(int rail, struct fid_ep *ep, uint8_t *buf, size_t *len)
     return 0;
 }
 
+/* One lane name's address into rail r's AV, counted in into[r]. */
+static int insert_lane(int r, const uint8_t *name, size_t alen, size_t *into)
+{
+    fi_addr_t addr;
+    int got = fi_av_insert(fab.rail[r].av, name + FSH_LANE_NAME_HEAD, 1, &addr, 0, NULL);
+    into[r] += got == 1;
+    return got == 1 ? 0 : fsh_err(got < 0 ? got : -EPROTO, "set FABSHMEM_CTX_ENDPOINTS=0",
+                                  "fi_av_insert of a context's endpoint address (%zu bytes) on "
+                                  "%s, rail %s, failed: %s", alen, fab.attr.prov,
+                                  fab.rail[r].info->domain_attr->name,
+                                  got < 0 ? fi_strerror(-got) : "the address was rejected");
+}
+
 /* Each name goes into the AV of every rail of mine on its fabric; a peer's rail 0 that matches
  * none of mine goes into my rail 0, the way one-rail PEs always reach each other. */
 int fsh_fabric_insert_lanes(const uint8_t *names, size_t n, size_t len, size_t stride)
 {
+    if (n == 0) {
+        return 0;
+    }
     size_t alen = len - FSH_LANE_NAME_HEAD;
     size_t into[FSH_MAX_RAILS] = {0};
     for (size_t i = 0; i < n; i++) {
@@ -1328,33 +1341,26 @@ int fsh_fabric_insert_lanes(const uint8_t *names, size_t n, size_t len, size_t s
         uint32_t id;
         memcpy(&id, e, 4);
         bool placed = false;
-        for (int r = 0; r <= fab.nrails; r++) {
-            bool fallback = r == fab.nrails;
-            if (fallback ? placed || e[4] != 0 : fab.rail[r].fabric_id != id) {
-                continue;
+        int rc = 0;
+        for (int r = 0; r < fab.nrails && rc == 0; r++) {
+            if (fab.rail[r].fabric_id == id) {
+                rc = insert_lane(r, e, alen, into);
+                placed = true;
             }
-            struct rail *to = &fab.rail[fallback ? 0 : r];
-            fi_addr_t addr;
-            int got = fi_av_insert(to->av, e + FSH_LANE_NAME_HEAD, 1, &addr, 0, NULL);
-            if (got != 1) {
-                return fsh_err(got < 0 ? got : -EPROTO, "set FABSHMEM_CTX_ENDPOINTS=0",
-                               "fi_av_insert of a context's endpoint address (%zu bytes) on %s, "
-                               "rail %s, failed: %s", alen, fab.attr.prov,
-                               to->info->domain_attr->name,
-                               got < 0 ? fi_strerror(-got) : "the address was rejected");
-            }
-            placed = true;
-            into[to - fab.rail]++;
+        }
+        if (rc == 0 && !placed && e[4] == 0) {
+            rc = insert_lane(0, e, alen, into);
+        }
+        if (rc != 0) {
+            return rc;
         }
     }
     char said[FSH_MAX_RAILS * 48] = "";
-    for (int r = 0, at = 0; r < fab.nrails && n > 0; r++) {
+    for (int r = 0, at = 0; r < fab.nrails; r++) {
         at += snprintf(said + at, sizeof(said) - (size_t)at, "%s%zu into rail %s's AV",
                        r ? ", " : "", into[r], fab.rail[r].info->domain_attr->name);
     }
-    if (n > 0) {
-        FSH_DEBUG("contexts' endpoints of the job, %zu names: %s", n, said);
-    }
+    FSH_DEBUG("contexts' endpoints of the job, %zu names: %s", n, said);
     return 0;
 }
 

@@ -142,7 +142,8 @@ bool fsh_fabric_lanes_possible(void);
 #define FSH_LANES_AUTO_MAX 16
 int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_t depth);
 /* A lane's published name: its rail's fabric id (4 bytes) and index (1), then its address
- * (fi_getname). *len: the room, then the name's length. 0 or -errno (recorded). */
+ * (fi_getname). *len: the room (more than FSH_LANE_NAME_HEAD), then the name's length. 0 or
+ * -errno (recorded). */
 #define FSH_LANE_NAME_HEAD 5
 int fsh_fabric_lane_name(int rail, struct fid_ep *ep, uint8_t *buf, size_t *len);
 /* Every PE's published lane names (n of len bytes, stride apart), each into the AV of every

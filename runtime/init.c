@@ -480,9 +480,7 @@ static int exchange(double timeout)
     /* On efa-direct contexts' endpoints are opened now, to be published: a target must have
      * an endpoint's address before its first operation reaches it. */
     int rc = fsh_rma_lanes_preopen();
-    _Static_assert(FSH_EXCHANGE_LANE_RAILS == FSH_MAX_RAILS, "a lane has a name per rail");
-    static uint8_t names[FSH_EXCHANGE_LANES_MAX * FSH_EXCHANGE_LANE_RAILS *
-                         FSH_EXCHANGE_LANE_ADDR_MAX];
+    static uint8_t names[FSH_EXCHANGE_LANES_MAX * FSH_MAX_RAILS * FSH_EXCHANGE_LANE_ADDR_MAX];
     struct fsh_exchange_lanes lanes = {.counted = (uint64_t)fsh_arrive_lanes(),
                                        .published = (size_t)fsh_rma_lanes_published(),
                                        .names = names};

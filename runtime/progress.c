@@ -67,7 +67,6 @@ static struct {
      * posted count at the last moment every write had completed, the failures seen */
     bool wcount; /* the rails count completed writes */
     fsh_way_fn way_hook;
-    fsh_lane_way_fn lane_way_hook;
     size_t lane_keep;  /* bytes per lane record for the lane hook's copies */
     unsigned deaths;   /* fsh_fabric_deaths() when the engine last looked */
     int nrails;
@@ -319,10 +318,28 @@ void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, boo
     }
 }
 
-static void abandon(struct fsh_op *op)
+static void lane_op_put(struct fsh_lane *l, struct fsh_op *op);
+
+/* Back to its free list: op's record, of lane l or (NULL) the engine's. */
+static void put_back(struct fsh_lane *l, struct fsh_op *op)
+{
+    if (l) {
+        lane_op_put(l, op);
+    } else {
+        fsh_progress_op_put(op);
+    }
+}
+
+/* op failed: counted complete (waiters see the error, not a hang), no result copied. */
+static void drop(struct fsh_lane *l, struct fsh_op *op)
 {
     op->copy_dst = NULL;
-    complete(op);
+    if (l) {
+        finish(op);
+        lane_op_put(l, op);
+    } else {
+        complete(op);
+    }
 }
 
 void fsh_progress_op_unissued(struct fsh_op *op, bool write)
@@ -331,7 +348,7 @@ void fsh_progress_op_unissued(struct fsh_op *op, bool write)
         pg.wdead++;
     }
     if (op) {
-        abandon(op);
+        drop(NULL, op);
     }
 }
 
@@ -420,6 +437,38 @@ static ssize_t read_error(struct fid_cq *cq, struct fi_cq_err_entry *e, char *bu
     return rc;
 }
 
+/* The error entry e of op, a record of lane l (NULL: the engine's): an orphan's is no news; a
+ * way's failure (several ways to its PE) goes to the way hook, which posts again what was in
+ * flight on it; anything else fails the operation. */
+static int op_error(struct fsh_lane *l, struct fsh_op *op, const struct fi_cq_err_entry *e,
+                    const char *prov)
+{
+    if (op->orphan) {
+        put_back(l, op); /* re-posted elsewhere: its failure is no news */
+        return 0;
+    }
+    if (pg.way_hook && fsh_fabric_ways(op->pe) > 1 && transport_failed((int)e->err)) {
+        char why[320];
+        snprintf(why, sizeof(why), "failed a %s of %zu bytes to it%s (%s; %s)",
+                 kind_name(op->kind), op->len, l ? " from a context's endpoint" : "",
+                 fi_strerror((int)e->err), prov ? prov : "");
+        int hrc = pg.way_hook(l, op->pe, op->way, why);
+        if (hrc == 0 && op->orphan) {
+            put_back(l, op); /* the provider is done with it, and it went again */
+            return 0;
+        }
+        if (hrc != 0) {
+            pg.failed = 1;
+            drop(l, op);
+            return hrc;
+        }
+    }
+    pg.failed = 1;
+    int err = op_failed(op, e, prov);
+    drop(l, op);
+    return err;
+}
+
 static int report_error(int rail)
 {
     struct fi_cq_err_entry e;
@@ -430,31 +479,10 @@ static int report_error(int rail)
         return (rc == -FI_EAGAIN) ? 0 : (int)rc;
     }
     struct fsh_op *op = own_op(e.op_context);
-    if (op && op->orphan) {
-        fsh_progress_op_put(op); /* re-posted elsewhere: its failure is no news */
-        return 0;
-    }
-    if (op && pg.way_hook && fsh_fabric_ways(op->pe) > 1 && transport_failed((int)e.err)) {
-        char why[320];
-        snprintf(why, sizeof(why), "failed a %s of %zu bytes to it (%s; %s)", kind_name(op->kind),
-                 op->len, fi_strerror((int)e.err), prov ? prov : "");
-        int hrc = pg.way_hook(op->pe, op->way, why);
-        if (hrc == 0 && op->orphan) {
-            fsh_progress_op_put(op); /* the provider is done with it, and it went again */
-            return 0;
-        }
-        if (hrc != 0) {
-            pg.failed = 1;
-            abandon(op);
-            return hrc;
-        }
+    if (op) {
+        return op_error(NULL, op, &e, prov);
     }
     pg.failed = 1;
-    if (op) {
-        int err = op_failed(op, &e, prov);
-        abandon(op);
-        return err;
-    }
     return fsh_err(-(int)e.err, "a peer PE may have died; see its messages and the launcher's",
                    "a remote operation aimed at this PE failed: %s (%s)", fi_strerror((int)e.err),
                    prov ? prov : "");
@@ -518,7 +546,7 @@ static int sweep(struct fsh_lane *l)
         return 0;
     }
     *seen = now_dead;
-    return l ? pg.lane_way_hook(l, -1, 0, NULL) : pg.way_hook(-1, 0, NULL);
+    return pg.way_hook(l, -1, 0, NULL);
 }
 
 static int poll_locked(void)
@@ -610,7 +638,7 @@ void fsh_progress_set_probe(fsh_probe_fn fn, double interval)
     pg.probe_interval = interval;
 }
 
-int fsh_progress_set_way_hook(fsh_way_fn fn, fsh_lane_way_fn lane_fn, size_t lane_keep)
+int fsh_progress_set_way_hook(fsh_way_fn fn, size_t lane_keep)
 {
     /* Lanes opened before (at init, published: efa-direct) get their keep space now. */
     fsh_progress_lock();
@@ -623,7 +651,6 @@ int fsh_progress_set_way_hook(fsh_way_fn fn, fsh_lane_way_fn lane_fn, size_t lan
                                    "(multi-rail)");
     }
     pg.way_hook = fn;
-    pg.lane_way_hook = lane_fn;
     pg.lane_keep = lane_keep;
     fsh_progress_unlock();
     return rc;
@@ -1119,9 +1146,7 @@ static void lane_op_put(struct fsh_lane *l, struct fsh_op *op)
     l->in_use--;
 }
 
-/* The error entry at the head of the lane's CQ of rail r: an orphan's is no news; a way's
- * failure (several ways to its PE) goes to the lane hook, which posts again what was in flight
- * on it; anything else fails the operation. */
+/* The error entry at the head of the lane's CQ of rail r (op_error). */
 static int lane_error(struct fsh_lane *l, int r)
 {
     struct fi_cq_err_entry e;
@@ -1131,34 +1156,7 @@ static int lane_error(struct fsh_lane *l, int r)
         pg.failed = 1;
         return -EIO;
     }
-    struct fsh_op *op = e.op_context;
-    if (op->orphan) {
-        lane_op_put(l, op);
-        return 0;
-    }
-    if (pg.lane_way_hook && fsh_fabric_ways(op->pe) > 1 && transport_failed((int)e.err)) {
-        char why[320];
-        snprintf(why, sizeof(why), "failed a %s of %zu bytes to it from a context's endpoint (%s; %s)",
-                 kind_name(op->kind), op->len, fi_strerror((int)e.err), prov ? prov : "");
-        int hrc = pg.lane_way_hook(l, op->pe, op->way, why);
-        if (hrc == 0 && op->orphan) {
-            lane_op_put(l, op); /* the provider is done with it, and it went again */
-            return 0;
-        }
-        if (hrc != 0) {
-            pg.failed = 1;
-            op->copy_dst = NULL;
-            finish(op);
-            lane_op_put(l, op);
-            return hrc;
-        }
-    }
-    pg.failed = 1;
-    int err = op_failed(op, &e, prov);
-    op->copy_dst = NULL;
-    finish(op);
-    lane_op_put(l, op);
-    return err;
+    return op_error(l, e.op_context, &e, prov);
 }
 
 /* Read the lane's CQs once and complete what they brought. Caller holds the lane's lock. */

@@ -171,16 +171,15 @@ int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *wha
  * seconds, and every interval after, with the PEs it waits for (npes 0: every PE) and whether
  * the wait needs them to act (arrival). 0, or -errno (recorded) to end the wait. */
 /* A failed operation on a way of several to its PE (multi-rail): the hook takes the way out of
- * use and posts again what was in flight on it, the failed operation included (it becomes an
- * orphan); 0 when that was done, else the error to report. why describes the failure. With
- * pe < 0 it only posts again what was in flight on ways that died since (a poll calls it so
- * when fsh_fabric_deaths() moved). way_fn: the engine's records (engine lock held); lane_fn:
- * a lane's (its lock held), each with lane_keep bytes of its own per record
- * (fsh_lane_keep), lanes already open included: 0 or -errno (recorded). */
+ * use and posts again what l (a lane, its lock held; NULL: the engine, its lock held) had in
+ * flight on it, the failed operation included (it becomes an orphan); 0 when that was done,
+ * else the error to report. why describes the failure. With pe < 0 it only posts again what
+ * was in flight on ways that died since (a poll calls it so when fsh_fabric_deaths() moved).
+ * Every lane record gets lane_keep bytes of the hook's own (fsh_lane_keep), lanes already open
+ * included: 0 or -errno (recorded). */
 struct fsh_lane;
-typedef int (*fsh_way_fn)(int pe, unsigned way, const char *why);
-typedef int (*fsh_lane_way_fn)(struct fsh_lane *l, int pe, unsigned way, const char *why);
-int fsh_progress_set_way_hook(fsh_way_fn fn, fsh_lane_way_fn lane_fn, size_t lane_keep);
+typedef int (*fsh_way_fn)(struct fsh_lane *l, int pe, unsigned way, const char *why);
+int fsh_progress_set_way_hook(fsh_way_fn fn, size_t lane_keep);
 typedef int (*fsh_probe_fn)(const int *pes, int npes, bool arrival, const char *what);
 void fsh_progress_set_probe(fsh_probe_fn fn, double interval);
 /* A word every poll of this process raises (live.c publishes it: peers that read it see

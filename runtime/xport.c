@@ -432,7 +432,7 @@ int fsh_xport_enable_failover(void)
     /* Every write with a record, so that each can be posted again. */
     fsh_progress_stop_counting_writes();
     size_t keep = (sizeof(struct fsh_xreq) + xp.lane_inject + 7) & ~(size_t)7;
-    return fsh_progress_set_way_hook(fsh_xport_fail_way, fail_way, keep);
+    return fsh_progress_set_way_hook(fail_way, keep);
 }
 
 /* Is rec's operation held back (chaos), not yet issued? Then release_one reroutes it. */
@@ -538,7 +538,7 @@ static int sweep(struct fsh_lane *lane)
     return err;
 }
 
-/* The way hooks (progress.h), the engine's (lane NULL) and the lanes': pe >= 0 names a way
+/* The way hook (progress.h), for the engine (lane NULL) and the lanes: pe >= 0 names a way
  * found dead, pe < 0 asks only for a sweep. */
 static int fail_way(struct fsh_lane *lane, int pe, unsigned way, const char *why)
 {
