@@ -111,7 +111,8 @@ run() {
     shift 3
     local f="$out/raw/${label}.csv" cmd
     if [ "$lib" = peer ] && [ "$peer_cc" = /usr/bin/oshcc ]; then
-        cmd=("${mpirun[@]}" --mca osc ^rdma -x SHMEM_SYMMETRIC_SIZE=256M -n "$np" "$@")
+        # OSHMEM 4.1 reads SMA_SYMMETRIC_SIZE (or SHMEM_SYMMETRIC_HEAP_SIZE), not SHMEM_SYMMETRIC_SIZE.
+        cmd=("${mpirun[@]}" --mca osc ^rdma -x SMA_SYMMETRIC_SIZE=256M -n "$np" "$@")
     elif [ "$lib" = peer ]; then
         cmd=("${mpirun[@]}" "${fsh_env[@]}" -x SHMEM_OFI_PROVIDER="$prov" -n "$np" "$@")
     else
