@@ -21,7 +21,7 @@
 #include "env.h"
 
 /* libfabric's handles, opaque here: this header is read above the transport too, where no
- * <rdma/...> is included (README.md's layers). */
+ * <rdma/...> is included (docs/architecture.md's layers). */
 struct fi_info;
 struct fid_domain;
 struct fid_ep;

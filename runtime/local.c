@@ -409,7 +409,7 @@ static WHOLE_SEGMENT int copy_pages(int fd, const uint8_t *from, size_t len, siz
  * window's code only reads them, and its only library call, syscall, is resolved before), and
  * a fault of its own there is a bug that crashes rather than waits. The kernel's own stores do
  * not fault: a read(2) by another thread into a global buffer fails with EFAULT in the window
- * (README, "Threads and fork").
+ * (docs/intranode.md, "Threads started before shmem_init").
  *
  * The handler stays installed for the life of the process: a thread that faulted in the window
  * may be delivered its signal only after the window (it was preempted between the fault and

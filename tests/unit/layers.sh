@@ -1,21 +1,22 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# layers.sh: the layering rule holds. The layers are written once, in README.md's fenced block
-# ```layers (`layer N: module ...`, a higher N is a higher layer; a module is every file of
-# runtime/ and collectives/ with that name before its extension: x.c, x.h, x.def). Every
-# `#include "..."` in those files must name a file of the same layer or a lower one, or a public
-# header (include/) or config.h; every file must belong to a layer; and no file above the layer
-# of xport (the transport) may include <rdma/...> or name libfabric (fi_*(), FI_*, struct fid*,
-# enum fi_*, fi_addr_t) outside comments and strings. The include exceptions known today are in
-# tests/unit/layers.allow (`file -> header  # why, and what removes it`): each must still occur,
-# so the list only shrinks. Run by `make check` with top_srcdir set; exits 0 pass, 1 fail.
+# layers.sh: the layering rule holds. The layers are written once, in docs/architecture.md's
+# fenced block ```layers (`layer N: module ...`, a higher N is a higher layer; a module is
+# every file of runtime/ and collectives/ with that name before its extension: x.c, x.h, x.def).
+# Every `#include "..."` in those files must name a file of the same layer or a lower one, or
+# a public header (include/) or config.h; every file must belong to a layer; and no file above
+# the layer of xport (the transport) may include <rdma/...> or name libfabric (fi_*(), FI_*,
+# struct fid*, enum fi_*, fi_addr_t) outside comments and strings. The include exceptions known
+# today are in tests/unit/layers.allow (`file -> header  # why, and what removes it`): each
+# must still occur, so the list only shrinks. Run by `make check` with top_srcdir set; exits 0
+# pass, 1 fail.
 
 top_srcdir=${top_srcdir:-${0%/*}/../..}
 name=layers
-readme=$top_srcdir/README.md
+doc=$top_srcdir/docs/architecture.md
 allow=$top_srcdir/tests/unit/layers.allow
 
-for f in "$readme" "$allow"; do
+for f in "$doc" "$allow"; do
     if [ ! -f "$f" ]; then
         echo "$name: FAIL (no $f)"
         exit 1
@@ -24,7 +25,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/layers.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# module layer, one per line, from the README's block (comments after # dropped).
+# module layer, one per line, from the document's block (comments after # dropped).
 awk '/^```layers[ \t]*$/ { on = 1; next }
      on && /^```/ { exit }
      on {
@@ -33,9 +34,9 @@ awk '/^```layers[ \t]*$/ { on = 1; next }
          n = $2
          sub(/:$/, "", n)
          for (i = 3; i <= NF; i++) { print $i, n }
-     }' "$readme" >"$tmp/layers"
+     }' "$doc" >"$tmp/layers"
 if [ ! -s "$tmp/layers" ]; then
-    echo "$name: FAIL (README.md has no \`\`\`layers block of 'layer N: module ...' lines)"
+    echo "$name: FAIL (docs/architecture.md has no \`\`\`layers block of 'layer N: module ...' lines)"
     exit 1
 fi
 
@@ -63,7 +64,7 @@ awk -v layers="$tmp/layers" -v files="$tmp/files" -v public="$tmp/public" '
         while ((getline l < layers) > 0) {
             split(l, w, " ")
             if (w[1] in layer) {
-                print "README.md: module " w[1] " is in layers " layer[w[1]] " and " w[2] > "/dev/stderr"
+                print "docs/architecture.md: module " w[1] " is in layers " layer[w[1]] " and " w[2] > "/dev/stderr"
                 bad = 1
             }
             layer[w[1]] = w[2] + 0
@@ -74,13 +75,13 @@ awk -v layers="$tmp/layers" -v files="$tmp/files" -v public="$tmp/public" '
         for (i = 1; i <= nfiles; i++) { has[module(file[i])] = 1 }
         for (m in layer) {
             if (!(m in has)) {
-                print "README.md: module " m " (layer " layer[m] ") has no file" > "/dev/stderr"
+                print "docs/architecture.md: module " m " (layer " layer[m] ") has no file" > "/dev/stderr"
                 bad = 1
             }
         }
         for (i = 1; i <= nfiles; i++) {
             if (!(module(file[i]) in layer)) {
-                printf "%s -> (no layer)\t%s belongs to no layer of README.md\n", file[i], file[i]
+                printf "%s -> (no layer)\t%s belongs to no layer of docs/architecture.md\n", file[i], file[i]
             }
         }
     }
@@ -108,7 +109,7 @@ awk -v layers="$tmp/layers" -v files="$tmp/files" -v public="$tmp/public" '
     }
     END { print checked > "/dev/stderr"; exit bad }
 ' "$tmp/includes" >"$tmp/found" 2>"$tmp/checked" || {
-    echo "$name: FAIL (README.md's layers block names a module twice, or one without files)"
+    echo "$name: FAIL (docs/architecture.md's layers block names a module twice, or one without files)"
     sed -e '$d' -e 's/^/    /' "$tmp/checked"
     exit 1
 }
@@ -123,7 +124,7 @@ gone=$(grep -vxF -f "$tmp/keys" "$tmp/allowed" || true)
 if [ -n "$new$gone" ]; then
     [ -n "$new" ] && n=$(echo "$new" | wc -l) || n=0
     [ -n "$gone" ] && g=$(echo "$gone" | wc -l) || g=0
-    echo "$name: FAIL ($n violation(s) of README.md's layers, $g line(s) of tests/unit/layers.allow no longer occurring)"
+    echo "$name: FAIL ($n violation(s) of docs/architecture.md's layers, $g line(s) of tests/unit/layers.allow no longer occurring)"
     [ -z "$new" ] || echo "$new" | while read -r key; do
         awk -F '\t' -v k="$key" '$1 == k { print "    " $2 }' "$tmp/found"
     done

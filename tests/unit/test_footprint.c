@@ -50,8 +50,8 @@ static void clear_settings(void)
 static size_t table(const struct fsh_config *cfg, char *out, size_t len, size_t totals[][2])
 {
     size_t at = (size_t)snprintf(out, len,
-                                 "| PEs | liveness + locks | collectives | put-with-signal | "
-                                 "host total | device staging | total, device heap on |\n"
+                                 "| PEs | live + locks | collectives | signals | host total | "
+                                 "device staging | with device heap |\n"
                                  "|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t r = 0; r < NROWS; r++) {
         struct fsh_footprint host, dev;

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # check.sh: build and run fabshmem through its Spack recipe (tools/spack/spack_repo/fabshmem),
-# both ways README.md's "Spack" section gives: `spack dev-build` of a git checkout (fabshmem@main)
-# and `spack install` of the `make dist` tarball from a local mirror (fabshmem@<version>); then
-# examples/hello.c, built with each installed fabshmem-oshcc, on 2 PEs under mpirun.
+# both ways docs/packaging.md's "Spack" section gives: `spack dev-build` of a git checkout
+# (fabshmem@main) and `spack install` of the `make dist` tarball from a local mirror
+# (fabshmem@<version>); then examples/hello.c, built with each installed fabshmem-oshcc, on 2 PEs
+# under mpirun.
 #
 #   sh tools/spack/check.sh SPACK_DIR [STATE_DIR]
 #

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Spack recipe for fabshmem, kept in fabshmem's own tree (README.md, "Spack", says how to use it).
+# Spack recipe for fabshmem, kept in fabshmem's own tree (docs/packaging.md, "Spack", says how
+# to use it).
 # tools/spack/recipe.sh (under `make check`) checks it against configure.ac: options, dependencies
 # and their versions, the release version.
 import os
