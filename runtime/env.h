@@ -46,6 +46,14 @@ int fsh_env_parse_list(const char *var, const char *value, const char *const nam
 int fsh_env_parse_choice(const char *var, const char *value, const char *const names[], size_t n,
                          int *index);
 
+/* The rows whose value is a word of a fixed set (env.c's table, checked by fsh_env_load for
+ * every job): the words of row `name` in the order its module numbers them (n set, NULL for
+ * another row), the index of the one given (-1 for a row of another kind), and the bits of the
+ * set given (bit i: word i) for a comma-separated row. */
+const char *const *fsh_env_words(const char *name, size_t *n);
+int fsh_env_word_index(const char *name);
+unsigned fsh_env_word_set(const char *name);
+
 /* Nearest table name to `name` (edit distance), for "did you mean" hints. */
 const char *fsh_env_nearest(const char *name);
 
