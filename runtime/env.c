@@ -5,8 +5,8 @@
  * Owns the table of env.def, its parsing and its printing. Values are parsed once, at
  * shmem_init, into one struct that never changes afterwards, so no hot path calls getenv().
  * A malformed value is an error naming the variable and an accepted form, whether or not this
- * job uses the setting; an unknown FABSHMEM_* variable (a typo, most often) is a warning naming
- * the closest valid one.
+ * job uses the setting; an unknown FABSHMEM_* variable (a typo, most often), or a SHMEM_* one
+ * close to one of ours, is a warning naming the closest valid one.
  */
 #include "env.h"
 
@@ -469,11 +469,71 @@ const char *fsh_env_nearest(const char *name)
     return best;
 }
 
+/* Other OpenSHMEM implementations' names for what fabshmem reads under the spec's name: SGI's
+ * SMA_ names (still read by Open MPI's OSHMEM and Sandia OpenSHMEM) and OSHMEM's (and Cray's)
+ * heap size. Set alone, the user meant ours; set beside ours (a script for several
+ * libraries), they are another library's business. */
+static const char *const others[][2] = {
+    {"SMA_SYMMETRIC_SIZE", "SHMEM_SYMMETRIC_SIZE"},
+    {"SHMEM_SYMMETRIC_HEAP_SIZE", "SHMEM_SYMMETRIC_SIZE"},
+    {"SMA_DEBUG", "SHMEM_DEBUG"},
+    {"SMA_INFO", "SHMEM_INFO"},
+    {"SMA_VERSION", "SHMEM_VERSION"},
+};
+
+static bool is_row(const char *name)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        if (strcmp(rows[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *fsh_env_meant(const char *name, bool *other)
+{
+    *other = false;
+    if (is_row(name)) {
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        if (strcmp(others[i][0], name) == 0) {
+            *other = true;
+            return others[i][1];
+        }
+    }
+    if (strncmp(name, "FABSHMEM_", 9) == 0) {
+        return fsh_env_nearest(name); /* every FABSHMEM_ name is ours */
+    }
+    if (strncmp(name, "SHMEM_", 6) != 0) {
+        return NULL;
+    }
+    /* SHMEM_ names are shared with other implementations (Sandia's SHMEM_OFI_*, SHMEM_CC):
+     * only a near miss of one of ours is a typo, about one edit per four letters after the
+     * prefix (SHMEM_INFO: 1, SHMEM_SYMMETRIC_SIZE: 3). */
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (size_t i = 0; i < NROWS; i++) {
+        const char *row = rows[i].name;
+        if (strncmp(row, "SHMEM_", 6) != 0) {
+            continue;
+        }
+        size_t d = distance(name, row);
+        size_t tolerance = (strlen(row) - 6) / 4;
+        if (d <= (tolerance ? tolerance : 1) && d < best_d) {
+            best_d = d;
+            best = row;
+        }
+    }
+    return best;
+}
+
 void fsh_env_warn_unknown(void)
 {
-    static const char prefix[] = "FABSHMEM_";
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, prefix, sizeof(prefix) - 1) != 0) {
+        if (strncmp(*e, "FABSHMEM_", 9) != 0 && strncmp(*e, "SHMEM_", 6) != 0 &&
+            strncmp(*e, "SMA_", 4) != 0) {
             continue;
         }
         char name[128];
@@ -483,13 +543,14 @@ void fsh_env_warn_unknown(void)
         }
         memcpy(name, *e, n);
         name[n] = '\0';
-        bool known = false;
-        for (size_t i = 0; i < NROWS && !known; i++) {
-            known = strcmp(rows[i].name, name) == 0;
-        }
-        if (!known) {
+        bool other;
+        const char *meant = fsh_env_meant(name, &other);
+        if (meant && other && !fsh_env_is_set(meant)) {
+            FSH_WARN("%s is another OpenSHMEM implementation's variable, ignored; fabshmem reads "
+                     "%s", name, meant);
+        } else if (meant && !other) {
             FSH_WARN("unknown variable %s ignored; did you mean %s? (SHMEM_INFO=1 lists them all)",
-                     name, fsh_env_nearest(name));
+                     name, meant);
         }
     }
 }

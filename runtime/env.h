@@ -28,8 +28,15 @@ struct fsh_config {
 int fsh_env_load(void);
 /* The parsed configuration; valid after fsh_env_load() succeeded. */
 const struct fsh_config *fsh_env(void);
-/* Warn once about FABSHMEM_* variables that are not in the table, naming the nearest row. */
+/* Warn once about FABSHMEM_* variables that are not in the table, and SHMEM_* or SMA_* ones that
+ * look meant for a row (fsh_env_meant), naming that row. */
 void fsh_env_warn_unknown(void);
+/* The row a variable of the environment that no row has was most likely meant for: any
+ * FABSHMEM_* name's nearest row, a SHMEM_* name's only when it is a near miss (other
+ * implementations have SHMEM_* variables of their own), and for another OpenSHMEM
+ * implementation's name of a spec variable (SMA_SYMMETRIC_SIZE, SHMEM_SYMMETRIC_HEAP_SIZE)
+ * ours, with *other set. NULL: none (a row itself, or someone else's variable). */
+const char *fsh_env_meant(const char *name, bool *other);
 /* True when the variable was given in the environment (not defaulted). */
 bool fsh_env_is_set(const char *name);
 /* Print every row: name, value, whether it was set, and its help text. */

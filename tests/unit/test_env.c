@@ -197,6 +197,33 @@ int main(void)
     unsetenv("FABSHMEM_MR_MODE");
     unsetenv("FABSHMEM_DEVICE_PATH");
 
+    /* Which unknown variables are warned about, and as what: every FABSHMEM_ one, a SHMEM_
+     * near miss of ours, another implementation's name of a spec variable; not the SHMEM_
+     * variables of other implementations, nor ours. */
+    static const char *const meant[][2] = {
+        {"SHMEM_SYMMETRIC_SIZ", "SHMEM_SYMMETRIC_SIZE"},
+        {"SHMEM_SYMETRIC_SIZE", "SHMEM_SYMMETRIC_SIZE"},
+        {"SHMEM_INF", "SHMEM_INFO"},                     {"SHMEM_DEBG", "SHMEM_DEBUG"},
+        {"SHMEM_VERSON", "SHMEM_VERSION"},               {"FABSHMEM_TIMOUT", "FABSHMEM_TIMEOUT"},
+        {"SHMEM_OFI_PROVIDER", NULL},                    {"SHMEM_BOUNCE_SIZE", NULL},
+        {"SHMEM_CC", NULL},                              {"SHMEM_OFI_DOMAIN", NULL},
+        {"SHMEM_SYMMETRIC_SIZE", NULL},                  {"SHMEM_INFO", NULL},
+        {"SMA_FOO", NULL},                               {"OMPI_COMM_WORLD_SIZE", NULL},
+    };
+    for (size_t i = 0; i < sizeof(meant) / sizeof(meant[0]); i++) {
+        bool other = true;
+        const char *m = fsh_env_meant(meant[i][0], &other);
+        char what[160];
+        snprintf(what, sizeof(what), "meant(%s) == %s", meant[i][0],
+                 meant[i][1] ? meant[i][1] : "none");
+        check(!other && (meant[i][1] ? m && strcmp(m, meant[i][1]) == 0 : m == NULL), what);
+    }
+    bool other = false;
+    const char *m = fsh_env_meant("SMA_SYMMETRIC_SIZE", &other);
+    check(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0, "SMA_SYMMETRIC_SIZE is another's");
+    m = fsh_env_meant("SHMEM_SYMMETRIC_HEAP_SIZE", &other);
+    check(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0, "OSHMEM's heap size is another's");
+
     if (failed) {
         printf("test_env: FAIL (%d checks failed)\n", failed);
         return 1;
