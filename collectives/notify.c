@@ -559,9 +559,12 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
         return 0;
     }
     int from = fsh_team_world_pe(t, i);
-    char msg[160];
-    snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
-             __atomic_load_n(w.arrived, __ATOMIC_RELAXED), w.expected);
+    char msg[256];
+    /* The counts run from the team's making, over all its collectives: say so. */
+    snprintf(msg, sizeof(msg),
+             "%s: waiting for PE %d (%u of the %u writes this team's collectives expect from it "
+             "so far have arrived)", what, from, __atomic_load_n(w.arrived, __ATOMIC_RELAXED),
+             w.expected);
     /* A collective's arrival comes only from the sender itself: a sender gone into finalize
      * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
     if (t->nr == &nt.final) {

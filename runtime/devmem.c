@@ -658,18 +658,13 @@ static const char *unavailable(int p, const struct fsh_dev_prov *f, bool exporta
 
 int fsh_dev_parse_path(const char *word, int *want)
 {
-    if (strcmp(word, "auto") == 0) {
-        *want = -1;
-        return 0;
-    }
-    for (int p = 0; p < (int)(sizeof(path_names) / sizeof(path_names[0])); p++) {
-        if (strcmp(word, path_names[p]) == 0) {
-            *want = p;
-            return 0;
-        }
-    }
-    return fsh_err(-EINVAL, "use FABSHMEM_DEVICE_PATH=auto, dmabuf, cuda or staging",
-                   "FABSHMEM_DEVICE_PATH='%s' is not a registration path", word);
+    /* Its words (env.c): auto, then the order of enum path. */
+    size_t n;
+    const char *const *names = fsh_env_words("FABSHMEM_DEVICE_PATH", &n);
+    int i;
+    int rc = fsh_env_parse_choice("FABSHMEM_DEVICE_PATH", word, names, n, &i);
+    *want = rc == 0 ? i - 1 : -1;
+    return rc;
 }
 
 /* Append "path: reason" to why, the list of paths passed over (n bytes long so far). */
@@ -762,7 +757,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
         return 0;
     }
     size_t max = fsh_rma_max_write();
-    dv.chunk = cfg->FABSHMEM_DEVICE_CHUNK ? cfg->FABSHMEM_DEVICE_CHUNK : 1;
+    dv.chunk = cfg->FABSHMEM_DEVICE_CHUNK; /* at least 1 (env.c) */
     if (max > HDR && dv.chunk > max - HDR) {
         dv.chunk = max - HDR; /* one request is one fabric write */
     }
@@ -811,12 +806,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
     rc = fsh_dev_parse_path(cfg->FABSHMEM_DEVICE_PATH, &want);
     int fd = -1;
     bool exportable = fsh_cuda_dmabuf_fd(dv.base, size, &fd) == 0;
-    bool system = strcmp(cfg->FABSHMEM_DEVICE_IFACE, "system") == 0;
-    if (rc == 0 && !system && strcmp(cfg->FABSHMEM_DEVICE_IFACE, "cuda") != 0) {
-        rc = fsh_err(-EINVAL, "leave FABSHMEM_DEVICE_IFACE unset (cuda); system is for tests",
-                     "FABSHMEM_DEVICE_IFACE='%s' is neither cuda nor system",
-                     cfg->FABSHMEM_DEVICE_IFACE);
-    }
+    bool system = fsh_env_word_index("FABSHMEM_DEVICE_IFACE") == 1; /* cuda, system: env.c */
     if (rc == 0) {
         rc = choose_path(want, exportable, fd, system, dv.why, sizeof(dv.why));
     }

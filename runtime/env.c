@@ -4,8 +4,9 @@
  *
  * Owns the table of env.def, its parsing and its printing. Values are parsed once, at
  * shmem_init, into one struct that never changes afterwards, so no hot path calls getenv().
- * A malformed value is an error naming the variable and an accepted form; an unknown FABSHMEM_*
- * variable (a typo, most often) is a warning naming the closest valid one.
+ * A malformed value is an error naming the variable and an accepted form, whether or not this
+ * job uses the setting; an unknown FABSHMEM_* variable (a typo, most often), or a SHMEM_* one
+ * close to one of ours, is a warning naming the closest valid one.
  */
 #include "env.h"
 
@@ -219,10 +220,161 @@ static const struct limit {
      * long above 2^32 must not wrap into range on its way to an unsigned. */
     {"FABSHMEM_SIGNAL_SLOTS", 1, 64, "use a power of two in 1..64", false},
     {"FABSHMEM_MAX_TEAMS", 2, 62, "set FABSHMEM_MAX_TEAMS to 2..62", false},
+    /* Inboxes granted to sources (lease.c: FSH_LEASE_MAX_CHUNKS); checked here for every job,
+     * where amo.c, signal.c and devmem.c check them only when they are used. */
+    {"FABSHMEM_AMO_PEERS", 1, 254, "use 1 to 254", false},
+    {"FABSHMEM_SIGNAL_PEERS", 1, 254, "use 1 to 254", false},
+    {"FABSHMEM_DEVICE_PEERS", 1, 254, "use 1 to 254", false},
+    /* Bytes a staging request moves: 0 would move nothing. */
+    {"FABSHMEM_DEVICE_CHUNK", 1, 1 << 30, "use bytes from 1 to 1G, e.g. 64K (the default)", false},
+    /* fabric.h's FSH_MAX_RAILS; a negative count was taken for 0 (every NIC). */
+    {"FABSHMEM_RAILS", 0, 4, "use 0 (every NIC of the list, at most 4) or 1 to 4", false},
     /* Pieces below 8 bytes: libfabric 1.17's shm provider loses some of a put split that
      * finely (rma_putget_mem, rma_nbi_quiet and barrier_all fail at 1..7, pass at 8 and up). */
     {"FABSHMEM_MAX_MSG_SIZE", 8, 1e12, "use 0 (the provider's limit) or at least 8 bytes", true},
 };
+
+/* The rows whose value is a word of a fixed set: one of them (ONE) or a comma-separated set of
+ * them (SET). Checked at load for every job, whether or not it uses the setting (a job on one
+ * node opens no provider, one without a GPU no device heap), so a mistyped word ends
+ * shmem_init everywhere, not only where it matters. The words are written here only: a module
+ * reads the index of the word (fsh_env_word_index) or the set as bits (fsh_env_word_set), in
+ * this order, which is the order of its own numbering (named beside each row). FABSHMEM_LOG
+ * (any case) and FABSHMEM_INTRANODE (empty: auto) keep their own parsers (log.c, local.c),
+ * which run at every init. */
+enum words_kind { ONE, SET };
+static struct words {
+    const char *name;
+    enum words_kind kind;
+    const char *const *w;
+    size_t n;
+    unsigned value; /* the index (ONE) or the bits (SET) of the value parsed */
+} words[] = {
+#define WORDS(name, kind, ...)                                                                     \
+    {#name, kind, (const char *const[]){__VA_ARGS__},                                              \
+     sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), 0}
+    /* fabric.c: the profile's index is efa_direct; COMPLETION_*; the bits of mr_values. */
+    WORDS(FABSHMEM_PROVIDER_PROFILE, ONE, "native", "efa-direct"),
+    WORDS(FABSHMEM_REMOTE_COMPLETION, ONE, "auto", "delivery", "count"),
+    WORDS(FABSHMEM_MR_MODE, SET, "local", "virt_addr", "allocated", "prov_key", "raw", "hmem"),
+    /* devmem.c: the index less one is its enum path (auto: -1); 1 is the system iface. */
+    WORDS(FABSHMEM_DEVICE_PATH, ONE, "auto", "staging", "cuda", "dmabuf"),
+    WORDS(FABSHMEM_DEVICE_IFACE, ONE, "cuda", "system"),
+    /* topology.c: enum fsh_topo_policy; 1 leaves the CPU affinity alone. */
+    WORDS(FABSHMEM_NIC_POLICY, ONE, "nearest", "roundrobin", "all"),
+    WORDS(FABSHMEM_BIND, ONE, "auto", "none"),
+    /* init.c: yield, the progress thread, whether to open a provider, the chaos modes. */
+    WORDS(FABSHMEM_YIELD, ONE, "auto", "always", "never"),
+    WORDS(FABSHMEM_PROGRESS_THREAD, ONE, "auto", "on", "off", "1", "0"),
+    WORDS(FABSHMEM_FABRIC, ONE, "auto", "always"),
+    WORDS(FABSHMEM_CHAOS, SET, "reorder", "delay"),
+#undef WORDS
+};
+#define NWORDS (sizeof(words) / sizeof(words[0]))
+
+static struct words *words_of(const char *name)
+{
+    for (size_t i = 0; i < NWORDS; i++) {
+        if (strcmp(words[i].name, name) == 0) {
+            return &words[i];
+        }
+    }
+    return NULL;
+}
+
+static int check_words(const struct row *r)
+{
+    struct words *w = words_of(r->name);
+    if (!w) {
+        return 0;
+    }
+    const char *v = *(const char *const *)r->field;
+    if (w->kind == SET) {
+        return fsh_env_parse_list(r->name, v, w->w, w->n, &w->value);
+    }
+    int i;
+    int rc = fsh_env_parse_choice(r->name, v, w->w, w->n, &i);
+    w->value = rc == 0 ? (unsigned)i : 0;
+    return rc;
+}
+
+const char *const *fsh_env_words(const char *name, size_t *n)
+{
+    const struct words *w = words_of(name);
+    if (n) {
+        *n = w ? w->n : 0;
+    }
+    return w ? w->w : NULL;
+}
+
+int fsh_env_word_index(const char *name)
+{
+    const struct words *w = words_of(name);
+    return w && w->kind == ONE ? (int)w->value : -1;
+}
+
+unsigned fsh_env_word_set(const char *name)
+{
+    const struct words *w = words_of(name);
+    return w && w->kind == SET ? w->value : 0;
+}
+
+/* FABSHMEM_PROVIDER: the name of one provider as libfabric spells it: a core provider, and
+ * optionally its utility provider after ';' (tcp;ofi_rxm), each of letters, digits, '_' and
+ * '-'. Whether libfabric has it is known only when a provider is opened (a one-node job opens
+ * none); a list, a negation or a space (FI_PROVIDER's syntax, a quoting slip) is refused here. */
+static int check_provider(const char *name, const char *v)
+{
+    bool ok = true;
+    size_t part = 0;
+    for (const char *c = v; *c && ok; c++) {
+        if (*c == ';') {
+            ok = part > 0;
+            part = 0;
+        } else {
+            ok = isalnum((unsigned char)*c) || *c == '_' || *c == '-';
+            part++;
+        }
+    }
+    if (!ok || part == 0) {
+        return fsh_err(-EINVAL, "name one provider as 'fi_info -t FI_EP_RDM' lists it, e.g. efa, "
+                       "shm or tcp;ofi_rxm (FI_PROVIDER takes lists), or unset it",
+                       "%s='%s' is not a provider name", name, v);
+    }
+    return 0;
+}
+
+/* FABSHMEM_GPU: "" (auto), or visible GPU indexes separated by commas (or spaces). Whether the
+ * node has that many GPUs is topology.c's to check (a node without any never looks). */
+static int check_gpu(const char *name, const char *v)
+{
+    if (v[strspn(v, "0123456789, ")] != '\0') {
+        return fsh_err(-EINVAL, "use visible GPU indexes: one for every PE or one per local rank, "
+                       "e.g. 0,0,1,1; or unset it",
+                       "%s='%s' is not a list of GPU indexes", name, v);
+    }
+    return 0;
+}
+
+/* The string rows with a syntax of their own (not a set of words). */
+static const struct syntax {
+    const char *name;
+    int (*check)(const char *name, const char *value);
+} syntaxes[] = {
+    {"FABSHMEM_PROVIDER", check_provider},
+    {"FABSHMEM_GPU", check_gpu},
+};
+
+static int check_syntax(const struct row *r)
+{
+    const char *v = *(const char *const *)r->field;
+    for (size_t i = 0; i < sizeof(syntaxes) / sizeof(syntaxes[0]); i++) {
+        if (strcmp(syntaxes[i].name, r->name) == 0 && v[0]) { /* empty: unset */
+            return syntaxes[i].check(r->name, v);
+        }
+    }
+    return 0;
+}
 
 static int check_limit(const struct row *r)
 {
@@ -249,6 +401,12 @@ int fsh_env_load(void)
         const char *v = getenv(rows[i].name);
         rows[i].set = (v != NULL);
         int rc = parse_row(&rows[i], v ? v : rows[i].def);
+        if (rc == 0 && rows[i].type == T_STR) {
+            rc = check_words(&rows[i]);
+        }
+        if (rc == 0 && rows[i].type == T_STR) {
+            rc = check_syntax(&rows[i]);
+        }
         if (rc == 0 && rows[i].type != T_BOOL && rows[i].type != T_STR) {
             rc = check_limit(&rows[i]);
         }
@@ -311,11 +469,71 @@ const char *fsh_env_nearest(const char *name)
     return best;
 }
 
+/* Other OpenSHMEM implementations' names for what fabshmem reads under the spec's name: SGI's
+ * SMA_ names (still read by Open MPI's OSHMEM and Sandia OpenSHMEM) and OSHMEM's (and Cray's)
+ * heap size. Set alone, the user meant ours; set beside ours (a script for several
+ * libraries), they are another library's business. */
+static const char *const others[][2] = {
+    {"SMA_SYMMETRIC_SIZE", "SHMEM_SYMMETRIC_SIZE"},
+    {"SHMEM_SYMMETRIC_HEAP_SIZE", "SHMEM_SYMMETRIC_SIZE"},
+    {"SMA_DEBUG", "SHMEM_DEBUG"},
+    {"SMA_INFO", "SHMEM_INFO"},
+    {"SMA_VERSION", "SHMEM_VERSION"},
+};
+
+static bool is_row(const char *name)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        if (strcmp(rows[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *fsh_env_meant(const char *name, bool *other)
+{
+    *other = false;
+    if (is_row(name)) {
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        if (strcmp(others[i][0], name) == 0) {
+            *other = true;
+            return others[i][1];
+        }
+    }
+    if (strncmp(name, "FABSHMEM_", 9) == 0) {
+        return fsh_env_nearest(name); /* every FABSHMEM_ name is ours */
+    }
+    if (strncmp(name, "SHMEM_", 6) != 0) {
+        return NULL;
+    }
+    /* SHMEM_ names are shared with other implementations (Sandia's SHMEM_OFI_*, SHMEM_CC):
+     * only a near miss of one of ours is a typo, about one edit per four letters after the
+     * prefix (SHMEM_INFO: 1, SHMEM_SYMMETRIC_SIZE: 3). */
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (size_t i = 0; i < NROWS; i++) {
+        const char *row = rows[i].name;
+        if (strncmp(row, "SHMEM_", 6) != 0) {
+            continue;
+        }
+        size_t d = distance(name, row);
+        size_t tolerance = (strlen(row) - 6) / 4;
+        if (d <= (tolerance ? tolerance : 1) && d < best_d) {
+            best_d = d;
+            best = row;
+        }
+    }
+    return best;
+}
+
 void fsh_env_warn_unknown(void)
 {
-    static const char prefix[] = "FABSHMEM_";
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, prefix, sizeof(prefix) - 1) != 0) {
+        if (strncmp(*e, "FABSHMEM_", 9) != 0 && strncmp(*e, "SHMEM_", 6) != 0 &&
+            strncmp(*e, "SMA_", 4) != 0) {
             continue;
         }
         char name[128];
@@ -325,13 +543,14 @@ void fsh_env_warn_unknown(void)
         }
         memcpy(name, *e, n);
         name[n] = '\0';
-        bool known = false;
-        for (size_t i = 0; i < NROWS && !known; i++) {
-            known = strcmp(rows[i].name, name) == 0;
-        }
-        if (!known) {
+        bool other;
+        const char *meant = fsh_env_meant(name, &other);
+        if (meant && other && !fsh_env_is_set(meant)) {
+            FSH_WARN("%s is another OpenSHMEM implementation's variable, ignored; fabshmem reads "
+                     "%s", name, meant);
+        } else if (meant && !other) {
             FSH_WARN("unknown variable %s ignored; did you mean %s? (SHMEM_INFO=1 lists them all)",
-                     name, fsh_env_nearest(name));
+                     name, meant);
         }
     }
 }

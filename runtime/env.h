@@ -28,8 +28,15 @@ struct fsh_config {
 int fsh_env_load(void);
 /* The parsed configuration; valid after fsh_env_load() succeeded. */
 const struct fsh_config *fsh_env(void);
-/* Warn once about FABSHMEM_* variables that are not in the table, naming the nearest row. */
+/* Warn once about FABSHMEM_* variables that are not in the table, and SHMEM_* or SMA_* ones that
+ * look meant for a row (fsh_env_meant), naming that row. */
 void fsh_env_warn_unknown(void);
+/* The row a variable of the environment that no row has was most likely meant for: any
+ * FABSHMEM_* name's nearest row, a SHMEM_* name's only when it is a near miss (other
+ * implementations have SHMEM_* variables of their own), and for another OpenSHMEM
+ * implementation's name of a spec variable (SMA_SYMMETRIC_SIZE, SHMEM_SYMMETRIC_HEAP_SIZE)
+ * ours, with *other set. NULL: none (a row itself, or someone else's variable). */
+const char *fsh_env_meant(const char *name, bool *other);
 /* True when the variable was given in the environment (not defaulted). */
 bool fsh_env_is_set(const char *name);
 /* Print every row: name, value, whether it was set, and its help text. */
@@ -45,6 +52,14 @@ int fsh_env_parse_list(const char *var, const char *value, const char *const nam
                        unsigned *mask);
 int fsh_env_parse_choice(const char *var, const char *value, const char *const names[], size_t n,
                          int *index);
+
+/* The rows whose value is a word of a fixed set (env.c's table, checked by fsh_env_load for
+ * every job): the words of row `name` in the order its module numbers them (n set, NULL for
+ * another row), the index of the one given (-1 for a row of another kind), and the bits of the
+ * set given (bit i: word i) for a comma-separated row. */
+const char *const *fsh_env_words(const char *name, size_t *n);
+int fsh_env_word_index(const char *name);
+unsigned fsh_env_word_set(const char *name);
 
 /* Nearest table name to `name` (edit distance), for "did you mean" hints. */
 const char *fsh_env_nearest(const char *name);

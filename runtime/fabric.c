@@ -120,28 +120,29 @@ const char *const *fsh_fabric_default_order(size_t *n)
     return default_order;
 }
 
-/* The registration modes FABSHMEM_MR_MODE may name, and their bits. */
-static const char *const mr_names[] = {"local", "virt_addr", "allocated", "prov_key", "raw", "hmem"};
+/* The bits of the registration modes FABSHMEM_MR_MODE may name, in the order of its words
+ * (env.c, which checks the value at every init). */
 static const uint64_t mr_values[] = {FI_MR_LOCAL,    FI_MR_VIRT_ADDR, FI_MR_ALLOCATED,
                                      FI_MR_PROV_KEY, FI_MR_RAW,       FI_MR_HMEM};
-#define NMR (sizeof(mr_names) / sizeof(mr_names[0]))
+#define NMR (sizeof(mr_values) / sizeof(mr_values[0]))
 
-static int parse_mr_mode(const char *s, uint64_t *out)
+static uint64_t mr_mode_offered(void)
 {
-    unsigned mask;
-    int rc = fsh_env_parse_list("FABSHMEM_MR_MODE", s, mr_names, NMR, &mask);
-    *out = 0;
+    unsigned mask = fsh_env_word_set("FABSHMEM_MR_MODE");
+    uint64_t out = 0;
     for (size_t i = 0; i < NMR; i++) {
-        *out |= (mask & (1u << i)) ? mr_values[i] : 0;
+        out |= (mask & (1u << i)) ? mr_values[i] : 0;
     }
-    return rc;
+    return out;
 }
 
 static void mr_mode_str(uint64_t mode, char *buf, size_t len)
 {
+    size_t nnames;
+    const char *const *mr_names = fsh_env_words("FABSHMEM_MR_MODE", &nnames);
     buf[0] = '\0';
     size_t n = 0;
-    for (size_t i = 0; i < NMR; i++) {
+    for (size_t i = 0; i < NMR && i < nnames; i++) {
         if (mode & mr_values[i]) {
             n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
                                   mr_names[i]);
@@ -363,8 +364,7 @@ static bool is_efa_direct(const struct fi_info *fi)
 
 /* How quiet learns that puts landed (FABSHMEM_REMOTE_COMPLETION), decided here with the
  * provider it depends on. */
-enum { COMPLETION_AUTO, COMPLETION_DELIVERY, COMPLETION_COUNT };
-static const char *const completions[] = {"auto", "delivery", "count"};
+enum { COMPLETION_AUTO, COMPLETION_DELIVERY, COMPLETION_COUNT }; /* its words' order (env.c) */
 
 /* Does efa-direct offer what this job needs? Not when the user asked quiet to trust the
  * provider's delivery-complete, which it lacks; a GPU job's device heap must be registrable
@@ -507,7 +507,11 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer)
     }
 }
 
-static const char *const profiles[] = {"native", "efa-direct"};
+/* FABSHMEM_PROVIDER_PROFILE's words (env.c): native, efa-direct. */
+static const char *profile_name(void)
+{
+    return fsh_env_words("FABSHMEM_PROVIDER_PROFILE", NULL)[fab.efa_direct];
+}
 
 /* The CQ, and where the provider has them (and want) a write counter with the CQ bound for
  * selective completion: an injected put then needs no completion entry and no operation record,
@@ -749,26 +753,13 @@ static int open_rails(const struct fsh_config *cfg, const struct fsh_boot_info *
 int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *boot,
                     const struct fsh_fabric_nic *nic)
 {
-    uint64_t mr_offer;
-    int rc = parse_mr_mode(cfg->FABSHMEM_MR_MODE, &mr_offer);
-    if (rc != 0) {
-        return rc;
-    }
-    int profile;
-    rc = fsh_env_parse_choice("FABSHMEM_PROVIDER_PROFILE", cfg->FABSHMEM_PROVIDER_PROFILE,
-                              profiles, 2, &profile);
-    if (rc != 0) {
-        return rc;
-    }
-    fab.efa_direct = profile == 1;
-    rc = fsh_env_parse_choice("FABSHMEM_REMOTE_COMPLETION", cfg->FABSHMEM_REMOTE_COMPLETION,
-                              completions, 3, &fab.completion);
-    if (rc != 0) {
-        return rc;
-    }
+    /* The words were checked at load (env.c), for every job. */
+    uint64_t mr_offer = mr_mode_offered();
+    fab.efa_direct = fsh_env_word_index("FABSHMEM_PROVIDER_PROFILE") == 1;
+    fab.completion = fsh_env_word_index("FABSHMEM_REMOTE_COMPLETION");
     fab.want_hmem = cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0 &&
                     strcmp(cfg->FABSHMEM_DEVICE_PATH, "staging") != 0;
-    rc = choose(cfg, boot, nic, mr_offer);
+    int rc = choose(cfg, boot, nic, mr_offer);
     if (rc != 0) {
         return rc;
     }
@@ -800,7 +791,7 @@ int fsh_fabric_open(const struct fsh_config *cfg, const struct fsh_boot_info *bo
     char mm[96];
     mr_mode_str(a->mr_mode, mm, sizeof(mm));
     FSH_INFO("provider %s (profile %s) domain %s%s%s mr_mode %s inject %zu max_msg %zu "
-             "cq_data %zu tx_depth %zu rails %d", a->prov, profiles[fab.efa_direct], a->domain,
+             "cq_data %zu tx_depth %zu rails %d", a->prov, profile_name(), a->domain,
              a->nic_hint[0] ? " (nic hint) " : "", a->nic_hint, mm, a->inject_size,
              a->max_msg_size, a->cq_data_size, a->tx_depth, fab.nrails);
     return 0;
@@ -1161,7 +1152,7 @@ void fsh_fabric_describe(char *buf, size_t len)
              "data %zu bytes, tx depth %zu, atomics %s, delivery-complete %s, %s progress, "
              "write counter %s",
              fab.attr.prov, fab.info->fabric_attr->name ? fab.info->fabric_attr->name : "-",
-             profiles[fab.efa_direct], fab.attr.domain, fab.nrails, rails,
+             profile_name(), fab.attr.domain, fab.nrails, rails,
              fab.attr.addrlen, mm,
              fab.attr.mr_local && !(fab.attr.mr_mode & FI_MR_LOCAL) ? " (+local forced)" : "",
              fab.attr.mr_virt_addr ? "" : " (offset addressing)", fab.attr.inject_size,

@@ -309,24 +309,17 @@ static void footprint_check(const struct fsh_config *cfg)
     }
 }
 
-static bool want_yield(const char *fn, const struct fsh_config *cfg)
+/* FABSHMEM_YIELD: auto, always, never (env.c checked the word at load). */
+static bool want_yield(void)
 {
-    static const char *const choices[] = {"auto", "always", "never"};
-    int i;
-    if (fsh_env_parse_choice("FABSHMEM_YIELD", cfg->FABSHMEM_YIELD, choices, 3, &i) != 0) {
-        fsh_init_fatal_err(fn, -EINVAL);
-    }
+    int i = fsh_env_word_index("FABSHMEM_YIELD");
     return i == 0 ? fsh_rt.oversubscribed : i == 1;
 }
 
-/* FABSHMEM_CHAOS: a comma-separated subset of reorder, delay. */
-static void parse_chaos(const char *fn, const char *spec, bool *reorder, bool *delay)
+/* FABSHMEM_CHAOS: a comma-separated subset of reorder, delay (checked at load). */
+static void parse_chaos(bool *reorder, bool *delay)
 {
-    static const char *const modes[] = {"reorder", "delay"};
-    unsigned mask;
-    if (fsh_env_parse_list("FABSHMEM_CHAOS", spec, modes, 2, &mask) != 0) {
-        fsh_init_fatal_err(fn, -EINVAL);
-    }
+    unsigned mask = fsh_env_word_set("FABSHMEM_CHAOS");
     *reorder = mask & 1u;
     *delay = mask & 2u;
 }
@@ -338,14 +331,9 @@ static bool fabric_idle(void)
     return fsh_local.cpu_atomics && !fsh_dev_on;
 }
 
-static bool want_progress_thread(const char *fn, const struct fsh_config *cfg)
+static bool want_progress_thread(void)
 {
-    static const char *const choices[] = {"auto", "on", "off", "1", "0"};
-    int i;
-    if (fsh_env_parse_choice("FABSHMEM_PROGRESS_THREAD", cfg->FABSHMEM_PROGRESS_THREAD, choices,
-                             5, &i) != 0) {
-        fsh_init_fatal_err(fn, -EINVAL);
-    }
+    int i = fsh_env_word_index("FABSHMEM_PROGRESS_THREAD"); /* auto, on, off, 1, 0 */
     /* auto: when the provider needs target-side progress, or AMOs are applied by the target's
      * engine (no provider atomics), and some PE may reach this one through the fabric: a PE
      * computing without calling the library must not hold up its peers' operations. */
@@ -386,13 +374,11 @@ static int intranode_setup(const struct fsh_config *cfg, const struct fsh_boot_i
  * alike; the exchange checks that all decided the same. */
 static int fabric_wanted(const struct fsh_config *cfg, enum fsh_intranode mode, bool *want)
 {
-    static const char *const choices[] = {"auto", "always"};
-    int always;
-    int rc = fsh_env_parse_choice("FABSHMEM_FABRIC", cfg->FABSHMEM_FABRIC, choices, 2, &always);
+    int always = fsh_env_word_index("FABSHMEM_FABRIC"); /* auto, always */
     *want = always || mode != FSH_INTRANODE_AUTO || fsh_rt.num_nodes > 1 ||
             cfg->FABSHMEM_DEVICE_HEAP_SIZE > 0 || /* the device heap is reached by staging */
             (fsh_rt.npes > 1 && !fsh_local_shares_data());
-    return rc;
+    return 0;
 }
 
 /* The topology, read once per node: the node's leader reads this machine and publishes it as
@@ -631,7 +617,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     phase("pmix");
     double timeout = cfg->FABSHMEM_TIMEOUT;
     bool chaos_reorder, chaos_delay;
-    parse_chaos(fn, cfg->FABSHMEM_CHAOS, &chaos_reorder, &chaos_delay);
+    parse_chaos(&chaos_reorder, &chaos_delay);
     uint64_t seed = (uint64_t)cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
     rc = topology_setup(cfg, &boot, timeout);
     if (rc != 0) {
@@ -664,7 +650,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         struct fsh_progress_config pc = {
             .depth = fsh_fabric_attr()->tx_depth,
-            .yield = want_yield(fn, cfg),
+            .yield = want_yield(),
             .timeout = timeout,
             .user_timeout = cfg->FABSHMEM_WAIT_TIMEOUT,
             .chaos_delay = chaos_delay,
@@ -770,7 +756,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (fsh_rt.thread_level == SHMEM_THREAD_MULTIPLE) {
         fsh_progress_stop_counting_writes();
     }
-    if (rc == 0 && want_progress_thread(fn, cfg)) {
+    if (rc == 0 && want_progress_thread()) {
         rc = fsh_progress_thread_start(cfg->FABSHMEM_PROGRESS_INTERVAL);
     }
     phase("threads");

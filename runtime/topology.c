@@ -759,21 +759,13 @@ static void bind_self(bool none, int local_size)
 int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size,
                   const void *shared, size_t shared_len)
 {
-    static const char *const policies[] = {"nearest", "roundrobin", "all"};
-    static const char *const binds[] = {"auto", "none"};
-    int policy, bind;
-    int rc = fsh_env_parse_choice("FABSHMEM_NIC_POLICY", cfg->FABSHMEM_NIC_POLICY, policies, 3,
-                                  &policy);
-    if (rc == 0) {
-        rc = fsh_env_parse_choice("FABSHMEM_BIND", cfg->FABSHMEM_BIND, binds, 2, &bind);
-    }
-    if (rc != 0) {
-        return rc;
-    }
+    /* Their words, checked at load (env.c): enum fsh_topo_policy's order; auto, none. */
+    int policy = fsh_env_word_index("FABSHMEM_NIC_POLICY");
+    int bind = fsh_env_word_index("FABSHMEM_BIND");
     const char *var = cfg->FABSHMEM_TOPOLOGY_XML[0] ? "FABSHMEM_TOPOLOGY_XML" : "HWLOC_XMLFILE";
     const char *xml = cfg->FABSHMEM_TOPOLOGY_XML[0] ? cfg->FABSHMEM_TOPOLOGY_XML
                                                     : cfg->HWLOC_XMLFILE;
-    rc = load(xml, var, shared_len ? shared : NULL, shared_len, &tp.m);
+    int rc = load(xml, var, shared_len ? shared : NULL, shared_len, &tp.m);
     if (rc != 0 && !xml[0] && shared_len) {
         /* The leader's copy did not load here: read this machine after all. */
         FSH_DEBUG("the node leader's topology: %s; reading this machine", fsh_err_last()->msg);

@@ -517,13 +517,7 @@ int main(int argc, char **argv)
                 fsh_err_last()->fix);
         return 2;
     }
-    static const char *const policies[] = {"nearest", "roundrobin", "all"};
-    int policy;
-    if (fsh_env_parse_choice("FABSHMEM_NIC_POLICY", cfg->FABSHMEM_NIC_POLICY, policies, 3,
-                             &policy) != 0) {
-        fprintf(stderr, "fabshmem-info: %s\n", fsh_err_last()->msg);
-        return 2;
-    }
+    int policy = fsh_env_word_index("FABSHMEM_NIC_POLICY"); /* checked by fsh_env_load */
     const char *visible = fsh_env_is_set("CUDA_VISIBLE_DEVICES") ? cfg->CUDA_VISIBLE_DEVICES
                                                                  : NULL;
     if (local_size == 0) {

@@ -62,8 +62,10 @@ int main(int argc, char **argv)
            "fabshmem reads these variables once, in\n.BR shmem_init ;\n"
            "every PE of a job must see the same values of those that shape the symmetric layout "
            "(init compares them and names the first that differs). A malformed value, or one "
-           "outside its range, ends\n.B shmem_init\nwith the range. An unknown\n.B FABSHMEM_*\n"
-           "variable is reported with the nearest valid name.\n"
+           "outside its range, ends\n.B shmem_init\nwith the range, on every job, whether or not "
+           "it uses the setting. An unknown\n.B FABSHMEM_*\n"
+           "variable is reported with the nearest valid name, and so is a\n.B SHMEM_*\n"
+           "one close to a name of this list.\n"
            ".B SHMEM_INFO=1\nmakes PE 0 print every variable with its value.\n");
     printf(".SH ENVIRONMENT\n");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

@@ -126,6 +126,104 @@ int main(void)
     setenv("FABSHMEM_TIMEOUT", "0", 1);
     check(fsh_env_load() == 0, "range edges accepted");
 
+    /* Every setting is checked at load, whether or not a job uses it (issue 35): the words of
+     * the word-valued rows, provider-name syntax, GPU lists, and the ranges of rows that were
+     * checked only where used (an AMO inbox count on a job with CPU atomics, rails). */
+    static const char *const refused[][2] = {
+        {"FABSHMEM_PROVIDER_PROFILE", "efa_direct"}, {"FABSHMEM_REMOTE_COMPLETION", "counted"},
+        {"FABSHMEM_MR_MODE", "local,virtaddr"},      {"FABSHMEM_DEVICE_PATH", "gdrcopy"},
+        {"FABSHMEM_DEVICE_IFACE", "gpu"},            {"FABSHMEM_NIC_POLICY", "closest"},
+        {"FABSHMEM_BIND", "off"},                    {"FABSHMEM_YIELD", "sometimes"},
+        {"FABSHMEM_PROGRESS_THREAD", "yes"},         {"FABSHMEM_FABRIC", "never"},
+        {"FABSHMEM_CHAOS", "reorder,shuffle"},       {"FABSHMEM_PROVIDER", "shm,tcp"},
+        {"FABSHMEM_PROVIDER", "^tcp"},               {"FABSHMEM_PROVIDER", "tcp;"},
+        {"FABSHMEM_PROVIDER", "tcp ofi_rxm"},        {"FABSHMEM_GPU", "0,x"},
+        {"FABSHMEM_GPU", "-1"},                      {"FABSHMEM_AMO_PEERS", "0"},
+        {"FABSHMEM_AMO_PEERS", "255"},               {"FABSHMEM_SIGNAL_PEERS", "0"},
+        {"FABSHMEM_DEVICE_PEERS", "0"},              {"FABSHMEM_DEVICE_CHUNK", "0"},
+        {"FABSHMEM_RAILS", "-1"},                    {"FABSHMEM_RAILS", "5"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        setenv(refused[i][0], refused[i][1], 1);
+        fsh_err_clear();
+        int rc = fsh_env_load();
+        e = fsh_err_last();
+        char what[160];
+        snprintf(what, sizeof(what), "%s=%s refused, the message naming it", refused[i][0],
+                 refused[i][1]);
+        check(rc == -EINVAL && e && strstr(e->msg, refused[i][0]) && e->fix[0], what);
+        unsetenv(refused[i][0]);
+    }
+    static const char *const taken[][2] = {
+        {"FABSHMEM_PROVIDER", "tcp;ofi_rxm"}, {"FABSHMEM_PROVIDER", "efa-direct"},
+        {"FABSHMEM_PROVIDER", ""},            {"FABSHMEM_GPU", "0,0,1,1"},
+        {"FABSHMEM_GPU", "0, 1"},             {"FABSHMEM_RAILS", "4"},
+        {"FABSHMEM_DEVICE_CHUNK", "1"},       {"FABSHMEM_AMO_PEERS", "254"},
+        {"FABSHMEM_CHAOS", ""},               {"FABSHMEM_MR_MODE", ""},
+    };
+    for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+        setenv(taken[i][0], taken[i][1], 1);
+        char what[160];
+        snprintf(what, sizeof(what), "%s='%s' accepted", taken[i][0], taken[i][1]);
+        check(fsh_env_load() == 0, what);
+        unsetenv(taken[i][0]);
+    }
+
+    /* The parsed words, as the modules read them: the index in the row's words, the bits of a
+     * set, and the words themselves. */
+    setenv("FABSHMEM_PROVIDER_PROFILE", "efa-direct", 1);
+    setenv("FABSHMEM_MR_MODE", "virt_addr,prov_key", 1);
+    setenv("FABSHMEM_DEVICE_PATH", "auto", 1);
+    check(fsh_env_load() == 0, "load with words");
+    check(fsh_env_word_index("FABSHMEM_PROVIDER_PROFILE") == 1, "efa-direct is word 1");
+    check(fsh_env_word_set("FABSHMEM_MR_MODE") == ((1u << 1) | (1u << 3)), "mr_mode bits");
+    check(fsh_env_word_index("FABSHMEM_DEVICE_PATH") == 0, "auto is word 0");
+    check(fsh_env_word_index("FABSHMEM_REMOTE_COMPLETION") == 0, "default auto");
+    check(fsh_env_word_index("FABSHMEM_MR_MODE") == -1, "a set has no index");
+    check(fsh_env_word_index("FABSHMEM_TIMEOUT") == -1, "no words for a number");
+    size_t n = 0;
+    const char *const *w = fsh_env_words("FABSHMEM_PROVIDER_PROFILE", &n);
+    check(n == 2 && w && strcmp(w[1], "efa-direct") == 0, "profile words");
+    /* The rows the modules read by name all have words. */
+    static const char *const worded[] = {
+        "FABSHMEM_PROVIDER_PROFILE", "FABSHMEM_REMOTE_COMPLETION", "FABSHMEM_MR_MODE",
+        "FABSHMEM_DEVICE_PATH", "FABSHMEM_DEVICE_IFACE", "FABSHMEM_NIC_POLICY", "FABSHMEM_BIND",
+        "FABSHMEM_YIELD", "FABSHMEM_PROGRESS_THREAD", "FABSHMEM_FABRIC", "FABSHMEM_CHAOS",
+    };
+    for (size_t i = 0; i < sizeof(worded) / sizeof(worded[0]); i++) {
+        check(fsh_env_words(worded[i], &n) != NULL && n >= 2, worded[i]);
+    }
+    unsetenv("FABSHMEM_PROVIDER_PROFILE");
+    unsetenv("FABSHMEM_MR_MODE");
+    unsetenv("FABSHMEM_DEVICE_PATH");
+
+    /* Which unknown variables are warned about, and as what: every FABSHMEM_ one, a SHMEM_
+     * near miss of ours, another implementation's name of a spec variable; not the SHMEM_
+     * variables of other implementations, nor ours. */
+    static const char *const meant[][2] = {
+        {"SHMEM_SYMMETRIC_SIZ", "SHMEM_SYMMETRIC_SIZE"},
+        {"SHMEM_SYMETRIC_SIZE", "SHMEM_SYMMETRIC_SIZE"},
+        {"SHMEM_INF", "SHMEM_INFO"},                     {"SHMEM_DEBG", "SHMEM_DEBUG"},
+        {"SHMEM_VERSON", "SHMEM_VERSION"},               {"FABSHMEM_TIMOUT", "FABSHMEM_TIMEOUT"},
+        {"SHMEM_OFI_PROVIDER", NULL},                    {"SHMEM_BOUNCE_SIZE", NULL},
+        {"SHMEM_CC", NULL},                              {"SHMEM_OFI_DOMAIN", NULL},
+        {"SHMEM_SYMMETRIC_SIZE", NULL},                  {"SHMEM_INFO", NULL},
+        {"SMA_FOO", NULL},                               {"OMPI_COMM_WORLD_SIZE", NULL},
+    };
+    for (size_t i = 0; i < sizeof(meant) / sizeof(meant[0]); i++) {
+        bool other = true;
+        const char *m = fsh_env_meant(meant[i][0], &other);
+        char what[160];
+        snprintf(what, sizeof(what), "meant(%s) == %s", meant[i][0],
+                 meant[i][1] ? meant[i][1] : "none");
+        check(!other && (meant[i][1] ? m && strcmp(m, meant[i][1]) == 0 : m == NULL), what);
+    }
+    bool other = false;
+    const char *m = fsh_env_meant("SMA_SYMMETRIC_SIZE", &other);
+    check(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0, "SMA_SYMMETRIC_SIZE is another's");
+    m = fsh_env_meant("SHMEM_SYMMETRIC_HEAP_SIZE", &other);
+    check(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0, "OSHMEM's heap size is another's");
+
     if (failed) {
         printf("test_env: FAIL (%d checks failed)\n", failed);
         return 1;
