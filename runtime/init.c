@@ -14,6 +14,8 @@
  *   finalize: quiet -> "in finalize" published -> finalize's own sync (never matched by a
  *             user's barrier) -> probes stopped -> quiet -> fence with progress -> everything
  *             closed in reverse
+ *   nested: init while initialized only counts; each finalize but the one matching the
+ *             first init only completes this PE's operations (OpenSHMEM 1.6)
  *   exit() without shmem_finalize: status 0 finalizes implicitly; any other status ends the
  *             job at once with that status, naming this PE (on_exit learns the status)
  *
@@ -64,6 +66,10 @@ static struct {
     void *heap_base;
     size_t heap_size;
     int atexit_done;
+    /* Initializations not yet matched by a shmem_finalize (OpenSHMEM 1.6: init may be called
+     * again while initialized; only the finalize matching the first one finalizes). Atomic:
+     * at SHMEM_THREAD_MULTIPLE threads may nest their own init/finalize pairs. */
+    int depth;
 } lc;
 
 static void report(const char *fn, const char *fix, const char *msg)
@@ -521,6 +527,8 @@ static int exchange(double timeout)
     return rc;
 }
 
+static void finalize_all(const char *fn);
+
 static void at_exit(int status, void *arg)
 {
     (void)arg;
@@ -543,8 +551,8 @@ static void at_exit(int status, void *arg)
     }
     /* A program that returns 0 from main without shmem_finalize is finalized here, so its
      * peers are not left waiting in theirs. Peers still in a collective see the published
-     * state and end the job naming this PE. */
-    fsh_init_finalize("shmem_finalize (at exit)");
+     * state and end the job naming this PE. However often it was initialized, it is done. */
+    finalize_all("shmem_finalize (at exit)");
     fsh_boot_fini();
 }
 
@@ -578,9 +586,18 @@ void fsh_init_run(const char *fn, int requested, int *provided)
 {
     identify();
     if (fsh_rt.state == FSH_STATE_RUNNING) {
-        /* The spec allows repeated initialization; later calls change nothing. */
+        /* OpenSHMEM 1.6: initialization may be repeated; each call needs its own finalize and
+         * only the last finalize ends the library. The thread level stays the one the first
+         * call chose (the engine's locking was set up for it): provided says so, as the spec
+         * lets provided be lower than requested, and a program that asks for more is told. */
+        __atomic_add_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL);
         if (provided) {
             *provided = fsh_rt.thread_level;
+        }
+        if (requested > fsh_rt.thread_level) {
+            FSH_WARN("%s(%d) while initialized at thread level %d: the level stays %d (the "
+                     "first initialization's); request the level in the first call",
+                     fn, requested, fsh_rt.thread_level, fsh_rt.thread_level);
         }
         return;
     }
@@ -780,6 +797,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (provided) {
         *provided = fsh_rt.thread_level;
     }
+    __atomic_store_n(&lc.depth, 1, __ATOMIC_RELEASE);
     fsh_rt.state = FSH_STATE_RUNNING;
     fsh_live_publish(FSH_LIVE_RUNNING, 0);
     if (!lc.atexit_done) {
@@ -832,11 +850,13 @@ static void progress_once(void)
     (void)fsh_progress_poll();
 }
 
-void fsh_init_finalize(const char *fn)
+/* The finalize that ends the library (the last shmem_finalize, or the implicit one at exit). */
+static void finalize_all(const char *fn)
 {
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
+    __atomic_store_n(&lc.depth, 0, __ATOMIC_RELEASE);
     /* Everything this PE issued completes before it says it is in finalize (a peer seeing
      * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
      * barrier is not released by it), and our own notifications are delivered (quiet again)
@@ -875,6 +895,24 @@ void fsh_init_finalize(const char *fn)
     fsh_local_fini();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);
     lc.heap_base = NULL;
+}
+
+void fsh_init_finalize(const char *fn)
+{
+    if (fsh_rt.state != FSH_STATE_RUNNING) {
+        return;
+    }
+    if (__atomic_sub_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL) > 0) {
+        /* A nested finalize: the library stays up for the initializations still open. What
+         * this PE issued completes (the local half of finalize), with no collective step: the
+         * PEs need not nest alike. */
+        int rc = fsh_rma_quiet_all();
+        if (rc != 0) {
+            fsh_init_fatal_err(fn, rc);
+        }
+        return;
+    }
+    finalize_all(fn);
 }
 
 void fsh_init_global_exit(int status)
