@@ -65,6 +65,12 @@ done
 # The plain names, for scripts that call oshcc/oshrun, live in libexec/fabshmem/bin.
 PATH="$prefix/libexec/fabshmem/bin:$PATH" oshcc -o "$work/ring_plain" "$work/ring.c"
 PATH="$prefix/libexec/fabshmem/bin:$PATH" oshrun -n 2 "$work/ring_plain" | grep -q 'PE 1 ok'
+# The SGI/Cray header path: <mpp/shmem.h> and <mpp/shmemx.h> build the same program.
+sed 's|#include <shmem.h>|#include <mpp/shmem.h>|; s|#include <shmemx.h>|#include <mpp/shmemx.h>|' \
+    "$work/ring.c" > "$work/ring_mpp.c"
+grep -q '<mpp/shmemx.h>' "$work/ring_mpp.c"
+"$prefix/bin/fabshmem-oshcc" -o "$work/ring_mpp" "$work/ring_mpp.c"
+"$prefix/bin/fabshmem-oshrun" -n 2 "$work/ring_mpp" | grep -q 'PE 1 ok'
 echo "install_check: PASS"
 
 # oshcc as the C compiler of a build (CC=oshcc in the environment, make CC=oshcc, ./configure
