@@ -23,10 +23,12 @@
  * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
  * the launcher. Modules never exit.
  */
-#define _GNU_SOURCE /* on_exit */
+#define _GNU_SOURCE /* on_exit, dladdr, dl_iterate_phdr */
 #include "init.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -527,6 +529,65 @@ static int exchange(double timeout)
     return rc;
 }
 
+/* ------------------------------------------------------------------ another OpenSHMEM
+ * A program built with another implementation's oshcc beside fabshmem (Open MPI's /usr/bin/oshcc
+ * picked by a build, fabshmem's library on the link line too) has two runtimes whose shmem_*
+ * routines the dynamic linker mixes: it crashes far from the cause. Such libraries are known by
+ * their file names (an LD_PRELOADed profiling tool defines shmem_* too, so symbols prove
+ * nothing). Found only when fabshmem's shmem_init runs: when the other library comes first in
+ * the link order, its own shmem_init is the one called. */
+static const struct {
+    const char *prefix; /* of the file's base name */
+    const char *what;
+} rivals[] = {
+    {"liboshmem.so", "Open MPI's OSHMEM"},
+    {"libsma.so", "Sandia OpenSHMEM or Cray SHMEM"},
+    {"libshmem.so", "OSSS OpenSHMEM or OSHMPI"},
+    {"liboshmpi.so", "OSHMPI"},
+};
+
+struct rival_found {
+    char path[400];
+    const char *what;
+};
+
+static int find_rival(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct rival_found *found = arg;
+    const char *path = info->dlpi_name;
+    if (!path || !path[0]) {
+        return 0;
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof(rivals) / sizeof(rivals[0]); i++) {
+        if (strncmp(base, rivals[i].prefix, strlen(rivals[i].prefix)) == 0) {
+            snprintf(found->path, sizeof(found->path), "%s", path);
+            found->what = rivals[i].what;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int check_no_rival(void)
+{
+    struct rival_found found = {"", NULL};
+    if (!dl_iterate_phdr(find_rival, &found)) {
+        return 0;
+    }
+    Dl_info self;
+    const char *mine = "libfabshmem";
+    if (dladdr((void *)check_no_rival, &self) && self.dli_fname && self.dli_fname[0]) {
+        mine = self.dli_fname;
+    }
+    return fsh_err(-EEXIST, "build with fabshmem's wrapper only (fabshmem-oshcc, or oshcc of fabshmem's bin/: check `which oshcc`), so that ldd ./program lists no other OpenSHMEM library",
+                   "another OpenSHMEM library is loaded in this process: %s (%s), beside "
+                   "fabshmem's %s; their shmem_ routines would mix", found.path, found.what,
+                   mine);
+}
+
 static void finalize_all(const char *fn);
 
 static void at_exit(int status, void *arg)
@@ -637,6 +698,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     fsh_rt.num_nodes = boot.num_nodes;
     fsh_rt.singleton = boot.singleton;
     fsh_rt.oversubscribed = boot.local_size > cores_online();
+    rc = check_no_rival();
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
     if (fsh_rt.pe == 0) {
         fsh_env_warn_unknown();
     }
