@@ -643,6 +643,22 @@ static int connect_named_peers(void)
     return rc ? rc : wrc;
 }
 
+static const char *thread_level_name(int level)
+{
+    switch (level) {
+    case SHMEM_THREAD_SINGLE:
+        return "SHMEM_THREAD_SINGLE";
+    case SHMEM_THREAD_FUNNELED:
+        return "SHMEM_THREAD_FUNNELED";
+    case SHMEM_THREAD_SERIALIZED:
+        return "SHMEM_THREAD_SERIALIZED";
+    case SHMEM_THREAD_MULTIPLE:
+        return "SHMEM_THREAD_MULTIPLE";
+    default:
+        return "an unknown thread level";
+    }
+}
+
 void fsh_init_run(const char *fn, int requested, int *provided)
 {
     identify();
@@ -656,9 +672,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
             *provided = fsh_rt.thread_level;
         }
         if (requested > fsh_rt.thread_level) {
-            FSH_WARN("%s(%d) while initialized at thread level %d: the level stays %d (the "
-                     "first initialization's); request the level in the first call",
-                     fn, requested, fsh_rt.thread_level, fsh_rt.thread_level);
+            FSH_WARN("%s(%s) while initialized at %s: the level stays %s (the first "
+                     "initialization's); ask for the level in the first call",
+                     fn, thread_level_name(requested), thread_level_name(fsh_rt.thread_level),
+                     thread_level_name(fsh_rt.thread_level));
         }
         return;
     }
