@@ -515,8 +515,9 @@ void pshmem_query_thread(int *provided)
 }
 
 /* OpenSHMEM 1.6: callable at any time, before shmem_init and after shmem_finalize too, so it
- * checks no state; 1 exactly from the end of initialization to the start of finalize's
- * completion (a PE that is initializing is not yet initialized). */
+ * checks no state; 1 exactly from the end of initialization to the start of the last
+ * finalize's completion (a PE that is initializing is not yet initialized; a finalize that
+ * matches a nested init leaves the library initialized). */
 FSH_PROFILED(shmem_query_initialized)
 void pshmem_query_initialized(int *initialized)
 {
@@ -531,7 +532,7 @@ FSH_PROFILED(shmem_finalize)
 void pshmem_finalize(void)
 {
     if (fsh_rt.state == FSH_STATE_FINALIZED) {
-        return; /* a second finalize changes nothing */
+        return; /* a finalize beyond the inits' count changes nothing */
     }
     running(FSH_FN);
     fsh_init_finalize(FSH_FN);

@@ -14,6 +14,8 @@
  *   finalize: quiet -> "in finalize" published -> finalize's own sync (never matched by a
  *             user's barrier) -> probes stopped -> quiet -> fence with progress -> everything
  *             closed in reverse
+ *   nested: init while initialized only counts; each finalize but the one matching the
+ *             first init only completes this PE's operations (OpenSHMEM 1.6)
  *   exit() without shmem_finalize: status 0 finalizes implicitly; any other status ends the
  *             job at once with that status, naming this PE (on_exit learns the status)
  *
@@ -21,10 +23,12 @@
  * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
  * the launcher. Modules never exit.
  */
-#define _GNU_SOURCE /* on_exit */
+#define _GNU_SOURCE /* on_exit, dladdr, dl_iterate_phdr */
 #include "init.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,6 +68,10 @@ static struct {
     void *heap_base;
     size_t heap_size;
     int atexit_done;
+    /* Initializations not yet matched by a shmem_finalize (OpenSHMEM 1.6: init may be called
+     * again while initialized; only the finalize matching the first one finalizes). Atomic:
+     * at SHMEM_THREAD_MULTIPLE threads may nest their own init/finalize pairs. */
+    int depth;
 } lc;
 
 static void report(const char *fn, const char *fix, const char *msg)
@@ -507,6 +515,67 @@ static int exchange(double timeout)
     return rc;
 }
 
+/* ------------------------------------------------------------------ another OpenSHMEM
+ * A program built with another implementation's oshcc beside fabshmem (Open MPI's /usr/bin/oshcc
+ * picked by a build, fabshmem's library on the link line too) has two runtimes whose shmem_*
+ * routines the dynamic linker mixes: it crashes far from the cause. Such libraries are known by
+ * their file names (an LD_PRELOADed profiling tool defines shmem_* too, so symbols prove
+ * nothing). Found only when fabshmem's shmem_init runs: when the other library comes first in
+ * the link order, its own shmem_init is the one called. */
+static const struct {
+    const char *prefix; /* of the file's base name */
+    const char *what;
+} rivals[] = {
+    {"liboshmem.so", "Open MPI's OSHMEM"},
+    {"libsma.so", "Sandia OpenSHMEM or Cray SHMEM"},
+    {"libshmem.so", "OSSS OpenSHMEM or OSHMPI"},
+    {"liboshmpi.so", "OSHMPI"},
+};
+
+struct rival_found {
+    char path[400];
+    const char *what;
+};
+
+static int find_rival(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct rival_found *found = arg;
+    const char *path = info->dlpi_name;
+    if (!path || !path[0]) {
+        return 0;
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof(rivals) / sizeof(rivals[0]); i++) {
+        if (strncmp(base, rivals[i].prefix, strlen(rivals[i].prefix)) == 0) {
+            snprintf(found->path, sizeof(found->path), "%s", path);
+            found->what = rivals[i].what;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int check_no_rival(void)
+{
+    struct rival_found found = {"", NULL};
+    if (!dl_iterate_phdr(find_rival, &found)) {
+        return 0;
+    }
+    Dl_info self;
+    const char *mine = "libfabshmem";
+    if (dladdr((void *)check_no_rival, &self) && self.dli_fname && self.dli_fname[0]) {
+        mine = self.dli_fname;
+    }
+    return fsh_err(-EEXIST, "build with fabshmem's wrapper only (fabshmem-oshcc, or oshcc of fabshmem's bin/: check `which oshcc`), so that ldd ./program lists no other OpenSHMEM library",
+                   "another OpenSHMEM library is loaded in this process: %s (%s), beside "
+                   "fabshmem's %s; their shmem_ routines would mix", found.path, found.what,
+                   mine);
+}
+
+static void finalize_all(const char *fn);
+
 static void at_exit(int status, void *arg)
 {
     (void)arg;
@@ -529,8 +598,8 @@ static void at_exit(int status, void *arg)
     }
     /* A program that returns 0 from main without shmem_finalize is finalized here, so its
      * peers are not left waiting in theirs. Peers still in a collective see the published
-     * state and end the job naming this PE. */
-    fsh_init_finalize("shmem_finalize (at exit)");
+     * state and end the job naming this PE. However often it was initialized, it is done. */
+    finalize_all("shmem_finalize (at exit)");
     fsh_boot_fini();
 }
 
@@ -560,13 +629,39 @@ static int connect_named_peers(void)
     return rc ? rc : wrc;
 }
 
+static const char *thread_level_name(int level)
+{
+    switch (level) {
+    case SHMEM_THREAD_SINGLE:
+        return "SHMEM_THREAD_SINGLE";
+    case SHMEM_THREAD_FUNNELED:
+        return "SHMEM_THREAD_FUNNELED";
+    case SHMEM_THREAD_SERIALIZED:
+        return "SHMEM_THREAD_SERIALIZED";
+    case SHMEM_THREAD_MULTIPLE:
+        return "SHMEM_THREAD_MULTIPLE";
+    default:
+        return "an unknown thread level";
+    }
+}
+
 void fsh_init_run(const char *fn, int requested, int *provided)
 {
     identify();
     if (fsh_rt.state == FSH_STATE_RUNNING) {
-        /* The spec allows repeated initialization; later calls change nothing. */
+        /* OpenSHMEM 1.6: initialization may be repeated; each call needs its own finalize and
+         * only the last finalize ends the library. The thread level stays the one the first
+         * call chose (the engine's locking was set up for it): provided says so, as the spec
+         * lets provided be lower than requested, and a program that asks for more is told. */
+        __atomic_add_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL);
         if (provided) {
             *provided = fsh_rt.thread_level;
+        }
+        if (requested > fsh_rt.thread_level) {
+            FSH_WARN("%s(%s) while initialized at %s: the level stays %s (the first "
+                     "initialization's); ask for the level in the first call",
+                     fn, thread_level_name(requested), thread_level_name(fsh_rt.thread_level),
+                     thread_level_name(fsh_rt.thread_level));
         }
         return;
     }
@@ -606,6 +701,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     fsh_rt.num_nodes = boot.num_nodes;
     fsh_rt.singleton = boot.singleton;
     fsh_rt.oversubscribed = boot.local_size > cores_online();
+    rc = check_no_rival();
+    if (rc != 0) {
+        fsh_init_fatal_err(fn, rc);
+    }
     if (fsh_rt.pe == 0) {
         fsh_env_warn_unknown();
     }
@@ -766,6 +865,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (provided) {
         *provided = fsh_rt.thread_level;
     }
+    __atomic_store_n(&lc.depth, 1, __ATOMIC_RELEASE);
     fsh_rt.state = FSH_STATE_RUNNING;
     fsh_live_publish(FSH_LIVE_RUNNING, 0);
     if (!lc.atexit_done) {
@@ -818,11 +918,13 @@ static void progress_once(void)
     (void)fsh_progress_poll();
 }
 
-void fsh_init_finalize(const char *fn)
+/* The finalize that ends the library (the last shmem_finalize, or the implicit one at exit). */
+static void finalize_all(const char *fn)
 {
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
+    __atomic_store_n(&lc.depth, 0, __ATOMIC_RELEASE);
     /* Everything this PE issued completes before it says it is in finalize (a peer seeing
      * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
      * barrier is not released by it), and our own notifications are delivered (quiet again)
@@ -861,6 +963,24 @@ void fsh_init_finalize(const char *fn)
     fsh_local_fini();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);
     lc.heap_base = NULL;
+}
+
+void fsh_init_finalize(const char *fn)
+{
+    if (fsh_rt.state != FSH_STATE_RUNNING) {
+        return;
+    }
+    if (__atomic_sub_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL) > 0) {
+        /* A nested finalize: the library stays up for the initializations still open. What
+         * this PE issued completes (the local half of finalize), with no collective step: the
+         * PEs need not nest alike. */
+        int rc = fsh_rma_quiet_all();
+        if (rc != 0) {
+            fsh_init_fatal_err(fn, rc);
+        }
+        return;
+    }
+    finalize_all(fn);
 }
 
 void fsh_init_global_exit(int status)

@@ -5,9 +5,11 @@
 #ifndef FSH_INIT_H
 #define FSH_INIT_H
 
-/* shmem_init_thread: bring every module up in order. Fatal errors end the job here. */
+/* shmem_init_thread: bring every module up in order. Fatal errors end the job here. Called
+ * while initialized, it only counts (nested initialization) and reports the level in force. */
 void fsh_init_run(const char *fn, int requested, int *provided);
-/* shmem_finalize: quiet, barrier, then take every module down in reverse order. */
+/* shmem_finalize: quiet, barrier, then take every module down in reverse order; a finalize
+ * matching a nested initialization only quiets. */
 void fsh_init_finalize(const char *fn);
 /* shmem_global_exit: end every PE of the job with status. */
 void fsh_init_global_exit(int status) __attribute__((noreturn));

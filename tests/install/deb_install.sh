@@ -111,6 +111,25 @@ step hello-2pe "$tmp/run.log" run_hello && sed 's/^/    /' "$tmp/hello.out"
 step fabshmem-oshrun "$tmp/oshrun.log" sh -c "timeout 120 fabshmem-oshrun -n 2 '$tmp/hello_pc' |
     grep -q 'PE 0 counted 2 of 2 PEs: OK'"
 step plain-names "$tmp/plain.log" sh -c "PATH=/usr/libexec/fabshmem/bin:\$PATH; \
-    oshcc --showme | grep -q -- -lfabshmem && oshrun --version"
+    oshcc --showme | grep -q -- -lfabshmem && oshrun --version && \
+    oshc++ --showme | grep -q -- -lfabshmem && oshCC --showme | grep -q -- -lfabshmem && \
+    oshcxx --showme | grep -q -- -lfabshmem"
+step fabshmem-oshc++ "$tmp/cxx.log" sh -c "printf '#include <shmem.h>\\nint main() { shmem_init(); \
+    shmem_finalize(); return 0; }\\n' > '$tmp/init.cc' && fabshmem-oshc++ -o '$tmp/init' '$tmp/init.cc'"
+# The alternatives: a plain name in /usr/bin that a package owns (openmpi-bin's) is untouched;
+# every other one is the alternatives system's link to fabshmem's.
+check_alternatives() {
+    for n in oshcc oshrun oshc++ oshCC oshcxx; do
+        if owner=$(dpkg-query -S "/usr/bin/$n" 2>/dev/null); then
+            echo "/usr/bin/$n: ${owner%%:*}'s, left alone"
+            [ "$(readlink "/usr/bin/$n")" != "/etc/alternatives/$n" ] || return 1
+        else
+            echo "/usr/bin/$n: $(readlink -f "/usr/bin/$n")"
+            [ "$(readlink -f "/usr/bin/$n")" = "$(readlink -f "/usr/libexec/fabshmem/bin/$n")" ] ||
+                return 1
+        fi
+    done
+}
+step alternatives "$tmp/alt.log" check_alternatives && sed 's/^/    /' "$tmp/alt.log"
 step fabshmem-info "$tmp/info.log" fabshmem-info --local-size 2
 finish

@@ -59,13 +59,15 @@ class Fabshmem(AutotoolsPackage, CudaPackage):
     # +cuda and cuda_arch come from CudaPackage. fabshmem needs cuda.h only: the driver is
     # opened at run time, so cuda_arch changes nothing in the build.
 
-    # fabshmem-oshcc keeps the compiler configure found: Spack's wrapper during the build,
-    # the real compiler once installed, so that it works outside Spack.
-    filter_compiler_wrappers("fabshmem-oshcc", relative_root="bin")
+    # fabshmem-oshcc and fabshmem-oshc++ keep the compilers configure found: Spack's wrappers
+    # during the build, the real compilers once installed, so that they work outside Spack.
+    filter_compiler_wrappers("fabshmem-oshcc", "fabshmem-oshc++", relative_root="bin")
 
     def setup_dependent_build_environment(self, env, dependent_spec):
-        # A package built against fabshmem with fabshmem-oshcc compiles through Spack's wrapper.
+        # A package built against fabshmem with fabshmem-oshcc (fabshmem-oshc++) compiles
+        # through Spack's wrapper.
         env.set("OSHCC_CC", spack_cc)
+        env.set("OSHCXX_CXX", spack_cxx)
 
     def autoreconf(self, spec, prefix):
         if spec.satisfies("@main"):
