@@ -331,6 +331,7 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
         if (state == 'T') {
             stopped(pe, pid, what, t);
         }
+        lv.beat_at[pe] = 0; /* a still heartbeat is explained; counted anew once it runs */
         return 0;
     }
     running(pe);
