@@ -96,15 +96,17 @@ int main(int argc, char **argv)
             if (helper > 0 && after < 0 && waitpid(helper, NULL, WNOHANG) == helper) {
                 after = round;
             }
-            if (after >= 0 && round >= after + AFTER) {
-                for (int pe = 0; pe < npes; pe++) {
-                    shmem_long_p(&go, 0, pe);
-                }
-            }
         }
         shmem_barrier_all();
         for (long i = 0; i < NELEMS; i++) {
             wrong += block[i] != value(left, round, i);
+        }
+        /* Between the barriers: every PE read go last before the first one, and reads it next
+         * after the second, so all see the same value. */
+        if (me == VICTIM && after >= 0 && round >= after + AFTER) {
+            for (int pe = 0; pe < npes; pe++) {
+                shmem_long_p(&go, 0, pe);
+            }
         }
         shmem_barrier_all(); /* nobody overwrites a block before its reader checked it */
         double t = now();
