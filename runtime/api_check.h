@@ -15,6 +15,7 @@
 
 #include <shmem.h>
 
+#include "crash.h"
 #include "heap.h"
 #include "init.h"
 #include "mr.h"
@@ -41,6 +42,7 @@ static inline void running(const char *fn)
     if (__builtin_expect(fsh_rt.state != FSH_STATE_RUNNING, 0)) {
         not_running(fn);
     }
+    fsh_crash_enter(fn); /* named if this call crashes (crash.h) */
 }
 
 static inline void check_pe(const char *fn, int pe)

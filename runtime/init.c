@@ -40,6 +40,7 @@
 #include "backend.h"
 #include "bootstrap.h"
 #include "coll.h"
+#include "crash.h"
 #include "devmem.h"
 #include "env.h"
 #include "error.h"
@@ -599,6 +600,7 @@ static void at_exit(int status, void *arg)
     /* A program that returns 0 from main without shmem_finalize is finalized here, so its
      * peers are not left waiting in theirs. Peers still in a collective see the published
      * state and end the job naming this PE. However often it was initialized, it is done. */
+    fsh_crash_enter("shmem_finalize (at exit)");
     finalize_all("shmem_finalize (at exit)");
     fsh_boot_fini();
 }
@@ -669,6 +671,8 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         fsh_init_fatal(fn, "initialize in the PE itself; a child made by fork() may only exec or compute without OpenSHMEM",
                        "called in a child forked from a PE: it is no PE of the job");
     }
+    fsh_crash_enter(fn);
+    fsh_crash_install();
     phase(NULL);
     int rc = fsh_env_load();
     if (rc != 0) {
@@ -963,6 +967,7 @@ static void finalize_all(const char *fn)
     fsh_local_fini();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);
     lc.heap_base = NULL;
+    fsh_crash_remove();
 }
 
 void fsh_init_finalize(const char *fn)

@@ -6,20 +6,29 @@
  * It ends when a peer it waits for is found unable to ever answer, by the probe the progress
  * engine calls once a wait has lasted FABSHMEM_PROBE_INTERVAL seconds and every interval after:
  *   - a PE of this node (the same node in the exchange) is a process: /proc/<pid>/stat gone or
- *     a zombie means dead; stopped (state T: SIGSTOP, ^Z) for longer than STOP_GRACE intervals
- *     means stopped. A traced stop (t: a debugger) is not counted: a person is looking at it.
- *     Its liveness word is read through the mapping (local.c) when there is one.
+ *     a zombie means dead. Stopped (state T: SIGSTOP, ^Z, a checkpointer, a scheduler's
+ *     suspend) is alive: a warning says so after QUIET_WARN intervals and again each time the
+ *     stop has lasted twice as long, and the wait goes on (only FABSHMEM_TIMEOUT, the user's
+ *     opt-in, ends a wait on a live peer). A traced stop (t: a debugger) is not even warned
+ *     about: a person is looking at it. Its liveness word is read through the mapping
+ *     (local.c) when there is one.
+ *   - a PE of another node that runs on this machine all the same (FABSHMEM_SIM_NODES; the
+ *     exchange says which process space each pid is in, local.c) is probed as below, but its
+ *     process is looked at first: stopped, it is waited for as above and its silence (over tcp
+ *     a stopped PE answers nothing) is not taken for unreachability.
  *   - a PE elsewhere is asked with a 16-byte fabric read of its liveness word and heartbeat
  *     (raised by every poll of its progress engine). A read that fails ends the job through
  *     the fabric error path (progress.c names the peer). A read unanswered for UNREACH_AFTER
  *     intervals in which this PE's completion queue delivered nothing at all (a busy link
  *     queues the probe behind bulk data: tcp answers it after the stream, and a live stream
- *     keeps delivering), or a heartbeat that has not moved for STILL_AFTER intervals, counts
- *     only when the peer serves reads without calling the library (its progress thread, or a
- *     provider with automatic progress: the word says so, and until a first answer the peer
- *     is assumed configured as this PE is); otherwise a peer that computes simply does not
- *     answer, and that is no evidence. The heartbeat matters where reads are answered by the hardware (EFA)
- *     or the initiator (shm's CMA): a stopped process answers those.
+ *     keeps delivering) means unreachable, but only when the peer serves reads without
+ *     calling the library (its progress thread, or a provider with automatic progress: the
+ *     word says so, and until a first answer the peer is assumed configured as this PE is);
+ *     otherwise a peer that computes simply does not answer, and that is no evidence. An
+ *     answered heartbeat that has not moved for QUIET_WARN intervals (from a peer that
+ *     serves) is a process that does not run: reads are answered by the hardware (EFA) or the
+ *     initiator (shm's CMA) while it is stopped. Stopped or hung, it is alive as far as anyone
+ *     can tell: warned about like a stopped PE, and waited for.
  *   - with several rails (fabric.h) a PE elsewhere is probed on each of its live ways. A way
  *     whose probe stays unanswered for RAIL_AFTER intervals while a probe posted later on
  *     another way of the same PE was answered is dead, not slow (the PE serves reads, and
@@ -50,14 +59,17 @@
 #include "error.h"
 #include "heap.h"
 #include "local.h"
+#include "log.h"
 #include "progress.h"
 #include "rma.h"
 #include "rt.h"
 #include "xport.h"
 
 #define SLOTS 16        /* fabric probes in flight */
-#define STOP_GRACE 3    /* intervals a local PE may stay stopped */
-#define STILL_AFTER 3   /* intervals an answered heartbeat may stay still */
+/* Intervals a PE may stay stopped, or its answered heartbeat still, before a warning says so;
+ * the next warning comes when that time has doubled, and so on. Never an error: a stopped
+ * process is alive (^Z and fg, a debugger, a checkpointer, a scheduler's suspend). */
+#define QUIET_WARN 3
 /* Intervals a fabric probe may stay unanswered while nothing arrives at all. Generous: over
  * tcp between hosts, the last pieces of a large all-to-all were seen to stall for 6 s with
  * nothing arriving anywhere, from a live peer (tests/multihost), and a cut link is silent for
@@ -83,7 +95,10 @@ static struct {
     uint64_t word_off;   /* its heap offset, the same on every PE */
     uint64_t *dst;       /* [SLOTS][2] landing places of the reads (registered heap) */
     bool *same_node;     /* [pe] */
-    double *stopped_at;  /* [pe]: when a local PE was first seen stopped, 0: not stopped */
+    double *stopped_at;  /* [pe]: when a PE was first seen stopped, 0: not stopped */
+    double *stopped_seen;/* [pe]: when it was last seen stopped */
+    double *stop_warn;   /* [pe]: how long stopped at the next warning, 0: the first */
+    double *still_warn;  /* [pe]: how long its heartbeat still at the next warning, 0: the first */
     uint64_t *seen;      /* [pe]: the last word read, 0: none yet */
     uint64_t *beat;      /* [pe]: the last heartbeat read */
     double *beat_at;     /* [pe]: when it was first read with that value */
@@ -130,6 +145,64 @@ static int left(int pe, uint64_t w, bool arrival, const char *what)
                    fsh_rt.pe, what);
 }
 
+/* Is a warning about something lasting `lasted` seconds due? The first at QUIET_WARN intervals,
+ * each next one when the time has doubled. *next: the duration of the next warning, 0 at first. */
+static bool warn_due(double *next, double lasted)
+{
+    if (*next == 0) {
+        *next = QUIET_WARN * lv.interval;
+    }
+    if (lasted < *next) {
+        return false;
+    }
+    while (*next <= lasted) {
+        *next *= 2;
+    }
+    return true;
+}
+
+/* The state letter of a process in /proc/<pid>/stat ('R', 'S', 'T', ...), or 0 when it is gone. */
+static char proc_state(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return 0;
+    }
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* "pid (comm) S ...": comm may hold spaces and parentheses; the state follows the last ')'. */
+    const char *paren = strrchr(buf, ')');
+    return (paren && paren[1] == ' ') ? paren[2] : '?';
+}
+
+/* pe's process is seen stopped (state T) at t: a warning now and then, never an error. An
+ * episode is counted from the first probe that saw it; a gap of several intervals without a
+ * probe (this PE stopped waiting for it) starts a new one. */
+static void stopped(int pe, int pid, const char *what, double t)
+{
+    if (lv.stopped_at[pe] == 0 || t - lv.stopped_seen[pe] > QUIET_WARN * lv.interval) {
+        lv.stopped_at[pe] = t;
+        lv.stop_warn[pe] = 0;
+    }
+    lv.stopped_seen[pe] = t;
+    double lasted = t - lv.stopped_at[pe];
+    if (warn_due(&lv.stop_warn[pe], lasted)) {
+        FSH_WARN("PE %d (pid %d on %s) is stopped (SIGSTOP or ^Z) for %.0f s while PE %d waits in %s; "
+                 "waiting for it to be continued (kill -CONT %d): a stopped PE holds up every PE "
+                 "that waits for it (FABSHMEM_TIMEOUT limits such waits)",
+                 pe, pid, fsh_rt.host, lasted, fsh_rt.pe, what, pid);
+    }
+}
+
+static void running(int pe)
+{
+    lv.stopped_at[pe] = 0;
+    lv.stop_warn[pe] = 0;
+}
+
 /* A PE of this node: its word through the mapping, then its process. */
 static int probe_local(int pe, bool arrival, const char *what, double t)
 {
@@ -144,35 +217,16 @@ static int probe_local(int pe, bool arrival, const char *what, double t)
     if (pid <= 0) {
         return 0;
     }
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    size_t n = 0;
-    if (f) {
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-    }
-    buf[n] = '\0';
-    /* "pid (comm) S ...": comm may hold spaces and parentheses; the state follows the last ')'. */
-    const char *paren = strrchr(buf, ')');
-    char state = (paren && paren[1] == ' ') ? paren[2] : '?';
-    if (!f || state == 'Z' || state == 'X') {
+    char state = proc_state(pid);
+    if (state == 0 || state == 'Z' || state == 'X') {
         return fsh_err(-ESRCH, "see that PE's own messages and the launcher's: it was killed or crashed (a PE that ends must call shmem_finalize, or shmem_global_exit to end the job)",
                        "PE %d (pid %d on %s) is gone while PE %d waits in %s", pe, pid,
                        fsh_rt.host, fsh_rt.pe, what);
     }
-    if (state != 'T') {
-        lv.stopped_at[pe] = 0;
-        return 0;
-    }
-    if (lv.stopped_at[pe] == 0) {
-        lv.stopped_at[pe] = t;
-    }
-    double stopped = t - lv.stopped_at[pe];
-    if (stopped >= STOP_GRACE * lv.interval) {
-        return fsh_err(-EHOSTDOWN, "continue it (kill -CONT) or end the job; a stopped PE stops every PE that waits for it",
-                       "PE %d (pid %d on %s) is stopped (SIGSTOP or ^Z) for %.0f s while PE %d waits in %s",
-                       pe, pid, fsh_rt.host, stopped, fsh_rt.pe, what);
+    if (state == 'T') {
+        stopped(pe, pid, what, t);
+    } else {
+        running(pe);
     }
     return 0;
 }
@@ -213,10 +267,15 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
         if (beat != lv.beat[pe] || lv.beat_at[pe] == 0) {
             lv.beat[pe] = beat;
             lv.beat_at[pe] = t;
-        } else if (serves && (w & 0xff) != FSH_LIVE_INIT && t - lv.beat_at[pe] >= STILL_AFTER * lv.interval) {
-            return fsh_err(-EHOSTDOWN, "continue it (kill -CONT) or end the job; check that PE's node",
-                           "PE %d answers fabric probes but its progress engine has not run for %.0f s: stopped or hung (PE %d waits in %s)",
-                           pe, t - lv.beat_at[pe], fsh_rt.pe, what);
+            lv.still_warn[pe] = 0;
+        } else if (serves && (w & 0xff) != FSH_LIVE_INIT &&
+                   warn_due(&lv.still_warn[pe], t - lv.beat_at[pe])) {
+            /* Reads answered by the NIC (EFA) or by the reader (shm's CMA) while the process
+             * does not run: stopped, or hung. Either way alive as far as anyone can tell. */
+            FSH_WARN("PE %d (pid %d on another node) answers fabric probes but its progress engine has not run for %.0f s "
+                     "while PE %d waits in %s: it is stopped (SIGSTOP, ^Z, a debugger) or hung; "
+                     "waiting for it (FABSHMEM_TIMEOUT limits such waits)",
+                     pe, fsh_local_pid(pe), t - lv.beat_at[pe], fsh_rt.pe, what);
         }
         s = NULL;
     }
@@ -260,9 +319,22 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
     return rc;
 }
 
-/* A PE elsewhere: every way to it (one without rails). */
+/* A PE elsewhere: every way to it (one without rails). One that runs on this very machine
+ * all the same (a pretend node of FABSHMEM_SIM_NODES) is a process to look at: stopped, it
+ * is waited for like a PE of this node, and what its silence would otherwise suggest (over
+ * tcp a stopped PE answers nothing: unreachable) is not concluded. */
 static int probe_remote(int pe, bool arrival, const char *what, double t)
 {
+    int pid = fsh_local_visible_pid(pe);
+    char state = pid > 0 ? proc_state(pid) : 0;
+    if (state == 'T' || state == 't') {
+        if (state == 'T') {
+            stopped(pe, pid, what, t);
+        }
+        lv.beat_at[pe] = 0; /* a still heartbeat is explained; counted anew once it runs */
+        return 0;
+    }
+    running(pe);
     int rc = 0;
     for (unsigned w = 0, n = fsh_fabric_ways_all(pe); w < n && rc == 0; w++) {
         rc = probe_way(pe, w, arrival, what, t);
@@ -337,13 +409,17 @@ int fsh_live_init(const int *node_of, double interval)
     lv.word = fsh_heap_alloc(bytes, 64);
     lv.same_node = calloc((size_t)lv.npes, sizeof(bool));
     lv.stopped_at = calloc((size_t)lv.npes, sizeof(double));
+    lv.stopped_seen = calloc((size_t)lv.npes, sizeof(double));
+    lv.stop_warn = calloc((size_t)lv.npes, sizeof(double));
+    lv.still_warn = calloc((size_t)lv.npes, sizeof(double));
     lv.seen = calloc((size_t)lv.npes, sizeof(uint64_t));
     lv.beat = calloc((size_t)lv.npes, sizeof(uint64_t));
     lv.beat_at = calloc((size_t)lv.npes, sizeof(double));
     lv.answered = calloc((size_t)lv.npes, sizeof(double));
     lv.answered_way = calloc((size_t)lv.npes, sizeof(int));
-    if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.seen || !lv.beat || !lv.beat_at ||
-        !lv.answered || !lv.answered_way) {
+    if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.stopped_seen || !lv.stop_warn ||
+        !lv.still_warn || !lv.seen || !lv.beat || !lv.beat_at || !lv.answered ||
+        !lv.answered_way) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the liveness word of %d PEs",
                        lv.npes);
     }
@@ -387,6 +463,9 @@ void fsh_live_fini(void)
     free(lv.answered_way);
     free(lv.same_node);
     free(lv.stopped_at);
+    free(lv.stopped_seen);
+    free(lv.stop_warn);
+    free(lv.still_warn);
     free(lv.seen);
     memset(&lv, 0, sizeof(lv));
 }

@@ -7,9 +7,10 @@
  * fabric reads without calling the library (a progress thread, or a provider with automatic
  * progress). The progress engine calls fsh_live_probe when a wait has lasted a probe interval,
  * and every interval after: a peer of this node is looked up as a process (/proc/<pid>/stat),
- * a peer elsewhere is asked with an 8-byte fabric read of its word. Only a peer that is gone,
- * stopped, unreachable, or (for a wait that needs the peer to act) gone into finalize or exit
- * ends the wait; a slow live peer is waited for forever.
+ * a peer elsewhere is asked with a 16-byte fabric read of its word and heartbeat. Only a peer
+ * that is gone, unreachable, or (for a wait that needs the peer to act) gone into finalize or
+ * exit ends the wait; a slow live peer is waited for forever, and so is a stopped one (with a
+ * warning now and then).
  */
 #ifndef FSH_LIVE_H
 #define FSH_LIVE_H

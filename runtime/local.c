@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -93,6 +94,7 @@ struct fsh_local fsh_local;
 /* What a PE publishes: where its segments can be opened, and how long they are. */
 struct blob {
     int32_t pid;
+    uint64_t host; /* the process space the pid is in (host_key), 0: unknown */
     int32_t fd[FSH_NSEGS];   /* -1: not shared */
     uint32_t page_off;       /* the data segment's start within its first page */
     uint64_t len[FSH_NSEGS]; /* bytes to map */
@@ -292,6 +294,40 @@ int fsh_local_parse_mode(const char *value, enum fsh_intranode *mode)
     return 0;
 }
 
+/* FNV-1a over bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* Which process space this PE's pid is in: a hash of the kernel's boot id, the pid namespace
+ * and the host name. Two PEs with the same key see each other in /proc: a PE on a pretend node
+ * (FABSHMEM_SIM_NODES) or in another network namespace of this machine can still be looked up
+ * as a process. The host name keeps apart "hosts" that a test made with their own UTS
+ * namespaces (tests/multihost: they are to look remote); the pid namespace keeps apart
+ * containers of one kernel. 0 when any part cannot be read. */
+static uint64_t host_key(void)
+{
+    char boot[64] = "", host[256] = "";
+    struct stat ns;
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, boot, sizeof(boot) - 1) : -1;
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (n <= 0 || stat("/proc/self/ns/pid", &ns) != 0 || gethostname(host, sizeof(host) - 1) != 0) {
+        return 0;
+    }
+    uint64_t h = fnv(0xcbf29ce484222325ull, boot, (size_t)n);
+    h = fnv(h, &ns.st_dev, sizeof(ns.st_dev));
+    h = fnv(h, &ns.st_ino, sizeof(ns.st_ino));
+    h = fnv(h, host, strlen(host));
+    return h ? h : 1;
+}
+
 int fsh_local_init(enum fsh_intranode mode, int npes, int local_size)
 {
     memset(&lo, 0, sizeof(lo));
@@ -299,6 +335,7 @@ int fsh_local_init(enum fsh_intranode mode, int npes, int local_size)
     lo.self = mode == FSH_INTRANODE_AUTO;
     lo.share = lo.self && local_size > 1;
     lo.mine.pid = (int32_t)getpid();
+    lo.mine.host = host_key();
     for (int s = 0; s < FSH_NSEGS; s++) {
         lo.mine.fd[s] = -1;
     }
@@ -685,6 +722,15 @@ const char *fsh_local_unmapped(void)
 int fsh_local_pid(int pe)
 {
     return lo.peers && pe >= 0 && pe < lo.npes ? (int)lo.peers[pe].pid : 0;
+}
+
+int fsh_local_visible_pid(int pe)
+{
+    if (!lo.peers || pe < 0 || pe >= lo.npes || lo.mine.host == 0 ||
+        lo.peers[pe].host != lo.mine.host) {
+        return 0;
+    }
+    return (int)lo.peers[pe].pid;
 }
 
 void fsh_local_describe(char *buf, size_t len)

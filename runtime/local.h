@@ -76,6 +76,9 @@ const char *fsh_local_unmapped(void);
 
 /* The process id pe published in the exchange (meaningful for a PE of this node), 0: none. */
 int fsh_local_pid(int pe);
+/* The pid of any PE (0: unknown) when it runs in this PE's process space (the same kernel,
+ * pid namespace and host name), whatever node the job says it is on: its /proc entry is its. */
+int fsh_local_visible_pid(int pe);
 
 /* For SHMEM_INFO: the path chosen, e.g. "load/store with 3 local PEs, CPU atomics". */
 void fsh_local_describe(char *buf, size_t len);

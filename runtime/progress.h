@@ -8,8 +8,9 @@
  * copies a fetched result out. Remote events (immediate data of a write aimed at us) are
  * dispatched by the kind in their top four bits to the handler registered for it. Every
  * blocking wait in the runtime is fsh_progress_wait*(): it polls, yields when oversubscribed,
- * has the PEs it waits for probed (live.c) every probe interval, so a dead, stopped or
- * unreachable peer ends it, and ends with a report after the opt-in timeout.
+ * has the PEs it waits for probed (live.c) every probe interval, so a dead or unreachable
+ * peer ends it (a stopped one is warned about), and ends with a report after the opt-in
+ * timeout.
  *
  * Threads: when the program asked for SHMEM_THREAD_MULTIPLE or the progress thread runs, all
  * engine state (CQ, endpoint, pool, tracks, remote-event state) is guarded by one recursive

@@ -8,8 +8,6 @@
  *   signal_wait  the victim sends each survivor a put-with-signal per iteration; survivors
  *                wait for it with shmem_signal_wait_until (a user wait: no timeout by default)
  *   atomic       survivors fetch-add a counter on the victim, the victim one on PE 0
- *   stop         barriers; the victim stops itself with SIGSTOP instead (and is continued
- *                and killed by the launcher when the job ends)
  *   forever      barriers and no victim: the job runs until the launcher is signalled
  *                (tests/faults/signal_mpirun.sh); each PE prints `fault_pe: PE n ready` first
  *   compute      like forever, but the PEs compute (sleep) without calling the library
@@ -63,19 +61,18 @@ int main(int argc, char **argv)
     }
     bool compute = strcmp(mode, "compute") == 0;
     bool forever = compute || strcmp(mode, "forever") == 0;
-    bool stop = strcmp(mode, "stop") == 0;
     if (forever) {
         printf("fault_pe: PE %d ready\n", me);
         fflush(stdout);
     }
     for (int it = 0;; it++) {
         if (me == VICTIM && it == KILL_AT && !forever) {
-            die(it, stop ? SIGSTOP : SIGKILL);
+            die(it, SIGKILL);
         }
         if (compute) {
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
-        } else if (forever || stop || strcmp(mode, "barrier") == 0) {
+        } else if (forever || strcmp(mode, "barrier") == 0) {
             shmem_barrier_all();
         } else if (strcmp(mode, "alltoall") == 0) {
             shmem_long_alltoall(SHMEM_TEAM_WORLD, dst, src, NELEMS);

@@ -13,9 +13,7 @@
 # with FABSHMEM_INTRANODE=fabric: on one node with the intra-node path every AMO is a CPU atomic
 # on mapped memory, which never waits, so nothing would ever probe (the launcher's abort covers
 # that case above).
-# Then PE 1 stops itself with SIGSTOP in a barrier: the survivors end the job naming it as
-# stopped (a PE of this node: its process state; with FABSHMEM_SIM_NODES=3 every PE is on a
-# pretend node of its own, so the fabric probe finds it: "does not answer a fabric probe").
+# (A PE stopped with SIGSTOP is alive and is waited for: tests/faults/stop_pe.sh.)
 # Prints one line per case: `faults/kill_<mode> [<provider>]: PASS (exit N, X s after the kill:
 # message)`. Needs the program in tests/faults/ of the build tree.
 
@@ -67,10 +65,4 @@ for mode in barrier alltoall signal_wait atomic; do
             --mca orte_abort_on_non_zero_status 0 -x FABSHMEM_INTRANODE=$intranode
     done
 done
-for prov in shm tcp; do
-    run "faults/stop_barrier [$prov]" "$prov" stop '^fabshmem: PE [02]/3 .*PE 1 \(pid [0-9]+ on .*\) is stopped'
-done
-run "faults/stop_barrier_fabric_probe [shm]" shm stop \
-    '^fabshmem: PE [02]/3 .*PE 1 (does not answer a fabric probe|answers fabric probes but its progress engine has not run) for [0-9]+ s' \
-    -x FABSHMEM_SIM_NODES=3
 fault_exit
