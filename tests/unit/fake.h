@@ -53,6 +53,8 @@ struct fake_config {
     bool delivery_complete;
     bool count_arrivals;  /* targets count plain writes (FABSHMEM_REMOTE_COMPLETION) */
     bool mr_local;        /* every local buffer carries its rail's descriptor */
+    bool counts_writes;   /* the rails count completed writes (injected puts go without a
+                           * record or completion entry) */
     size_t depth;         /* operation records */
     size_t heap_size;
     uint64_t seed;        /* the fake's order, and the runtime's chaos seed */

@@ -267,7 +267,7 @@ struct fid_cq *fsh_fabric_cq(int rail)
 
 bool fsh_fabric_counts_writes(void)
 {
-    return false;
+    return fk.cfg.counts_writes;
 }
 
 void fsh_fabric_writes(uint64_t *done, uint64_t *failed)
