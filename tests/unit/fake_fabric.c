@@ -592,8 +592,8 @@ long fake_find(enum fake_event_kind kind, int imm_kind)
         if (e->kind != kind) {
             continue;
         }
-        if (imm_kind == 0 || (imm_kind < 0 && !e->has_imm) ||
-            (imm_kind > 0 && e->has_imm && (int)((uint32_t)e->imm >> FSH_IMM_KIND_SHIFT) == imm_kind)) {
+        int ik = e->has_imm ? (int)((uint32_t)e->imm >> FSH_IMM_KIND_SHIFT) : -1;
+        if (imm_kind == 0 || ik == imm_kind) {
             return (long)i;
         }
     }
