@@ -55,6 +55,7 @@ struct fake_config {
     bool mr_local;        /* every local buffer carries its rail's descriptor */
     bool counts_writes;   /* the rails count completed writes (injected puts go without a
                            * record or completion entry) */
+    unsigned eagain_every; /* every n-th post finds the provider's queue full (-FI_EAGAIN) */
     size_t depth;         /* operation records */
     size_t heap_size;
     uint64_t seed;        /* the fake's order, and the runtime's chaos seed */
@@ -114,7 +115,7 @@ void fake_duplicate_next_done(void);
 
 /* Statistics. */
 struct fake_stats {
-    uint64_t posted, landed, done, errors, remote_events, reposted_live;
+    uint64_t posted, landed, done, errors, remote_events, eagain;
     uint64_t posted_on_way[4];
 };
 const struct fake_stats *fake_stats(void);

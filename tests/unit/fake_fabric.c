@@ -97,6 +97,7 @@ static struct {
     unsigned deaths;
     uint64_t writes_done, writes_failed;
     bool dup_next;
+    uint64_t tries; /* posts tried, for eagain_every */
     struct fake_stats st;
     unsigned violations;
     void *heap;
@@ -698,6 +699,10 @@ static ssize_t post(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t fl
     if (pe < 0 || pe >= fk.cfg.npes || dst >= fk.cfg.nrails) {
         violation("post to fi_addr 0x%llx, which no peer has", (unsigned long long)msg->addr);
         return -FI_EINVAL;
+    }
+    if (fk.cfg.eagain_every && ++fk.tries % fk.cfg.eagain_every == 0) {
+        fk.st.eagain++;
+        return -FI_EAGAIN; /* the queue is full: the caller polls and tries again */
     }
     unsigned way = (unsigned)dst;
     if (rail != dst) {

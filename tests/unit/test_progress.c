@@ -15,6 +15,9 @@
  *   every later wait fails at once.
  * - counted: injected puts that go without a record, counted by the rails' write counters:
  *   quiet waits for the counter to reach the mark of the last one, completions held back.
+ * - eagain: a provider whose queue is full at every third post: each operation is posted
+ *   once it has room (xport polls meanwhile, and the completions it reads make the room),
+ *   none is lost or posted twice.
  * - remote: a remote event with a context that is no record (shm's 0x1, or NULL) goes to the
  *   handler its immediate kind names, with its payload (and high bits where the provider has
  *   8 bytes); an unknown kind is dropped.
@@ -196,6 +199,38 @@ static void counted(void)
     fake_set_gate(NULL);
 }
 
+static void eagain(void)
+{
+    struct fake_config c = fake_efa(6);
+    c.depth = 8;
+    c.eagain_every = 3;
+    if (start(c) != 0) {
+        return;
+    }
+    uint8_t *remote = fsh_heap_alloc(30 * 64, 64);
+    static uint8_t src[30][64];
+    uint64_t got[30];
+    for (int i = 0; i < 30; i++) {
+        memset(src[i], 0x50 + i, 64);
+        int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(remote + i * 64, 64),
+                             src[i], 64, 1, i % 2 == 0);
+        UNIT_CHECK(rc == 0, "put %d: %d", i, rc);
+    }
+    int rc = fsh_rma_quiet(&fsh_ctx_default);
+    for (int i = 0; i < 30 && rc == 0; i++) {
+        rc = fsh_rma_get(&fsh_ctx_default, &got[i], FSH_SEG_HEAP, off_of(remote + i * 64, 8), 8,
+                         1, false);
+        UNIT_CHECK(rc == 0 && got[i] == 0x0101010101010101ULL * (uint64_t)(0x50 + i),
+                   "get %d after quiet: %d, 0x%llx", i, rc, (unsigned long long)got[i]);
+    }
+    UNIT_CHECK(rc == 0, "quiet and gets: %d", rc);
+    UNIT_CHECK(fake_stats()->eagain >= 20, "the queue was full %llu times",
+               (unsigned long long)fake_stats()->eagain);
+    UNIT_CHECK(fake_stats()->posted == 60, "each of the 60 operations posted once (%llu)",
+               (unsigned long long)fake_stats()->posted);
+    UNIT_CHECK(fake_violations() == 0, "no wire violation");
+}
+
 static uint32_t got_payload, got_high;
 static int got_calls;
 static void handler(uint32_t payload, uint32_t high)
@@ -246,6 +281,7 @@ int main(void)
     unit_case("duplicate", duplicate, 60);
     unit_case("failure", failure, 60);
     unit_case("counted", counted, 60);
+    unit_case("eagain", eagain, 60);
     unit_case("remote", remote, 60);
     return unit_exit();
 }
