@@ -64,9 +64,12 @@ struct fake_config {
     double timeout;       /* the runtime's internal wait limit, seconds (a hang ends there) */
 };
 
-/* A config like efa-direct's (4-byte immediate data, one remote segment per write, no
- * delivery complete, no atomics), with the given order seed. */
-struct fake_config fake_efa(uint64_t seed);
+/* A lean provider: efa-direct's limits (4-byte immediate data, one remote segment per write,
+ * a 32-byte inject, no atomics, descriptors on every buffer), with the given order seed, but
+ * delivery complete, as a consistent config without counted arrivals must be (the runtime
+ * counts arrivals wherever writes are not delivery complete: test_arrive sets both). Writes
+ * with immediate data never ask it, so their completion may still come before they land. */
+struct fake_config fake_lean(uint64_t seed);
 
 /* Bring up what the protocols stand on: env, the runtime identity, the engine, xport, the
  * segments (heap_size bytes of heap, 64 KiB of data segment) and the heap. 0 or -errno. */

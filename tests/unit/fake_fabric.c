@@ -832,11 +832,11 @@ static struct fi_ops_cq cq_ops = {
 
 /* ------------------------------------------------------------------ start and stop */
 
-struct fake_config fake_efa(uint64_t seed)
+struct fake_config fake_lean(uint64_t seed)
 {
     return (struct fake_config){
         .npes = 2, .nrails = 1, .inject_size = 32, .max_msg_size = 8192, .rma_iov_limit = 1,
-        .cq_data_size = 4, .delivery_complete = false, .count_arrivals = false,
+        .cq_data_size = 4, .delivery_complete = true, .count_arrivals = false,
         .mr_local = true, .depth = 64, .heap_size = 4u << 20, .seed = seed, .chaos = false,
         .mode = FAKE_AUTO, .timeout = 5};
 }

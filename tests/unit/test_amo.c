@@ -54,7 +54,7 @@ static uint64_t word(const void *w, size_t size)
 
 static void run(uint64_t seed, bool chaos, size_t size)
 {
-    struct fake_config c = fake_efa(seed);
+    struct fake_config c = fake_lean(seed);
     c.chaos = chaos;
     int rc = fake_start(&c);
     rc = rc ? rc : fsh_amo_init(2);

@@ -49,8 +49,9 @@ static uint64_t off_of(const void *p, size_t len)
 
 static void run(uint64_t seed, bool chaos, unsigned hold)
 {
-    struct fake_config c = fake_efa(seed);
+    struct fake_config c = fake_lean(seed);
     c.count_arrivals = true;
+    c.delivery_complete = false;
     c.max_msg_size = 1024;
     c.chaos = chaos;
     int rc = fake_start(&c);

@@ -63,7 +63,7 @@ static void settle(void)
 
 static int start(uint64_t seed)
 {
-    struct fake_config c = fake_efa(seed);
+    struct fake_config c = fake_lean(seed);
     c.npes = 4;
     int rc = fake_start(&c);
     if (rc == 0) {

@@ -61,7 +61,7 @@ static int start(struct fake_config c)
 
 static void pool(void)
 {
-    struct fake_config c = fake_efa(1);
+    struct fake_config c = fake_lean(1);
     c.depth = 8;
     c.chaos = true;
     if (start(c) != 0) {
@@ -103,7 +103,7 @@ static void pool(void)
 
 static void duplicate(void)
 {
-    struct fake_config c = fake_efa(2);
+    struct fake_config c = fake_lean(2);
     c.depth = 8;
     if (start(c) != 0) {
         return;
@@ -140,7 +140,7 @@ static void duplicate(void)
 
 static void failure(void)
 {
-    if (start(fake_efa(3)) != 0) {
+    if (start(fake_lean(3)) != 0) {
         return;
     }
     uint8_t *remote = fsh_heap_alloc(4096, 64);
@@ -172,7 +172,7 @@ static bool hold_done(const struct fake_event *e)
 
 static void counted(void)
 {
-    struct fake_config c = fake_efa(4);
+    struct fake_config c = fake_lean(4);
     c.counts_writes = true;
     if (start(c) != 0) {
         return;
@@ -201,7 +201,7 @@ static void counted(void)
 
 static void eagain(void)
 {
-    struct fake_config c = fake_efa(6);
+    struct fake_config c = fake_lean(6);
     c.depth = 8;
     c.eagain_every = 3;
     if (start(c) != 0) {
@@ -242,7 +242,7 @@ static void handler(uint32_t payload, uint32_t high)
 
 static void remote(void)
 {
-    struct fake_config c = fake_efa(5);
+    struct fake_config c = fake_lean(5);
     c.cq_data_size = 8;
     if (start(c) != 0) {
         return;

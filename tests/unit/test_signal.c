@@ -91,7 +91,7 @@ static void deliver_all(enum fake_event_kind kind, int imm_kind, size_t max)
  * landing, 'p' one data piece's landing. */
 static void ordered(const char *order)
 {
-    struct fake_config c = fake_efa(1);
+    struct fake_config c = fake_lean(1);
     c.max_msg_size = 256;
     if (start(c, 8) != 0) {
         return;
@@ -156,7 +156,7 @@ static void desc_between(void)
  * and neither data nor signal may show before the descriptor landed. */
 static void inline_done_first(void)
 {
-    if (start(fake_efa(2), 8) != 0) {
+    if (start(fake_lean(2), 8) != 0) {
         return;
     }
     claim_inbox();
@@ -276,7 +276,7 @@ static void random_run(struct fake_config c)
 static void random_efa(void)
 {
     for (uint64_t seed = 1; seed <= 3; seed++) {
-        struct fake_config c = fake_efa(seed);
+        struct fake_config c = fake_lean(seed);
         c.max_msg_size = 256;
         random_run(c);
     }
@@ -284,7 +284,7 @@ static void random_efa(void)
 
 static void random_efa_chaos(void)
 {
-    struct fake_config c = fake_efa(11);
+    struct fake_config c = fake_lean(11);
     c.max_msg_size = 256;
     c.chaos = true;
     random_run(c);
@@ -294,7 +294,7 @@ static void random_efa_chaos(void)
  * inject (the paired form): shm and tcp's shape. */
 static void random_wide_pair(void)
 {
-    struct fake_config c = fake_efa(21);
+    struct fake_config c = fake_lean(21);
     c.cq_data_size = 8;
     c.rma_iov_limit = 2;
     c.inject_size = 512;

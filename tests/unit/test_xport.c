@@ -48,7 +48,7 @@ static uint64_t off_of(const void *p, size_t len)
 
 static int start(uint64_t seed)
 {
-    struct fake_config c = fake_efa(seed);
+    struct fake_config c = fake_lean(seed);
     c.nrails = 2;
     c.mode = FAKE_MANUAL;
     int rc = fake_start(&c);
