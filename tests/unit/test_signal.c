@@ -9,6 +9,10 @@
  *   until the last byte landed, and then has its value with all the data in place. An inline
  *   put (data in the descriptor) whose completion comes before it lands is not applied
  *   before it lands.
+ * - denied_fallback: the target's only inbox is held by another source (PE 2, played by the
+ *   test), so the claim is denied and the put-with-signal goes as a put, then an atomic
+ *   applied by the target: no descriptor travels, and the signal still never shows before
+ *   its data (checked at every poll) and has its value after quiet.
  * - random_*: 300 puts of mixed sizes (0 to 1000 bytes, inline, pieces, wide, paired), blocking
  *   and not, with 4 slots per source (so every slot and the ring are reused many times), in the
  *   fake's random order and, for some seeds, the runtime's own chaos orders on top. At every
@@ -19,6 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "amo.h"
 #include "error.h"
 #include "fake.h"
 #include "heap.h"
@@ -304,6 +309,93 @@ static void random_wide_pair(void)
     random_run(c);
 }
 
+#define NDENIED 20
+static struct {
+    uint8_t *dst[NDENIED];
+    uint64_t *sig;
+    bool desc_seen, amo_seen;
+    unsigned bad;
+} df;
+
+static bool observe(const struct fake_event *e)
+{
+    unsigned kind = e->has_imm ? (unsigned)((uint32_t)e->imm >> FSH_IMM_KIND_SHIFT) : 0;
+    df.desc_seen = df.desc_seen || kind == FSH_IMM_SIG_DESC || kind == FSH_IMM_SIG_WIDE;
+    df.amo_seen = df.amo_seen || kind == FSH_IMM_AMO;
+    return true;
+}
+
+static void denied_invariant(void)
+{
+    for (size_t i = 0; i < NDENIED; i++) {
+        if (__atomic_load_n(&df.sig[i], __ATOMIC_ACQUIRE) != 0 && !same(df.dst[i], i, 600) &&
+            df.bad++ == 0) {
+            UNIT_CHECK(false, "denied: signal %zu shows before its 600 bytes landed", i);
+        }
+    }
+}
+
+static void denied_fallback(void)
+{
+    for (uint64_t seed = 41; seed <= 43; seed++) {
+        struct fake_config c = fake_lean(seed);
+        c.npes = 3;
+        c.max_msg_size = 256;
+        c.chaos = seed == 43;
+        int rc = fake_start(&c);
+        rc = rc ? rc : fsh_amo_init(2);
+        rc = rc ? rc : fsh_signal_init(8, 1); /* one inbox per target */
+        UNIT_CHECK(rc == 0, "start: %d", rc);
+        if (rc != 0) {
+            return;
+        }
+        /* PE 2 claims the one inbox here (lease.c's wire format: pool 0 << 22 | source). */
+        fake_remote_event((uint64_t)FSH_IMM_LEASE << FSH_IMM_KIND_SHIFT | 2);
+        df.sig = fsh_heap_alloc(NDENIED * 8, 64);
+        memset(df.sig, 0, NDENIED * 8);
+        /* One AMO first, so that the atomics' own inbox at PE 1 is held: the signals' atomics
+         * then go at once, racing their data on the wire. */
+        uint64_t old = 1;
+        rc = fsh_amo(&fsh_ctx_default, FSH_AMO_FETCH, FSH_SEG_HEAP, off_of(df.sig, 8), &old, NULL,
+                     &old, 8, 1, false);
+        UNIT_CHECK(rc == 0 && old == 0, "the first AMO: %d", rc);
+        static uint8_t src[NDENIED][600];
+        for (size_t i = 0; i < NDENIED; i++) {
+            df.dst[i] = fsh_heap_alloc(600, 64);
+            memset(df.dst[i], 0, 600);
+            for (size_t j = 0; j < 600; j++) {
+                src[i][j] = pattern(i, j);
+            }
+        }
+        df.bad = 0;
+        df.desc_seen = df.amo_seen = false;
+        fake_set_gate(observe);
+        fake_set_tick(denied_invariant);
+        for (size_t i = 0; i < NDENIED && rc == 0; i++) {
+            rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(df.dst[i], 600), src[i],
+                                600, FSH_SEG_HEAP, off_of(&df.sig[i], 8), i + 1,
+                                SHMEM_SIGNAL_SET, 1, i % 2 == 0);
+            UNIT_CHECK(rc == 0, "denied put-with-signal %zu: %d (%s)", i, rc,
+                       fsh_err_last() ? fsh_err_last()->msg : "");
+        }
+        /* Complete, like any AMO, at quiet. */
+        rc = fsh_rma_quiet(&fsh_ctx_default);
+        UNIT_CHECK(rc == 0 && fake_violations() == 0, "quiet %d, no wire violation", rc);
+        denied_invariant();
+        for (size_t i = 0; i < NDENIED; i++) {
+            UNIT_CHECK(df.sig[i] == i + 1, "seed %llu: signal %zu applied after quiet (%llu)",
+                       (unsigned long long)seed, i, (unsigned long long)df.sig[i]);
+        }
+        UNIT_CHECK(df.amo_seen && !df.desc_seen, "they went as puts and atomics (atomics %d, "
+                   "descriptors %d)", df.amo_seen, df.desc_seen);
+        fake_set_gate(NULL);
+        fake_set_tick(NULL);
+        fsh_signal_fini();
+        fsh_amo_fini();
+        fake_stop();
+    }
+}
+
 int main(void)
 {
     unit_name = "test_signal";
@@ -311,6 +403,7 @@ int main(void)
     unit_case("desc_first", desc_first, 60);
     unit_case("desc_between", desc_between, 60);
     unit_case("inline_done_first", inline_done_first, 60);
+    unit_case("denied_fallback", denied_fallback, 60);
     unit_case("random_efa", random_efa, 120);
     unit_case("random_efa_chaos", random_efa_chaos, 120);
     unit_case("random_wide_pair", random_wide_pair, 120);
