@@ -15,18 +15,7 @@
 
 #include "error.h"
 #include "heap.h"
-
-static int failed;
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        failed++;
-        if (failed < 20) {
-            printf("test_heap: check failed: %s\n", what);
-        }
-    }
-}
+#include "unit.h"
 
 #define HEAP (8u << 20)
 
@@ -51,10 +40,11 @@ static void sequence(uint8_t *base, size_t *offs, int n)
 
 int main(void)
 {
+    unit_name = "test_heap";
     uint8_t *a = fsh_heap_map(HEAP, -1);
     uint8_t *b = fsh_heap_map(HEAP, -1);
-    check(a && b, "map two heaps");
-    check(((uintptr_t)a & ((2u << 20) - 1)) == 0, "heap base aligned to 2 MiB");
+    UNIT_CHECK(a && b, "map two heaps");
+    UNIT_CHECK(((uintptr_t)a & ((2u << 20) - 1)) == 0, "heap base aligned to 2 MiB");
     if (!a || !b) {
         printf("test_heap: FAIL (cannot map)\n");
         return 1;
@@ -65,7 +55,7 @@ int main(void)
     static size_t oa[N], ob[N];
     sequence(a, oa, N);
     sequence(b, ob, N);
-    check(memcmp(oa, ob, sizeof(oa)) == 0, "same call sequence gives the same offsets");
+    UNIT_CHECK(memcmp(oa, ob, sizeof(oa)) == 0, "same call sequence gives the same offsets");
 
     /* Alignment and exhaustion. */
     fsh_heap_init(a, HEAP);
@@ -73,27 +63,29 @@ int main(void)
         void *p = fsh_heap_alloc(100, al);
         char what[64];
         snprintf(what, sizeof(what), "alignment %zu honoured", al);
-        check(p && ((uintptr_t)p % al) == 0 && ((uintptr_t)p % FSH_HEAP_MIN_ALIGN) == 0, what);
+        UNIT_CHECK(p && ((uintptr_t)p % al) == 0 && ((uintptr_t)p % FSH_HEAP_MIN_ALIGN) == 0, "%s",
+                   what);
         fsh_heap_free(p);
     }
-    check(fsh_heap_alloc(64, 3) == NULL, "alignment 3 rejected");
+    UNIT_CHECK(fsh_heap_alloc(64, 3) == NULL, "alignment 3 rejected");
     fsh_err_clear();
     struct fsh_heap_stats st0, st1;
     fsh_heap_stats(&st0);
-    check(fsh_heap_alloc(HEAP + 1, 0) == NULL, "larger than the heap: NULL");
-    check(fsh_err_last() && strstr(fsh_err_last()->msg, "exhausted"), "exhaustion explained");
+    UNIT_CHECK(fsh_heap_alloc(HEAP + 1, 0) == NULL, "larger than the heap: NULL");
+    UNIT_CHECK(fsh_err_last() && strstr(fsh_err_last()->msg, "exhausted"), "exhaustion explained");
     fsh_err_clear();
-    check(fsh_heap_alloc(SIZE_MAX, 0) == NULL, "SIZE_MAX: NULL, no overflow");
+    UNIT_CHECK(fsh_heap_alloc(SIZE_MAX, 0) == NULL, "SIZE_MAX: NULL, no overflow");
     fsh_err_clear();
     fsh_heap_stats(&st1);
-    check(memcmp(&st0, &st1, sizeof(st0)) == 0 && fsh_heap_check() == 0, "failed alloc leaves heap as it was");
+    UNIT_CHECK(memcmp(&st0, &st1, sizeof(st0)) == 0 && fsh_heap_check() == 0,
+               "failed alloc leaves heap as it was");
 
     /* Fill exactly, then one more byte fails; free all coalesces back to one block. */
     void *big = fsh_heap_alloc(HEAP, 0);
-    check(big == a, "whole heap in one block at offset 0");
-    check(fsh_heap_alloc(1, 0) == NULL, "full heap: NULL");
+    UNIT_CHECK(big == a, "whole heap in one block at offset 0");
+    UNIT_CHECK(fsh_heap_alloc(1, 0) == NULL, "full heap: NULL");
     fsh_err_clear();
-    check(fsh_heap_free(big) == 0, "free whole heap");
+    UNIT_CHECK(fsh_heap_free(big) == 0, "free whole heap");
     void *p[100];
     for (int i = 0; i < 100; i++) {
         p[i] = fsh_heap_alloc(1000 + (size_t)i, 0);
@@ -105,16 +97,18 @@ int main(void)
         fsh_heap_free(p[i]);
     }
     fsh_heap_stats(&st1);
-    check(st1.blocks == 1 && st1.free == HEAP && fsh_heap_check() == 0, "everything coalesces");
+    UNIT_CHECK(st1.blocks == 1 && st1.free == HEAP && fsh_heap_check() == 0,
+               "everything coalesces");
 
     /* Double free and foreign pointers are refused. */
     void *q = fsh_heap_alloc(128, 0);
-    check(fsh_heap_free(q) == 0, "first free");
-    check(fsh_heap_free(q) != 0, "double free refused");
+    UNIT_CHECK(fsh_heap_free(q) == 0, "first free");
+    UNIT_CHECK(fsh_heap_free(q) != 0, "double free refused");
     fsh_err_clear();
     int local;
-    check(fsh_heap_free(&local) != 0, "stack pointer refused");
-    check(fsh_heap_free((uint8_t *)fsh_heap_alloc(256, 0) + 8) != 0, "interior pointer refused");
+    UNIT_CHECK(fsh_heap_free(&local) != 0, "stack pointer refused");
+    UNIT_CHECK(fsh_heap_free((uint8_t *)fsh_heap_alloc(256, 0) + 8) != 0,
+               "interior pointer refused");
     fsh_err_clear();
     fsh_heap_fini();
 
@@ -123,27 +117,27 @@ int main(void)
     uint8_t *r = fsh_heap_alloc(1000, 0);
     memset(r, 0xab, 1000);
     uint8_t *r2 = fsh_heap_realloc(r, 500);
-    check(r2 == r, "shrink in place");
+    UNIT_CHECK(r2 == r, "shrink in place");
     uint8_t *r3 = fsh_heap_realloc(r2, 4000);
-    check(r3 == r, "grow in place into the free tail");
+    UNIT_CHECK(r3 == r, "grow in place into the free tail");
     int same = 1;
     for (int i = 0; i < 500; i++) {
         same &= r3[i] == 0xab;
     }
-    check(same, "contents kept across in-place realloc");
+    UNIT_CHECK(same, "contents kept across in-place realloc");
     uint8_t *blocker = fsh_heap_alloc(64, 0);
     (void)blocker;
     uint8_t *r4 = fsh_heap_realloc(r3, 100000);
-    check(r4 && r4 != r3, "grow by moving when blocked");
+    UNIT_CHECK(r4 && r4 != r3, "grow by moving when blocked");
     same = 1;
     for (int i = 0; i < 500; i++) {
         same &= r4[i] == 0xab;
     }
-    check(same, "contents kept across moving realloc");
-    check(fsh_heap_realloc(r4, HEAP * 2) == NULL && fsh_heap_block_size(r4) >= 100000,
-          "failed realloc keeps the old block");
+    UNIT_CHECK(same, "contents kept across moving realloc");
+    UNIT_CHECK(fsh_heap_realloc(r4, HEAP * 2) == NULL && fsh_heap_block_size(r4) >= 100000,
+               "failed realloc keeps the old block");
     fsh_err_clear();
-    check(fsh_heap_check() == 0, "heap sound after reallocs");
+    UNIT_CHECK(fsh_heap_check() == 0, "heap sound after reallocs");
     fsh_heap_fini();
 
     /* Randomized: a shadow byte per block catches overlapping blocks. */
@@ -165,7 +159,7 @@ int main(void)
                 size_t keep = n < len[s] ? n : len[s];
                 for (size_t i = 0; i < keep; i++) {
                     if (nb[i] != (uint8_t)s) {
-                        check(0, "realloc lost contents");
+                        UNIT_CHECK(0, "realloc lost contents");
                         break;
                     }
                 }
@@ -184,11 +178,11 @@ int main(void)
             }
         }
         if (step % 97 == 0) {
-            check(fsh_heap_check() == 0, "invariants hold during random run");
+            UNIT_CHECK(fsh_heap_check() == 0, "invariants hold during random run");
             for (int t = 0; t < SLOTS; t++) {
                 for (size_t i = 0; blk[t] && i < len[t]; i += 509) {
                     if (blk[t][i] != (uint8_t)t) {
-                        check(0, "block contents overwritten (overlap)");
+                        UNIT_CHECK(0, "block contents overwritten (overlap)");
                         break;
                     }
                 }
@@ -198,8 +192,8 @@ int main(void)
     fsh_heap_fini();
     fsh_heap_unmap(a, HEAP);
     fsh_heap_unmap(b, HEAP);
-    if (failed) {
-        printf("test_heap: FAIL (%d checks failed)\n", failed);
+    if (unit_failures) {
+        printf("test_heap: FAIL (%d checks failed)\n", unit_failures);
         return 1;
     }
     printf("test_heap: PASS\n");

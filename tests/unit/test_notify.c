@@ -12,19 +12,11 @@
 #include <stdio.h>
 
 #include "notify.h"
-
-static int failed;
-
-static void check(int ok, const char *what, int npes, size_t got)
-{
-    if (!ok) {
-        failed++;
-        printf("test_notify: check failed: %s (npes %d: %zu bytes)\n", what, npes, got);
-    }
-}
+#include "unit.h"
 
 int main(void)
 {
+    unit_name = "test_notify";
     static const int npes[] = {1, 2, 3, 4, 8, 64, 1024, 4801, 9600, 16384, 131072, 1 << 22};
     size_t prev = 0;
     printf("test_notify: npes, bytes reserved (FABSHMEM_MAX_TEAMS=32)\n");
@@ -32,8 +24,8 @@ int main(void)
         int n = npes[k];
         size_t b = fsh_notify_heap_bytes(n, 32);
         printf("test_notify: %d %zu\n", n, b);
-        check(b % 64 == 0, "a multiple of 64", n, b);
-        check(b >= prev, "grows with the PE count", n, b);
+        UNIT_CHECK(b % 64 == 0, "%s (npes %d: %zu bytes)", "a multiple of 64", n, b);
+        UNIT_CHECK(b >= prev, "%s (npes %d: %zu bytes)", "grows with the PE count", n, b);
         /* Per PE: 4+16 (world), 4+16 (active sets), 4 (finalize); landing at most 96 KiB;
          * the arena: 3 KiB per team, or 61/59 of a team of every PE (20 bytes per PE, its
          * ring and smallest landing buffers), each page rounded up to 64 bytes. */
@@ -41,27 +33,29 @@ int main(void)
         size_t arena = 32 * 3072;
         size_t world_team = 20 * (size_t)n * 61 / 59 + 61 * (64 + 128 + 2 * 24 * 128 / 59);
         arena = arena > world_team ? arena : world_team;
-        check(b <= fixed + 48 * (size_t)n + 96 * 1024 + 4 * 64 + arena, "a few bytes per PE", n,
-              b);
+        UNIT_CHECK(b <= fixed + 48 * (size_t)n + 96 * 1024 + 4 * 64 + arena,
+                   "%s (npes %d: %zu bytes)", "a few bytes per PE", n, b);
         /* Each team slot costs at most 3 KiB, at every PE count. */
         size_t d62 = fsh_notify_heap_bytes(n, 62) - b, d2 = b - fsh_notify_heap_bytes(n, 2);
-        check(d62 <= 30 * 3072 + 61 * 64 && d2 <= 30 * 3072 + 61 * 64, "3 KiB per team slot", n,
-              b);
+        UNIT_CHECK(d62 <= 30 * 3072 + 61 * 64 && d2 <= 30 * 3072 + 61 * 64,
+                   "%s (npes %d: %zu bytes)", "3 KiB per team slot", n, b);
         /* Splits as large as the job: a team of every PE, or two of half of them (61 pages;
          * SHMEM_TEAM_SHARED takes others only on a node of many PEs). */
         for (unsigned teams = 2; teams <= 62; teams += 30) {
             unsigned all = fsh_notify_team_pages(n, teams, n);
             unsigned half = fsh_notify_team_pages(n, teams, n / 2) +
                             fsh_notify_team_pages(n, teams, n - n / 2);
-            check(all <= 59, "a team of every PE fits the arena", n, all);
-            check(half <= 61, "two teams of half the PEs fit the arena", n, half);
+            UNIT_CHECK(all <= 59, "%s (npes %d: %zu bytes)", "a team of every PE fits the arena", n,
+                       (size_t)all);
+            UNIT_CHECK(half <= 61, "%s (npes %d: %zu bytes)",
+                       "two teams of half the PEs fit the arena", n, (size_t)half);
         }
         prev = b;
     }
-    check(fsh_notify_heap_bytes(1024, 32) <= 256 * 1024, "<= 256 KiB at 1,024 PEs", 1024,
-          fsh_notify_heap_bytes(1024, 32));
-    check(fsh_notify_heap_bytes(131072, 32) <= 9 * 1024 * 1024, "<= 9 MiB at 131,072 PEs",
-          131072, fsh_notify_heap_bytes(131072, 32));
-    printf("test_notify: %s\n", failed ? "FAIL" : "PASS");
-    return failed ? 1 : 0;
+    UNIT_CHECK(fsh_notify_heap_bytes(1024, 32) <= 256 * 1024, "%s (npes %d: %zu bytes)",
+               "<= 256 KiB at 1,024 PEs", 1024, fsh_notify_heap_bytes(1024, 32));
+    UNIT_CHECK(fsh_notify_heap_bytes(131072, 32) <= 9 * 1024 * 1024, "%s (npes %d: %zu bytes)",
+               "<= 9 MiB at 131,072 PEs", 131072, fsh_notify_heap_bytes(131072, 32));
+    printf("test_notify: %s\n", unit_failures ? "FAIL" : "PASS");
+    return unit_failures ? 1 : 0;
 }

@@ -21,18 +21,7 @@
 
 #include "error.h"
 #include "topology.h"
-
-static int failed;
-
-static void check(int ok, const char *fmt, const char *a, int r, const char *got)
-{
-    if (!ok) {
-        failed++;
-        printf("  test_topology: check failed: ");
-        printf(fmt, a, r, got);
-        printf("\n");
-    }
-}
+#include "unit.h"
 
 static struct fsh_topo_machine *load(const char *name)
 {
@@ -41,7 +30,7 @@ static struct fsh_topo_machine *load(const char *name)
     snprintf(path, sizeof(path), "%s/tests/data/topologies/%s", top ? top : ".", name);
     struct fsh_topo_machine *m;
     if (fsh_topo_load(path, "test", &m) != 0) {
-        failed++;
+        unit_failures++;
         printf("  test_topology: cannot load %s: %s\n", path, fsh_err_last()->msg);
         return NULL;
     }
@@ -58,7 +47,7 @@ static void expect_map(const char *label, const struct fsh_topo_machine *m,
 {
     struct fsh_topo_pe *pes = calloc((size_t)o->local_size, sizeof(*pes));
     if (!pes || fsh_topo_map(m, o, pes, NULL) != 0) {
-        failed++;
+        unit_failures++;
         printf("  test_topology: %s: map failed\n", label);
         free(pes);
         return;
@@ -74,12 +63,12 @@ static void expect_map(const char *label, const struct fsh_topo_machine *m,
         }
         char cores[256];
         fsh_topo_cores_str(m, pe, cores, sizeof(cores));
-        check(strcmp(gpu, w[r].gpu) == 0, "%s rank %d: GPU %s", label, r, gpu);
-        check(strcmp(nics, w[r].nics) == 0, "%s rank %d: NICs %s", label, r, nics);
-        check(strcmp(fsh_topo_via_name(pe->via), w[r].via) == 0, "%s rank %d: via %s", label, r,
-              fsh_topo_via_name(pe->via));
+        UNIT_CHECK(strcmp(gpu, w[r].gpu) == 0, "%s rank %d: GPU %s", label, r, gpu);
+        UNIT_CHECK(strcmp(nics, w[r].nics) == 0, "%s rank %d: NICs %s", label, r, nics);
+        UNIT_CHECK(strcmp(fsh_topo_via_name(pe->via), w[r].via) == 0, "%s rank %d: via %s", label,
+                   r, fsh_topo_via_name(pe->via));
         if (w[r].cores) {
-            check(strcmp(cores, w[r].cores) == 0, "%s rank %d: cores %s", label, r, cores);
+            UNIT_CHECK(strcmp(cores, w[r].cores) == 0, "%s rank %d: cores %s", label, r, cores);
         }
     }
     free(pes);
@@ -91,8 +80,8 @@ static void test_p4d(void)
     if (!m) {
         return;
     }
-    check(m->ngpus == 8 && m->nnics == 4 && m->nnuma == 2, "%s%d%s: 8 GPUs, 4 NICs, 2 NUMA",
-          "p4d", 0, "");
+    UNIT_CHECK(m->ngpus == 8 && m->nnics == 4 && m->nnuma == 2, "%s%d%s: 8 GPUs, 4 NICs, 2 NUMA",
+               "p4d", 0, "");
     /* NUMA0 = PUs 0-23,48-71 (24 cores), NUMA1 = 24-47,72-95; 4 ranks per node: 6 cores. */
     static const struct want eight[] = {
         {"0000:10:1c.0", "rdmap16s27", "host-bridge", "0-5,48-53"},
@@ -136,8 +125,8 @@ static void test_p4d(void)
     bool uuid = false;
     struct fsh_topo_pe pes[2];
     o.visible = "GPU-8f2c1d4e-0000-0000-0000-000000000000";
-    check(fsh_topo_map(m, &o, pes, &uuid) == 0 && uuid && pes[1].gpu == 1,
-          "%s%d%s: UUID list -> all GPUs with a warning", "p4d", 0, "");
+    UNIT_CHECK(fsh_topo_map(m, &o, pes, &uuid) == 0 && uuid && pes[1].gpu == 1,
+               "%s%d%s: UUID list -> all GPUs with a warning", "p4d", 0, "");
 
     /* No visible GPU: ranks anchor on the NUMA nodes and take their socket's two EFAs. */
     static const struct want nogpu[] = {
@@ -158,9 +147,9 @@ static void test_p4d(void)
     expect_map("p4d FABSHMEM_GPU=0,0,1,1", m, &o, ov);
     struct fsh_topo_pe four[4];
     o.gpu = "9";
-    check(fsh_topo_map(m, &o, four, NULL) == -EINVAL &&
-              strstr(fsh_err_last()->msg, "FABSHMEM_GPU") != NULL,
-          "%s%d%s: FABSHMEM_GPU=9 rejected, naming the variable", "p4d", 0, "");
+    UNIT_CHECK(fsh_topo_map(m, &o, four, NULL) == -EINVAL &&
+               strstr(fsh_err_last()->msg, "FABSHMEM_GPU") != NULL,
+               "%s%d%s: FABSHMEM_GPU=9 rejected, naming the variable", "p4d", 0, "");
     fsh_err_clear();
 
     /* roundrobin ignores the topology; FABSHMEM_NIC overrides everything. */
@@ -180,9 +169,9 @@ static void test_p4d(void)
     };
     o = (struct fsh_topo_opts){.local_size = 3, .nic = "rdmap160s27,lo"};
     expect_map("p4d FABSHMEM_NIC=rdmap160s27,lo", m, &o, forced);
-    check(fsh_topo_map(m, &o, four, NULL) == 0 && four[0].nic_index[0] == 3 &&
-              four[0].nic_index[1] == -1,
-          "%s%d%s: forced names resolve to NIC indexes (-1 when unknown)", "p4d", 0, "");
+    UNIT_CHECK(fsh_topo_map(m, &o, four, NULL) == 0 && four[0].nic_index[0] == 3 &&
+               four[0].nic_index[1] == -1,
+               "%s%d%s: forced names resolve to NIC indexes (-1 when unknown)", "p4d", 0, "");
     fsh_topo_free(m);
 }
 
@@ -192,7 +181,7 @@ static void test_p5en(void)
     if (!m) {
         return;
     }
-    check(m->ngpus == 8 && m->nnics == 16, "%s%d%s: 8 GPUs, 16 NICs", "p5en", 0, "");
+    UNIT_CHECK(m->ngpus == 8 && m->nnics == 16, "%s%d%s: 8 GPUs, 16 NICs", "p5en", 0, "");
     /* Four EFA tie for the two GPUs of a switch: each GPU's PE takes two. NUMA0 = PUs
      * 0-47,96-143: 12 cores per rank. */
     static const struct want eight[] = {
@@ -219,11 +208,10 @@ static void test_p5en(void)
     /* policy all: the PE's own two first, then the rest of its switch, then every other. */
     struct fsh_topo_pe pes[8];
     o = (struct fsh_topo_opts){.local_size = 8, .policy = FSH_TOPO_ALL};
-    check(fsh_topo_map(m, &o, pes, NULL) == 0 && pes[1].nnics == 16 &&
-              strcmp(pes[1].nics[0], "rdmap87s0") == 0 &&
-              strcmp(pes[1].nics[1], "rdmap88s0") == 0 &&
-              strcmp(pes[1].nics[2], "rdmap85s0") == 0,
-          "%s%d%s: policy all lists 16 NICs, the PE's own first", "p5en", 1, "");
+    UNIT_CHECK(fsh_topo_map(m, &o, pes, NULL) == 0 && pes[1].nnics == 16 &&
+               strcmp(pes[1].nics[0], "rdmap87s0") == 0 &&
+               strcmp(pes[1].nics[1], "rdmap88s0") == 0 && strcmp(pes[1].nics[2], "rdmap85s0") == 0,
+               "%s%d%s: policy all lists 16 NICs, the PE's own first", "p5en", 1, "");
     fsh_topo_free(m);
 }
 
@@ -235,7 +223,7 @@ static void test_p5_like(void)
     if (!m) {
         return;
     }
-    check(m->ngpus == 8 && m->nnics == 32, "%s%d%s: 8 GPUs (not the VGA, not the NVSwitch), "
+    UNIT_CHECK(m->ngpus == 8 && m->nnics == 32, "%s%d%s: 8 GPUs (not the VGA, not the NVSwitch), "
           "32 EFA (not the ENA)", "p5-like", 0, "");
     static const struct want eight[] = {
         {"0000:12:00.0", "rdmap19s0,rdmap20s0,rdmap21s0,rdmap22s0", "pcie-switch", "0-1,16-17"},
@@ -288,8 +276,8 @@ static void test_cpu_only(void)
     if (!m) {
         return;
     }
-    check(m->ngpus == 0 && m->nnics == 2, "%s%d%s: no GPU, 2 EFA (not the ENA)", "cpu-2efa", 0,
-          "");
+    UNIT_CHECK(m->ngpus == 0 && m->nnics == 2, "%s%d%s: no GPU, 2 EFA (not the ENA)", "cpu-2efa", 0,
+               "");
     /* Ranks fill socket 0 first (PUs 0-3), then socket 1 (PUs 4-7); each takes its socket's EFA
      * (bus 0x11 = rdmap17s0, bus 0x91 = rdmap145s0). */
     static const struct want four[] = {
@@ -318,8 +306,8 @@ static void test_this_vm(void)
     }
     /* One socket, 2 cores, virtio NIC eth0 and no RDMA device: the network interface stands in
      * (the tcp provider's domain is named after it). */
-    check(m->ngpus == 0 && m->nnics == 1 && !m->nics[0].rdma && !m->this_system,
-          "%s%d%s: no GPU, one network NIC, not this system", "this-vm", 0, "");
+    UNIT_CHECK(m->ngpus == 0 && m->nnics == 1 && !m->nics[0].rdma && !m->this_system,
+               "%s%d%s: no GPU, one network NIC, not this system", "this-vm", 0, "");
     static const struct want one[] = {{"-", "eth0", "same-socket", "0-1"}};
     static const struct want two[] = {{"-", "eth0", "same-socket", "0"},
                                       {"-", "eth0", "same-socket", "1"}};
@@ -340,40 +328,41 @@ static void test_live_and_errors(void)
     /* This machine, whatever it holds: loads, and every rank gets a well-formed entry. */
     struct fsh_topo_machine *m;
     int rc = fsh_topo_load(NULL, NULL, &m);
-    check(rc == 0, "%s%d%s: this machine loads", "live", rc, "");
+    UNIT_CHECK(rc == 0, "%s%d%s: this machine loads", "live", rc, "");
     if (rc == 0) {
         struct fsh_topo_pe pes[4];
         struct fsh_topo_opts o = {.local_size = 4};
-        check(m->this_system && m->nnuma >= 1 && fsh_topo_map(m, &o, pes, NULL) == 0 &&
-                  pes[3].nnics <= FSH_TOPO_MAX_NICS && pes[3].numa >= 0,
-              "%s%d%s: map of 4 ranks", "live", 0, "");
+        UNIT_CHECK(m->this_system && m->nnuma >= 1 && fsh_topo_map(m, &o, pes, NULL) == 0 &&
+                   pes[3].nnics <= FSH_TOPO_MAX_NICS && pes[3].numa >= 0,
+                   "%s%d%s: map of 4 ranks", "live", 0, "");
         fsh_topo_free(m);
     }
     rc = fsh_topo_load("/nonexistent/topo.xml", "FABSHMEM_TOPOLOGY_XML", &m);
-    check(rc == -ENOENT && m == NULL &&
-              strstr(fsh_err_last()->msg, "FABSHMEM_TOPOLOGY_XML=/nonexistent/topo.xml") &&
-              strstr(fsh_err_last()->fix, "lstopo"),
-          "%s%d%s: a missing XML names the variable and the fix", "errors", rc, "");
+    UNIT_CHECK(rc == -ENOENT && m == NULL &&
+               strstr(fsh_err_last()->msg, "FABSHMEM_TOPOLOGY_XML=/nonexistent/topo.xml") &&
+               strstr(fsh_err_last()->fix, "lstopo"),
+               "%s%d%s: a missing XML names the variable and the fix", "errors", rc, "");
     fsh_err_clear();
     const char *top = getenv("top_srcdir");
     char path[512];
     snprintf(path, sizeof(path), "%s/tests/unit/test_topology.c", top ? top : ".");
     rc = fsh_topo_load(path, "HWLOC_XMLFILE", &m);
-    check(rc == -EINVAL && strstr(fsh_err_last()->msg, "HWLOC_XMLFILE"),
-          "%s%d%s: a file that is not XML is rejected", "errors", rc, "");
+    UNIT_CHECK(rc == -EINVAL && strstr(fsh_err_last()->msg, "HWLOC_XMLFILE"),
+               "%s%d%s: a file that is not XML is rejected", "errors", rc, "");
     fsh_err_clear();
 }
 
 int main(void)
 {
+    unit_name = "test_topology";
     test_p4d();
     test_p5en();
     test_p5_like();
     test_cpu_only();
     test_this_vm();
     test_live_and_errors();
-    if (failed) {
-        printf("test_topology: FAIL (%d checks failed)\n", failed);
+    if (unit_failures) {
+        printf("test_topology: FAIL (%d checks failed)\n", unit_failures);
         return 1;
     }
     printf("test_topology: PASS\n");

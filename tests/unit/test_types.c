@@ -21,20 +21,13 @@
 #include <rdma/fi_atomic.h>
 
 #include "types.h"
+#include "unit.h"
 #include "xport.h"
 
-static int failures;
-static int checks;
-
-static void check(int ok, const char *what, const char *name, long got, long want)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        printf("test_types: check failed: %s%s%s: got %ld, want %ld\n", what, name ? " of " : "",
-               name ? name : "", got, want);
-    }
-}
+/* A row's check: what was checked (of the type name, if any), the value got and the one wanted. */
+#define CHECK_ROW(ok, what, name, got, want)                                                      \
+    UNIT_CHECK(ok, "%s%s%s: got %ld, want %ld", what, (name) ? " of " : "",                      \
+               (name) ? (const char *)(name) : "", (long)(got), (long)(want))
 
 /* Expected integer datatype, by size and signedness, written out with a switch so that it
  * does not share code with fsh_xport_datatype. */
@@ -104,6 +97,7 @@ struct expect {
 
 int main(void)
 {
+    unit_name = "test_types";
     const int char_signed = CHAR_MIN < 0;
     /* long double is carried as itself unless it is just double under another name */
     const int ld_dt = sizeof(long double) == sizeof(double) ? FI_DOUBLE : FI_LONG_DOUBLE;
@@ -143,8 +137,9 @@ int main(void)
     const size_t nexp = sizeof(exp) / sizeof(exp[0]);
     const size_t ninfo = sizeof(fsh_type_infos) / sizeof(fsh_type_infos[0]);
 
-    check(FSH_NTYPES == ninfo, "FSH_NTYPES vs array length", NULL, (long)FSH_NTYPES, (long)ninfo);
-    check(ninfo == nexp, "number of type rows", NULL, (long)ninfo, (long)nexp);
+    CHECK_ROW(FSH_NTYPES == ninfo, "FSH_NTYPES vs array length", NULL, (long)FSH_NTYPES,
+              (long)ninfo);
+    CHECK_ROW(ninfo == nexp, "number of type rows", NULL, (long)ninfo, (long)nexp);
 
     /* Every row is expected, unique, and has the expected size and datatype. */
     for (size_t i = 0; i < ninfo; i++) {
@@ -160,17 +155,17 @@ int main(void)
         for (size_t j = 0; j < ninfo; j++) {
             seen += strcmp(fsh_type_infos[j].name, t->name) == 0;
         }
-        check(seen == 1, "occurrences of name", t->name, seen, 1);
-        check(e != NULL, "row is a spec type", t->name, 0, 1);
+        CHECK_ROW(seen == 1, "occurrences of name", t->name, seen, 1);
+        CHECK_ROW(e != NULL, "row is a spec type", t->name, 0, 1);
         if (e == NULL) {
             continue;
         }
-        check(t->size == e->size, "size", t->name, (long)t->size, (long)e->size);
-        check(t->is_signed == e->is_signed, "signedness", t->name, t->is_signed, e->is_signed);
-        check(t->kind == e->kind, "kind", t->name, t->kind, e->kind);
+        CHECK_ROW(t->size == e->size, "size", t->name, (long)t->size, (long)e->size);
+        CHECK_ROW(t->is_signed == e->is_signed, "signedness", t->name, t->is_signed, e->is_signed);
+        CHECK_ROW(t->kind == e->kind, "kind", t->name, t->kind, e->kind);
         int dt = row_dt(t);
-        check(dt == e->fi_dt, "fi datatype", t->name, dt, e->fi_dt);
-        check(dt >= 0 && fi_size(dt) == t->size, "fi datatype size", t->name, (long)fi_size(dt),
+        CHECK_ROW(dt == e->fi_dt, "fi datatype", t->name, dt, e->fi_dt);
+        CHECK_ROW(dt >= 0 && fi_size(dt) == t->size, "fi datatype size", t->name, (long)fi_size(dt),
               (long)t->size);
     }
     /* ... and every expected type is in the table. */
@@ -180,19 +175,20 @@ int main(void)
         for (size_t i = 0; i < ninfo; i++) {
             found += strcmp(exp[j].name, fsh_type_infos[i].name) == 0;
         }
-        check(found == 1, "rows named", exp[j].name, found, 1);
+        CHECK_ROW(found == 1, "rows named", exp[j].name, found, 1);
     }
 
     /* The datatype rule on its own, including what must not map. */
-    check(fsh_xport_datatype(1, true, false, false) == FI_INT8, "datatype(1, signed)", NULL,
+    CHECK_ROW(fsh_xport_datatype(1, true, false, false) == FI_INT8, "datatype(1, signed)", NULL,
           fsh_xport_datatype(1, true, false, false), FI_INT8);
-    check(fsh_xport_datatype(8, false, false, false) == FI_UINT64, "datatype(8, unsigned)", NULL,
+    CHECK_ROW(fsh_xport_datatype(8, false, false, false) == FI_UINT64, "datatype(8, unsigned)",
+              NULL,
           fsh_xport_datatype(8, false, false, false), FI_UINT64);
-    check(fsh_xport_datatype(3, true, false, false) == -1, "datatype(3 bytes)", NULL,
+    CHECK_ROW(fsh_xport_datatype(3, true, false, false) == -1, "datatype(3 bytes)", NULL,
           fsh_xport_datatype(3, true, false, false), -1);
-    check(fsh_xport_datatype(2, true, true, false) == -1, "datatype(2-byte float)", NULL,
+    CHECK_ROW(fsh_xport_datatype(2, true, true, false) == -1, "datatype(2-byte float)", NULL,
           fsh_xport_datatype(2, true, true, false), -1);
-    check(fsh_xport_datatype(2 * sizeof(float), true, false, true) == FI_FLOAT_COMPLEX,
+    CHECK_ROW(fsh_xport_datatype(2 * sizeof(float), true, false, true) == FI_FLOAT_COMPLEX,
           "datatype(float complex)", NULL,
           fsh_xport_datatype(2 * sizeof(float), true, false, true), FI_FLOAT_COMPLEX);
 
@@ -220,22 +216,22 @@ int main(void)
         for (size_t i = 0; i < ninfo; i++) {
             n += (fsh_type_infos[i].cols & cols[c].col) != 0;
         }
-        check(n == cols[c].want, "count", cols[c].name, n, cols[c].want);
+        CHECK_ROW(n == cols[c].want, "count", cols[c].name, n, cols[c].want);
     }
     /* Every AMO type is also an RMA type, and the extended AMO types include the standard ones. */
     for (size_t i = 0; i < ninfo; i++) {
         unsigned k = fsh_type_infos[i].cols;
 
-        check(!(k & (FSH_COL_AMO | FSH_COL_EXTAMO | FSH_COL_BITAMO)) || (k & FSH_COL_RMA),
+        CHECK_ROW(!(k & (FSH_COL_AMO | FSH_COL_EXTAMO | FSH_COL_BITAMO)) || (k & FSH_COL_RMA),
               "AMO type without RMA", fsh_type_infos[i].name, 0, 1);
-        check(!(k & FSH_COL_AMO) || (k & FSH_COL_EXTAMO), "standard AMO type not extended",
+        CHECK_ROW(!(k & FSH_COL_AMO) || (k & FSH_COL_EXTAMO), "standard AMO type not extended",
               fsh_type_infos[i].name, 0, 1);
     }
 
-    if (failures) {
-        printf("test_types: FAIL (%d of %d checks failed)\n", failures, checks);
+    if (unit_failures) {
+        printf("test_types: FAIL (%d checks failed)\n", unit_failures);
         return 1;
     }
-    printf("test_types: PASS (%zu types, %d checks)\n", ninfo, checks);
+    printf("test_types: PASS (%zu types)\n", ninfo);
     return 0;
 }
