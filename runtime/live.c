@@ -130,15 +130,17 @@ static int left(int pe, uint64_t w, bool arrival, const char *what)
                    fsh_rt.pe, what);
 }
 
-/* A PE of this node: its word through the mapping, then its process. */
+static int probe_remote(int pe, bool arrival, const char *what, double t);
+
+/* A PE of this node: its word through the mapping (or, where its heap is not mapped, through
+ * the fabric, as for a PE elsewhere: FABSHMEM_INTRANODE=fabric), then its process. */
 static int probe_local(int pe, bool arrival, const char *what, double t)
 {
     const uint64_t *w = fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off);
-    if (w) {
-        int rc = left(pe, __atomic_load_n(w, __ATOMIC_ACQUIRE), arrival, what);
-        if (rc != 0) {
-            return rc;
-        }
+    int rc = w ? left(pe, __atomic_load_n(w, __ATOMIC_ACQUIRE), arrival, what)
+               : probe_remote(pe, arrival, what, t);
+    if (rc != 0) {
+        return rc;
     }
     int pid = fsh_local_pid(pe);
     if (pid <= 0) {
