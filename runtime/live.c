@@ -69,6 +69,10 @@
  * nothing arriving anywhere, from a live peer (tests/multihost), and a cut link is silent for
  * 20 s and more before tcp says anything. */
 #define UNREACH_AFTER 10
+/* The same for a PE of this node reached through the fabric (FABSHMEM_INTRANODE=fabric), whose
+ * process /proc shows running (not stopped): no remote node's stall to allow for, so an
+ * unanswered probe says the path is down (a loopback link taken down was silent for 88 s). */
+#define LOCAL_UNREACH_AFTER 4
 #define SERVES_BIT (1ull << 16)
 /* Intervals a probe on one way may stay unanswered while another way of the same PE answers
  * a later one, before that way counts as dead. */
@@ -251,7 +255,8 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
         }
         /* Unanswered only counts while nothing moves: a congested link is not a cut one. */
         double waited = t - (s->posted > lv.quiet_since ? s->posted : lv.quiet_since);
-        if (serves && waited >= UNREACH_AFTER * lv.interval) {
+        int after = lv.same_node[pe] && lv.stopped_at[pe] == 0 ? LOCAL_UNREACH_AFTER : UNREACH_AFTER;
+        if (serves && waited >= after * lv.interval) {
             return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
                            "PE %d does not answer a fabric probe for %.0f s, and nothing arrived from any PE meanwhile: unreachable or stopped (PE %d waits in %s)",
                            pe, waited, fsh_rt.pe, what);
