@@ -591,10 +591,12 @@ int fsh_live_init(const int *node_of, double interval)
     lv.answered = calloc((size_t)lv.npes, sizeof(double));
     lv.answered_way = calloc((size_t)lv.npes, sizeof(int));
     memset(&dl, 0, sizeof(dl));
-    dl.now = calloc((size_t)lv.npes, sizeof(struct sight));
-    dl.prev = calloc((size_t)lv.npes, sizeof(struct sight));
+    if (fsh_rt.pe == 0) { /* the one PE that looks for deadlocks */
+        dl.now = calloc((size_t)lv.npes, sizeof(struct sight));
+        dl.prev = calloc((size_t)lv.npes, sizeof(struct sight));
+    }
     if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.seen || !lv.beat || !lv.beat_at ||
-        !lv.answered || !lv.answered_way || !dl.now || !dl.prev) {
+        !lv.answered || !lv.answered_way || (fsh_rt.pe == 0 && (!dl.now || !dl.prev))) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the liveness word of %d PEs",
                        lv.npes);
     }

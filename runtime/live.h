@@ -9,7 +9,9 @@
  * and every interval after: a peer of this node is looked up as a process (/proc/<pid>/stat),
  * a peer elsewhere is asked with an 8-byte fabric read of its word. Only a peer that is gone,
  * stopped, unreachable, or (for a wait that needs the peer to act) gone into finalize or exit
- * ends the wait; a slow live peer is waited for forever.
+ * ends the wait; a slow live peer is waited for forever. The word's block also says what this
+ * PE waits in, so that PE 0 names a deadlock (every PE waiting in the library, nothing
+ * moving) and ends the job (live.c).
  */
 #ifndef FSH_LIVE_H
 #define FSH_LIVE_H
