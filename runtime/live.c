@@ -115,6 +115,7 @@ static struct {
 static struct fsh_ctx probe_ctx; /* not on the contexts' list: quiet never waits for probes */
 
 static void sighted(int pe, const uint64_t *block, double at); /* the deadlock section's */
+static int probe_one(int pe, bool arrival, const char *what, double t);
 
 void fsh_live_publish(enum fsh_live_state state, int status)
 {
@@ -148,17 +149,15 @@ static int left(int pe, uint64_t w, bool arrival, const char *what)
                    fsh_rt.pe, what);
 }
 
-static int probe_remote(int pe, bool arrival, const char *what, double t);
-
-/* A PE of this node: its word through the mapping (or, where its heap is not mapped, through
- * the fabric, as for a PE elsewhere: FABSHMEM_INTRANODE=fabric), then its process. */
+/* A PE of this node: its word through the mapping, then its process. */
 static int probe_local(int pe, bool arrival, const char *what, double t)
 {
     const uint64_t *w = fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off);
-    int rc = w ? left(pe, __atomic_load_n(w, __ATOMIC_ACQUIRE), arrival, what)
-               : probe_remote(pe, arrival, what, t);
-    if (rc != 0) {
-        return rc;
+    if (w) {
+        int rc = left(pe, __atomic_load_n(w, __ATOMIC_ACQUIRE), arrival, what);
+        if (rc != 0) {
+            return rc;
+        }
     }
     int pid = fsh_local_pid(pe);
     if (pid <= 0) {
@@ -474,7 +473,7 @@ static int deadlock_check(const char *what, double t)
                 sighted(pe, b, t);
             } else if (dl.now[pe].at < dl.round) {
                 /* Collects the answer of the read in flight (sighted), posts the next. */
-                int rc = probe_remote(pe, false, what, t);
+                int rc = probe_one(pe, false, what, t);
                 if (rc != 0) {
                     return rc;
                 }
@@ -519,8 +518,17 @@ static int probe_one(int pe, bool arrival, const char *what, double t)
     if (pe < 0 || pe >= lv.npes || pe == fsh_rt.pe) {
         return 0;
     }
-    return lv.same_node[pe] ? probe_local(pe, arrival, what, t)
-                            : probe_remote(pe, arrival, what, t);
+    if (!lv.same_node[pe]) {
+        return probe_remote(pe, arrival, what, t);
+    }
+    /* A PE of this node whose heap is not mapped (FABSHMEM_INTRANODE=fabric): its process
+     * first (gone or stopped is named without a fabric read), then its word over the fabric,
+     * as for a PE elsewhere. */
+    int rc = probe_local(pe, arrival, what, t);
+    if (rc == 0 && !fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off)) {
+        rc = probe_remote(pe, arrival, what, t);
+    }
+    return rc;
 }
 
 static int probe(const int *pes, int npes, bool arrival, const char *what)
