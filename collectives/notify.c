@@ -560,9 +560,8 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
     }
     int from = fsh_team_world_pe(t, i);
     char msg[160];
-    /* The counts are this team's notifications from that PE since init, not PEs or rounds. */
-    snprintf(msg, sizeof(msg), "%s: waiting for PE %d's notification %u on this team (%u arrived)",
-             what, from, w.expected, __atomic_load_n(w.arrived, __ATOMIC_RELAXED));
+    snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
+             __atomic_load_n(w.arrived, __ATOMIC_RELAXED), w.expected);
     /* A collective's arrival comes only from the sender itself: a sender gone into finalize
      * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
     if (t->nr == &nt.final) {
