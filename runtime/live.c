@@ -115,6 +115,11 @@ static struct {
 static struct fsh_ctx probe_ctx; /* not on the contexts' list: quiet never waits for probes */
 
 static void sighted(int pe, const uint64_t *block, double at); /* the deadlock section's */
+
+/* PEs of this node reached through the fabric (no mapping): when each was last seen stopped. */
+static struct {
+    double *stopped_seen; /* [pe], 0: never */
+} near;
 static int probe_one(int pe, bool arrival, const char *what, double t);
 
 void fsh_live_publish(enum fsh_live_state state, int status)
@@ -254,7 +259,13 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
         }
         /* Unanswered only counts while nothing moves: a congested link is not a cut one. */
         double waited = t - (s->posted > lv.quiet_since ? s->posted : lv.quiet_since);
-        int after = lv.same_node[pe] && lv.stopped_at[pe] == 0 ? LOCAL_UNREACH_AFTER : UNREACH_AFTER;
+        int after = UNREACH_AFTER;
+        if (lv.same_node[pe]) {
+            /* Its process runs (probe_one looked): counted from its last stop. */
+            double since = t - near.stopped_seen[pe];
+            waited = waited < since ? waited : since;
+            after = LOCAL_UNREACH_AFTER;
+        }
         if (serves && waited >= after * lv.interval) {
             return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
                            "PE %d does not answer a fabric probe for %.0f s, and nothing arrived from any PE meanwhile: unreachable or stopped (PE %d waits in %s)",
@@ -525,10 +536,16 @@ static int probe_one(int pe, bool arrival, const char *what, double t)
      * first (gone or stopped is named without a fabric read), then its word over the fabric,
      * as for a PE elsewhere. */
     int rc = probe_local(pe, arrival, what, t);
-    if (rc == 0 && !fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off)) {
-        rc = probe_remote(pe, arrival, what, t);
+    if (rc != 0 || fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off)) {
+        return rc;
     }
-    return rc;
+    if (lv.stopped_at[pe] != 0) {
+        /* Stopped, as its process says: it answers nothing, and that is no evidence of a cut
+         * path; an answer is due only from its next run on. */
+        near.stopped_seen[pe] = t;
+        return 0;
+    }
+    return probe_remote(pe, arrival, what, t);
 }
 
 static int probe(const int *pes, int npes, bool arrival, const char *what)
@@ -598,13 +615,15 @@ int fsh_live_init(const int *node_of, double interval)
     lv.beat_at = calloc((size_t)lv.npes, sizeof(double));
     lv.answered = calloc((size_t)lv.npes, sizeof(double));
     lv.answered_way = calloc((size_t)lv.npes, sizeof(int));
+    near.stopped_seen = calloc((size_t)lv.npes, sizeof(double));
     memset(&dl, 0, sizeof(dl));
     if (fsh_rt.pe == 0) { /* the one PE that looks for deadlocks */
         dl.now = calloc((size_t)lv.npes, sizeof(struct sight));
         dl.prev = calloc((size_t)lv.npes, sizeof(struct sight));
     }
     if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.seen || !lv.beat || !lv.beat_at ||
-        !lv.answered || !lv.answered_way || (fsh_rt.pe == 0 && (!dl.now || !dl.prev))) {
+        !lv.answered || !lv.answered_way || !near.stopped_seen ||
+        (fsh_rt.pe == 0 && (!dl.now || !dl.prev))) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the liveness word of %d PEs",
                        lv.npes);
     }
@@ -646,6 +665,8 @@ void fsh_live_fini(void)
     free(dl.now);
     free(dl.prev);
     memset(&dl, 0, sizeof(dl));
+    free(near.stopped_seen);
+    near.stopped_seen = NULL;
     fsh_progress_set_heartbeat(NULL);
     free(lv.beat);
     free(lv.beat_at);
