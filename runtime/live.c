@@ -437,7 +437,8 @@ static void describe(char *buf, size_t len, int pe, const struct sight *g)
 static int deadlock_report(double t)
 {
     char msg[sizeof(((struct fsh_error *)0)->msg)];
-    size_t at = (size_t)snprintf(msg, sizeof(msg), "deadlock: every PE waits in the library for another PE, and nothing moved for %.0f s:",
+    size_t at = (size_t)snprintf(msg, sizeof(msg), lv.npes > 1 ? "deadlock: every PE waits in the library for another PE, and nothing moved for %.0f s:"
+                                                               : "deadlock: the job's only PE waits in the library for what no PE can do (nothing moved for %.0f s):",
                                  t - dl.first);
     bool exited = false, lock = false;
     for (int pe = 0; pe < lv.npes; pe++) {
