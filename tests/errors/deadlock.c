@@ -10,6 +10,7 @@
  *                  others wait in shmem_set_lock
  *   fin_barrier    PE 1 calls shmem_finalize while the others wait in a barrier it skipped
  *   wait_fin       PE 0 waits for a flag nobody sets while every other PE is in shmem_finalize
+ *   alone          a job of one PE (started without a launcher) waits for a flag
  * Reaching the line after the wait is a failure (the wait cannot be satisfied), and so is a
  * wait the library has not named within FSH_DEADLOCK_WITHIN seconds (default 20: an alarm
  * ends the waiting PE without the message the .expect wants; the library's own abort resets
@@ -51,6 +52,13 @@ int main(void)
     }
     shmem_init();
     int me = shmem_my_pe();
+    if (strcmp(c, "alone") == 0) {
+        limit();
+        shmem_long_wait_until(&flag, SHMEM_CMP_EQ, 1);
+        printf("deadlock: PE %d left a wait (%s) that nothing can satisfy\n", me, c);
+        shmem_finalize();
+        return 1;
+    }
     if (shmem_n_pes() < 2) {
         printf("deadlock: needs 2 PEs\n");
         shmem_finalize();
