@@ -44,8 +44,12 @@
  * in flight; a wait that names nobody (shmem_wait_until) probes every PE of this node and up
  * to SLOTS others per interval in turn, so it covers N remote PEs in N / SLOTS intervals.
  *
- * Word layout (64 bits): state (enum fsh_live_state) in bits 0..7, exit status in 8..15,
- * "serves reads" in bit 16; the heartbeat is the next word.
+ * Every wait in the library ends, then, when what it waits for cannot come; one more case is
+ * when nothing can come because every PE waits (a deadlock: see the section of that name).
+ *
+ * The block (BLOCK_WORDS words, read whole by a probe): the word, with state (enum
+ * fsh_live_state) in bits 0..7, exit status in 8..15, "serves reads" in bit 16; the heartbeat;
+ * then what this PE waits in (the deadlock section).
  */
 #define _GNU_SOURCE
 #include "live.h"
@@ -63,6 +67,7 @@
 #include "progress.h"
 #include "rma.h"
 #include "rt.h"
+#include "shmem.h"
 #include "xport.h"
 
 #define SLOTS 16        /* fabric probes in flight */
@@ -75,10 +80,20 @@
  * nothing arriving anywhere, from a live peer (tests/multihost), and a cut link is silent for
  * 20 s and more before tcp says anything. */
 #define UNREACH_AFTER 10
+/* The same for a PE of this node reached through the fabric (FABSHMEM_INTRANODE=fabric), whose
+ * process /proc shows running (not stopped): no remote node's stall to allow for, so an
+ * unanswered probe says the path is down (a loopback link taken down was silent for 88 s). */
+#define LOCAL_UNREACH_AFTER 4
 #define SERVES_BIT (1ull << 16)
 /* Intervals a probe on one way may stay unanswered while another way of the same PE answers
  * a later one, before that way counts as dead. */
 #define RAIL_AFTER 5
+/* The block: word, heartbeat, wait, moves, and the wait's description (deadlock section). */
+#define BLOCK_WORDS 16
+#define WAIT_WORD 2
+#define MOVES_WORD 3
+#define WHAT_WORD 4
+#define WHAT_BYTES ((BLOCK_WORDS - WHAT_WORD) * sizeof(uint64_t))
 
 struct slot {
     int pe;                    /* -1: free */
@@ -112,6 +127,10 @@ static struct {
 } lv;
 
 static struct fsh_ctx probe_ctx; /* not on the contexts' list: quiet never waits for probes */
+
+static void sighted(int pe, const uint64_t *block, double at); /* the deadlock section's */
+
+static int probe_one(int pe, bool arrival, const char *what, double t);
 
 void fsh_live_publish(enum fsh_live_state state, int status)
 {
@@ -248,7 +267,7 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
     struct slot *s = slot_of(pe, (int)way);
     bool serves = lv.seen[pe] ? (lv.seen[pe] & SERVES_BIT) != 0 : fsh_progress_serves();
     if (s && fsh_progress_track_done(&s->track)) {
-        const uint64_t *d = &lv.dst[2 * (size_t)(s - lv.slots)];
+        const uint64_t *d = &lv.dst[BLOCK_WORDS * (size_t)(s - lv.slots)];
         uint64_t w = __atomic_load_n(&d[0], __ATOMIC_ACQUIRE), beat = d[1];
         s->pe = -1;
         if (s->posted > lv.answered[pe]) {
@@ -259,6 +278,7 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
             return 0; /* a dead way's probe, answered on another: only the slot is freed */
         }
         lv.seen[pe] = w | 1ull << 63;
+        sighted(pe, d, s->posted);
         serves = (w & SERVES_BIT) != 0;
         int rc = left(pe, w, arrival, what);
         if (rc != 0) {
@@ -293,7 +313,14 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
         }
         /* Unanswered only counts while nothing moves: a congested link is not a cut one. */
         double waited = t - (s->posted > lv.quiet_since ? s->posted : lv.quiet_since);
-        if (serves && waited >= UNREACH_AFTER * lv.interval) {
+        int after = UNREACH_AFTER;
+        if (lv.same_node[pe]) {
+            /* Its process runs (probe_one looked): counted from its last stop. */
+            double since = t - lv.stopped_seen[pe];
+            waited = waited < since ? waited : since;
+            after = LOCAL_UNREACH_AFTER;
+        }
+        if (serves && waited >= after * lv.interval) {
             return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
                            "PE %d does not answer a fabric probe for %.0f s, and nothing arrived from any PE meanwhile: unreachable or stopped (PE %d waits in %s)",
                            pe, waited, fsh_rt.pe, what);
@@ -311,8 +338,8 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
     s->pe = pe;
     s->way = way;
     s->posted = t;
-    int rc = fsh_rma_read_way(&probe_ctx, &s->track, &lv.dst[2 * (size_t)(s - lv.slots)],
-                              2 * sizeof(uint64_t), pe, FSH_SEG_HEAP, lv.word_off, way);
+    int rc = fsh_rma_read_way(&probe_ctx, &s->track, &lv.dst[BLOCK_WORDS * (size_t)(s - lv.slots)],
+                              BLOCK_WORDS * sizeof(uint64_t), pe, FSH_SEG_HEAP, lv.word_off, way);
     if (rc != 0) {
         s->pe = -1;
     }
@@ -342,13 +369,250 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
     return rc;
 }
 
+/* ------------------------------------------------------------------ deadlock
+ *
+ * A wait can also never end with every PE alive: each waits in the library for something only
+ * another PE's action could bring, and that PE waits too (a flag nobody will set, a lock its
+ * holder took out of main, a PE gone into its finalize at exit while the others wait for it).
+ * So each PE says in its block what its thread waits in:
+ *   - WAIT_WORD: W_IN while its outermost wait has lasted a probe interval (published by the
+ *     probe: a shorter wait is never part of a deadlock, which lasts forever); W_FLIGHT while
+ *     an operation of this PE could still change a peer's memory (a write or an atomic in
+ *     flight: its landing may end a wait); W_ONE while the program runs one thread
+ *     (SHMEM_THREAD_SINGLE: no other thread of it can act) and the wait is decidable (not on
+ *     device memory a kernel may write); the PE it waits for + 1 in bits 32..63 (0: none);
+ *   - MOVES_WORD: raised when a published wait ends, and when the variables a user wait
+ *     compares (shmem_wait_until) changed from one probe to the next;
+ *   - the wait's description from WHAT_WORD on, NUL-terminated.
+ * PE 0 (part of any deadlock, since a deadlock includes every PE), once its own wait has lasted
+ * an interval, looks at every block in rounds: through the mapping, else with the fabric probe
+ * (a read posted after the round began). A round that finds a PE outside a wait, with W_FLIGHT,
+ * or without W_ONE ends at once (no deadlock now). Two complete rounds in a row that find
+ * every PE in the same wait as the round before (the wait word and MOVES_WORD unchanged) with
+ * its heartbeat moved (it polls: a stopped PE is not waiting in the library, it is waited for)
+ * make a deadlock: each round's looks all follow the previous round's, so at one moment every
+ * PE waited with nothing of its own in flight, and for two rounds after nothing anywhere moved.
+ * PE 0 lists each PE's wait and ends the wait with -EDEADLK: the usual fatal path ends the job.
+ * Cost: nothing unless PE 0 waits an interval; then one look per PE per round (a round ends at
+ * the first PE found computing). */
+#define W_IN 1ull
+#define W_FLIGHT 2ull
+#define W_ONE 4ull
+#define STABLE_ROUNDS 2
+
+struct sight {
+    uint64_t word, beat, wait, moves;
+    double at; /* when it was taken (a fabric read: when it was posted); 0: never */
+    char what[WHAT_BYTES];
+};
+
+static struct {
+    struct sight *now;   /* [pe]: the latest look */
+    struct sight *prev;  /* [pe]: the last complete round's */
+    bool have_prev;
+    double round;        /* when the current round began; 0: none */
+    double first;        /* when the first of the stable rounds began */
+    int stable;          /* complete rounds in a row that matched the one before */
+    uint64_t sum;        /* the watched variables' checksum at the last probe */
+} dl;
+
+static void sighted(int pe, const uint64_t *block, double at)
+{
+    if (!dl.now) {
+        return;
+    }
+    struct sight *g = &dl.now[pe];
+    g->word = __atomic_load_n(&block[0], __ATOMIC_ACQUIRE);
+    g->beat = __atomic_load_n(&block[1], __ATOMIC_ACQUIRE);
+    g->wait = __atomic_load_n(&block[WAIT_WORD], __ATOMIC_ACQUIRE);
+    g->moves = __atomic_load_n(&block[MOVES_WORD], __ATOMIC_ACQUIRE);
+    memcpy(g->what, &block[WHAT_WORD], WHAT_BYTES);
+    g->what[WHAT_BYTES - 1] = '\0';
+    g->at = at;
+}
+
+static uint64_t checksum(const void *p, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    const volatile unsigned char *c = p;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ c[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* The probe of a wait that lasted an interval: say what this thread waits in. */
+static void publish_wait(void)
+{
+    struct fsh_wait_now *w = fsh_progress_wait_now();
+    if (!lv.word || w->depth == 0) {
+        return; /* a retry loop, not a wait */
+    }
+    uint64_t *moves = &lv.word[MOVES_WORD];
+    if (w->watch) {
+        uint64_t sum = checksum(w->watch, w->watch_len);
+        if (w->published && sum != dl.sum) {
+            __atomic_store_n(moves, *moves + 1, __ATOMIC_RELEASE);
+        }
+        dl.sum = sum;
+    }
+    if (!w->published) {
+        char *what = (char *)&lv.word[WHAT_WORD];
+        if (w->watch) {
+            snprintf(what, WHAT_BYTES, "%s (for a change of its %zu-byte variable at %p)",
+                     w->what, w->watch_len, w->watch);
+        } else {
+            snprintf(what, WHAT_BYTES, "%s", w->what);
+        }
+    }
+    bool one = fsh_rt.thread_level == SHMEM_THREAD_SINGLE && !w->open_ended;
+    uint64_t word = W_IN | (one ? W_ONE : 0) | (fsh_progress_writes_in_flight() ? W_FLIGHT : 0) |
+                    (uint64_t)(uint32_t)(w->peer + 1) << 32;
+    __atomic_store_n(&lv.word[WAIT_WORD], word, __ATOMIC_RELEASE);
+    w->published = true;
+}
+
+/* progress.c: a wait publish_wait published has ended. */
+static void wait_ended(void)
+{
+    if (!lv.word) {
+        return;
+    }
+    __atomic_store_n(&lv.word[WAIT_WORD], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&lv.word[MOVES_WORD], lv.word[MOVES_WORD] + 1, __ATOMIC_RELEASE);
+}
+
+static bool stuck(const struct sight *g)
+{
+    unsigned state = (unsigned)(g->word & 0xff);
+    return state != FSH_LIVE_INIT && (g->wait & W_IN) && (g->wait & W_ONE) &&
+           !(g->wait & W_FLIGHT);
+}
+
+/* One PE's line of the report. */
+static void describe(char *buf, size_t len, int pe, const struct sight *g)
+{
+    unsigned state = (unsigned)(g->word & 0xff);
+    if (state == FSH_LIVE_EXIT) {
+        snprintf(buf, len, "PE %d left main without shmem_finalize (exit %d) and its finalize at exit waits in %s",
+                 pe, (int)((g->word >> 8) & 0xff), g->what);
+    } else {
+        snprintf(buf, len, "PE %d waits in %s", pe, g->what);
+    }
+}
+
+static int deadlock_report(double t)
+{
+    char msg[sizeof(((struct fsh_error *)0)->msg)];
+    size_t at = (size_t)snprintf(msg, sizeof(msg), lv.npes > 1 ? "deadlock: every PE waits in the library for another PE, and nothing moved for %.0f s:"
+                                                               : "deadlock: the job's only PE waits in the library for what no PE can do (nothing moved for %.0f s):",
+                                 t - dl.first);
+    bool exited = false, lock = false;
+    for (int pe = 0; pe < lv.npes; pe++) {
+        char line[WHAT_BYTES + 128];
+        describe(line, sizeof(line), pe, &dl.now[pe]);
+        exited |= (dl.now[pe].word & 0xff) == FSH_LIVE_EXIT;
+        lock |= strstr(dl.now[pe].what, "shmem_set_lock") != NULL;
+        if (lv.npes > 2 && pe < 64) {
+            FSH_ERROR("deadlock: %s", line);
+        }
+        if (at < sizeof(msg)) {
+            at += (size_t)snprintf(msg + at, sizeof(msg) - at, "%s %s", pe ? ";" : "", line);
+        }
+    }
+    if (at >= sizeof(msg)) {
+        snprintf(msg + sizeof(msg) - 20, 20, " ... (listed above)");
+    }
+    const char *fix = exited ? "end every PE with shmem_finalize (a PE that returns from main without it finalizes at exit, and waits there for the others), or call shmem_global_exit to end the job"
+                      : lock ? "every shmem_set_lock needs a shmem_clear_lock by the holder before it finalizes; and every PE must make the same collective calls"
+                             : "each PE waits for another to act: make every PE reach the same collective calls in the same order, and set every flag a PE waits for before that PE's wait needs it";
+    return fsh_err(-EDEADLK, fix, "%s", msg);
+}
+
+/* PE 0's look at every PE, once per probe (see above). 0, or -EDEADLK (recorded). */
+static int deadlock_check(const char *what, double t)
+{
+    if (!dl.now || fsh_rt.pe != 0 || fsh_progress_wait_now()->depth == 0) {
+        return 0;
+    }
+    sighted(fsh_rt.pe, lv.word, t);
+    if (!stuck(&dl.now[fsh_rt.pe])) {
+        dl.round = 0;
+        dl.stable = 0;
+        return 0;
+    }
+    if (dl.round == 0) {
+        dl.round = t;
+    }
+    for (int pe = 0; pe < lv.npes; pe++) {
+        if (pe != fsh_rt.pe) {
+            const uint64_t *b = lv.same_node[pe] ? fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off)
+                                                 : NULL;
+            if (b) {
+                sighted(pe, b, t);
+            } else if (dl.now[pe].at < dl.round) {
+                /* Collects the answer of the read in flight (sighted), posts the next. */
+                int rc = probe_one(pe, false, what, t);
+                if (rc != 0) {
+                    return rc;
+                }
+                if (dl.now[pe].at < dl.round) {
+                    continue;
+                }
+            }
+        }
+        if (!stuck(&dl.now[pe])) {
+            dl.round = 0; /* that PE acts (or may): no deadlock now */
+            dl.stable = 0;
+            dl.have_prev = false;
+            return 0;
+        }
+    }
+    bool complete = true;
+    for (int pe = 0; pe < lv.npes && complete; pe++) {
+        complete = dl.now[pe].at >= dl.round;
+    }
+    if (!complete) {
+        return 0;
+    }
+    bool same = dl.have_prev;
+    for (int pe = 0; pe < lv.npes && same; pe++) {
+        const struct sight *a = &dl.prev[pe], *b = &dl.now[pe];
+        same = a->wait == b->wait && a->moves == b->moves && (pe == fsh_rt.pe || a->beat != b->beat);
+    }
+    if (!same) {
+        dl.stable = 0;
+        dl.first = dl.round;
+    } else {
+        dl.stable++;
+    }
+    memcpy(dl.prev, dl.now, sizeof(struct sight) * (size_t)lv.npes);
+    dl.have_prev = true;
+    dl.round = t;
+    return dl.stable >= STABLE_ROUNDS ? deadlock_report(t) : 0;
+}
+
 static int probe_one(int pe, bool arrival, const char *what, double t)
 {
     if (pe < 0 || pe >= lv.npes || pe == fsh_rt.pe) {
         return 0;
     }
-    return lv.same_node[pe] ? probe_local(pe, arrival, what, t)
-                            : probe_remote(pe, arrival, what, t);
+    if (!lv.same_node[pe]) {
+        return probe_remote(pe, arrival, what, t);
+    }
+    /* A PE of this node whose heap is not mapped (FABSHMEM_INTRANODE=fabric): its process
+     * first (gone or stopped is named without a fabric read), then its word over the fabric,
+     * as for a PE elsewhere. */
+    int rc = probe_local(pe, arrival, what, t);
+    if (rc != 0 || fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off)) {
+        return rc;
+    }
+    if (lv.stopped_at[pe] != 0) {
+        /* Stopped, as its process says: it answers nothing, and that is no evidence of a cut
+         * path; an answer is due only from its next run on. */
+        return 0;
+    }
+    return probe_remote(pe, arrival, what, t);
 }
 
 static int probe(const int *pes, int npes, bool arrival, const char *what)
@@ -384,6 +648,10 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
             }
         }
     }
+    if (rc == 0) {
+        publish_wait();
+        rc = deadlock_check(what, t);
+    }
     lv.busy = false;
     fsh_progress_unlock();
     return rc;
@@ -391,7 +659,7 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
 
 size_t fsh_live_heap_bytes(void)
 {
-    return fsh_heap_rounded(sizeof(uint64_t) * 2 * (1 + SLOTS));
+    return fsh_heap_rounded(sizeof(uint64_t) * BLOCK_WORDS * (1 + SLOTS));
 }
 
 int fsh_live_init(const int *node_of, double interval)
@@ -417,9 +685,14 @@ int fsh_live_init(const int *node_of, double interval)
     lv.beat_at = calloc((size_t)lv.npes, sizeof(double));
     lv.answered = calloc((size_t)lv.npes, sizeof(double));
     lv.answered_way = calloc((size_t)lv.npes, sizeof(int));
+    memset(&dl, 0, sizeof(dl));
+    if (fsh_rt.pe == 0) { /* the one PE that looks for deadlocks */
+        dl.now = calloc((size_t)lv.npes, sizeof(struct sight));
+        dl.prev = calloc((size_t)lv.npes, sizeof(struct sight));
+    }
     if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.stopped_seen || !lv.stop_warn ||
         !lv.still_warn || !lv.seen || !lv.beat || !lv.beat_at || !lv.answered ||
-        !lv.answered_way) {
+        !lv.answered_way || (fsh_rt.pe == 0 && (!dl.now || !dl.prev))) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the liveness word of %d PEs",
                        lv.npes);
     }
@@ -427,7 +700,7 @@ int fsh_live_init(const int *node_of, double interval)
     if (fsh_mr_lookup(lv.word, bytes, &seg, &lv.word_off) != 0 || seg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "the liveness word is not in the registered heap");
     }
-    lv.dst = lv.word + 2;
+    lv.dst = lv.word + BLOCK_WORDS;
     fsh_progress_set_heartbeat(lv.word + 1);
     for (int pe = 0; pe < lv.npes; pe++) {
         lv.same_node[pe] = node_of[pe] == node_of[fsh_rt.pe];
@@ -438,6 +711,7 @@ int fsh_live_init(const int *node_of, double interval)
     lv.on = interval > 0;
     if (lv.on) {
         fsh_progress_set_probe(probe, interval);
+        fsh_progress_set_wait_end(wait_ended);
     }
     return 0;
 }
@@ -456,6 +730,10 @@ void fsh_live_stop(void)
 void fsh_live_fini(void)
 {
     fsh_progress_set_probe(NULL, 0);
+    fsh_progress_set_wait_end(NULL);
+    free(dl.now);
+    free(dl.prev);
+    memset(&dl, 0, sizeof(dl));
     fsh_progress_set_heartbeat(NULL);
     free(lv.beat);
     free(lv.beat_at);

@@ -10,7 +10,8 @@
  * a peer elsewhere is asked with a 16-byte fabric read of its word and heartbeat. Only a peer
  * that is gone, unreachable, or (for a wait that needs the peer to act) gone into finalize or
  * exit ends the wait; a slow live peer is waited for forever, and so is a stopped one (with a
- * warning now and then).
+ * warning now and then). The word's block also says what this PE waits in, so that PE 0 names
+ * a deadlock (every PE waiting in the library, nothing moving) and ends the job (live.c).
  */
 #ifndef FSH_LIVE_H
 #define FSH_LIVE_H

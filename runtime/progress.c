@@ -756,8 +756,69 @@ int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer)
     return rc ? rc : probe(NULL, c, now(), false, what, peer, NULL, NULL);
 }
 
-/* l: a lane's wait, which polls the lane and, when nobody else holds it, the engine. */
+static __thread struct fsh_wait_now wait_now;
+static void (*wait_end)(void); /* live.c: a published wait ended */
+
+struct fsh_wait_now *fsh_progress_wait_now(void)
+{
+    return &wait_now;
+}
+
+void fsh_progress_set_wait_end(void (*fn)(void))
+{
+    wait_end = fn;
+}
+
+bool fsh_progress_writes_in_flight(void)
+{
+    fsh_progress_lock();
+    bool any = pg.nheld > 0 || !writes_done(pg.wposted);
+    for (size_t i = 0; i < pg.depth && !any; i++) {
+        any = pg.pool[i].kind != 0 && pg.pool[i].kind != FSH_OP_GET;
+    }
+    for (struct fsh_lane *l = lanes_open; l && !any; l = l->next) {
+        if (pthread_mutex_trylock(&l->lock) != 0) {
+            any = true;
+            break;
+        }
+        for (size_t i = 0; i < l->depth && !any; i++) {
+            any = l->pool[i].kind != 0 && l->pool[i].kind != FSH_OP_GET;
+        }
+        pthread_mutex_unlock(&l->lock);
+    }
+    fsh_progress_unlock();
+    return any;
+}
+
+static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
+                     int peer, double timeout, bool arrival);
+
+/* Every wait, as the outermost of this thread or nested in one (a done() that waits itself).
+ * Only the outermost is what the thread waits in, for the deadlock check (live.c). */
 static int wait_impl(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
+                     int peer, double timeout, bool arrival)
+{
+    struct fsh_wait_now *w = &wait_now;
+    if (w->depth++ == 0) {
+        w->what = what;
+        w->peer = peer;
+        w->published = false;
+    }
+    int rc = wait_loop(l, done, arg, what, peer, timeout, arrival);
+    if (--w->depth == 0) {
+        if (w->published && wait_end) {
+            wait_end();
+        }
+        w->published = false;
+        w->watch = NULL;
+        w->watch_len = 0;
+        w->open_ended = false;
+    }
+    return rc;
+}
+
+/* l: a lane's wait, which polls the lane and, when nobody else holds it, the engine. */
+static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
                      int peer, double timeout, bool arrival)
 {
     struct fsh_wait_clock c = {0, 0};
@@ -800,6 +861,17 @@ int fsh_progress_wait_user(fsh_done_fn done, const void *arg, const char *what, 
 int fsh_progress_wait_arrival(fsh_done_fn done, const void *arg, const char *what, int peer)
 {
     return wait_impl(NULL, done, arg, what, peer, pg.timeout, true);
+}
+
+int fsh_progress_wait_watched(fsh_done_fn done, const void *arg, const char *what,
+                              const void *watch, size_t len)
+{
+    if (wait_now.depth == 0) {
+        wait_now.watch = watch;
+        wait_now.watch_len = len;
+        wait_now.open_ended = watch == NULL;
+    }
+    return wait_impl(NULL, done, arg, what, -1, pg.user_timeout, false);
 }
 
 bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes)

@@ -186,6 +186,31 @@ void fsh_progress_set_probe(fsh_probe_fn fn, double interval);
 /* A word every poll of this process raises (live.c publishes it: peers that read it see
  * whether this PE's progress engine still runs). NULL: none. */
 void fsh_progress_set_heartbeat(uint64_t *word);
+/* The outermost wait the calling thread is in, for live.c's deadlock check: what and peer as
+ * the wait was given them, the memory a user wait compares (NULL: none), and whether the probe
+ * published it in the liveness block (then the wait's end calls the end hook, which says this
+ * PE moved on). depth 0: the thread waits in nothing. */
+struct fsh_wait_now {
+    int depth;
+    const char *what;
+    int peer;
+    const void *watch;
+    size_t watch_len;
+    bool open_ended; /* may end with no PE acting (device memory a kernel may write) */
+    bool published;
+};
+struct fsh_wait_now *fsh_progress_wait_now(void);
+void fsh_progress_set_wait_end(void (*fn)(void));
+/* fsh_progress_wait_user for a wait whose end needs watch[0..len) to change (wait.c); watch
+ * NULL: variables that may change with no PE acting (device memory a kernel may write), so
+ * the wait is never taken for part of a deadlock. */
+int fsh_progress_wait_watched(fsh_done_fn done, const void *arg, const char *what,
+                              const void *watch, size_t len);
+/* Could an operation of this PE still change a peer's memory: a write, an atomic or a
+ * notification in flight (the engine's or a lane's; a lane busy elsewhere counts as yes),
+ * counted writes not drained, or completions held back by chaos? Reads are not counted: they
+ * change nothing. Takes the engine lock. */
+bool fsh_progress_writes_in_flight(void);
 /* Completion-queue entries read so far (call with the engine lock held). */
 uint64_t fsh_progress_events(void);
 /* CLOCK_MONOTONIC in seconds: the clock of every wait, probe and time limit. */

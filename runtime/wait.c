@@ -163,7 +163,9 @@ size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int
             evaluate(&q);
         }
     } else if (!evaluate(&q)) {
-        *err = fsh_progress_wait_user(evaluate, &q, what, -1);
+        /* A kernel may write device variables: such a wait is never part of a deadlock. */
+        *err = fsh_progress_wait_watched(evaluate, &q, what, q.device ? NULL : q.ivars,
+                                         nelems * esize);
     }
     if (*err == 0) {
         *err = q.err;
