@@ -26,12 +26,25 @@
  * corrupting the child's memory or its counts. The ready costs what a data-less one did (one
  * injected write); a PE with nothing to receive still takes part, so that a size of zero on
  * some PEs only cannot leave a parent waiting.
+ *
+ * Fingerprints (notify.h): the ready word carries the call's fingerprint in its top 16 bits
+ * (the size in the low 47), so a parent that meets another nelems, PE_root or element size
+ * ends the job naming both calls before it writes anything (the clamping above remains for a
+ * difference the 15 bits miss). A PE that takes itself for the root also writes a "hello"
+ * (its fingerprint and bit 47) into each child's ask mailbox for it on entry, which the child
+ * counts with the data and does not read: where two PEs both take themselves for the root,
+ * each waits for the other's ready and finds its hello instead, and the difference is named
+ * rather than both waiting forever. (The root is nobody's child, so its mailbox at a child is
+ * never one the child reads a ready from.)
  */
 #include "coll.h"
 
 #include <string.h>
 
 #include "notify.h"
+
+#define ASK_HELLO ((uint64_t)1 << 47)
+#define ASK_BYTES (ASK_HELLO - 1)
 
 /* To child (team PE) that asked for `ask` bytes: at most that, then the arrivals it expects. */
 static int answer(struct fsh_notify_batch *b, int child, enum fsh_seg seg, uint64_t off,
@@ -70,15 +83,22 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     uint64_t *asks = fsh_notify_asks(t);
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t);
+    uint64_t tag = (uint64_t)t->fp << 48;
     if (r != 0) {
         int parent = (r - low + root) % n;
-        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], bytes);
-        fsh_notify_expect(t, parent, fsh_notify_pieces(bytes));
+        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], tag | bytes);
+        bool hello = parent == root && t->fp != 0;
+        fsh_notify_expect(t, parent, fsh_notify_pieces(bytes) + hello);
         if (rc == 0) {
             rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
         }
-    } else if (to_root && dest != src && bytes > 0) {
-        memmove(dest, src, bytes);
+    } else {
+        for (int k = 1; k < n && t->fp != 0 && rc == 0; k *= 2) {
+            rc = fsh_notify_word(&b, (k + root) % n, &asks[t->my_pe], tag | ASK_HELLO);
+        }
+        if (to_root && dest != src && bytes > 0) {
+            memmove(dest, src, bytes);
+        }
     }
     const void *from = r == 0 ? src : dest;
     int top = 1;
@@ -93,7 +113,14 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
             if (rc != 0) {
                 break;
             }
-            size_t ask = (size_t)__atomic_load_n(&asks[child], __ATOMIC_ACQUIRE);
+            uint64_t word = __atomic_load_n(&asks[child], __ATOMIC_ACQUIRE);
+            if (__builtin_expect((word & ~ASK_BYTES) != tag, 0)) {
+                /* Another call's fingerprint, or a hello: the child takes itself for the
+                 * root. */
+                rc = fsh_notify_fp_report(t, child, t->fp, (uint16_t)(word >> 48));
+                break;
+            }
+            size_t ask = (size_t)(word & ASK_BYTES);
             if (ask != bytes && mm->pe < 0) {
                 mm->pe = fsh_team_world_pe(t, child);
                 mm->theirs = ask;
