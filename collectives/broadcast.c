@@ -30,12 +30,14 @@
  * Fingerprints (notify.h): the ready word carries the call's fingerprint in its top 16 bits
  * (the size in the low 47), so a parent that meets another nelems, PE_root or element size
  * ends the job naming both calls before it writes anything (the clamping above remains for a
- * difference the 15 bits miss). A PE that takes itself for the root also writes a "hello"
- * (its fingerprint and bit 47) into each child's ask mailbox for it on entry, which the child
- * counts with the data and does not read: where two PEs both take themselves for the root,
- * each waits for the other's ready and finds its hello instead, and the difference is named
- * rather than both waiting forever. (The root is nobody's child, so its mailbox at a child is
- * never one the child reads a ready from.)
+ * difference the 15 bits miss). A child of the root expects one arrival more than its data:
+ * a "hello" from the root (its fingerprint and bit 47 in the child's ask mailbox for it, which
+ * the child counts and does not read), which the root writes when the child's ready is late
+ * (HELLO_WAIT), or else folded into the data (counted twice: fsh_notify_put_plus, no extra
+ * message but on EFA). Where two PEs both take themselves for the root, each waits for the
+ * other's ready, sends its hello after HELLO_WAIT and finds the other's instead of a ready,
+ * and the difference is named rather than both waiting forever. (The root is nobody's child,
+ * so its mailbox at a child is never one the child reads a ready from.)
  */
 #include "coll.h"
 
@@ -44,17 +46,21 @@
 #include "notify.h"
 
 #define ASK_HELLO ((uint64_t)1 << 47)
+#define HELLO_WAIT 0.001 /* seconds a root waits for a child's ready before its hello */
 #define ASK_BYTES (ASK_HELLO - 1)
 
-/* To child (team PE) that asked for `ask` bytes: at most that, then the arrivals it expects. */
+/* To child (team PE) that asked for `ask` bytes: at most that, then the arrivals it expects;
+ * plus one more where it expects a hello that was not sent. */
 static int answer(struct fsh_notify_batch *b, int child, enum fsh_seg seg, uint64_t off,
-                  const void *from, size_t bytes, size_t ask)
+                  const void *from, size_t bytes, size_t ask, bool plus)
 {
     if (__builtin_expect(ask == bytes, 1)) {
-        return fsh_notify_put(b, child, seg, off, from, bytes);
+        return plus ? fsh_notify_put_plus(b, child, seg, off, from, bytes)
+                    : fsh_notify_put(b, child, seg, off, from, bytes);
     }
     size_t len = bytes < ask ? bytes : ask;
-    int rc = fsh_notify_put(b, child, seg, off, from, len);
+    int rc = plus ? fsh_notify_put_plus(b, child, seg, off, from, len)
+                  : fsh_notify_put(b, child, seg, off, from, len);
     for (uint32_t k = fsh_notify_pieces(len); k < fsh_notify_pieces(ask) && rc == 0; k++) {
         rc = fsh_notify_signal(b, child);
     }
@@ -92,13 +98,8 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         if (rc == 0) {
             rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
         }
-    } else {
-        for (int k = 1; k < n && t->fp != 0 && rc == 0; k *= 2) {
-            rc = fsh_notify_word(&b, (k + root) % n, &asks[t->my_pe], tag | ASK_HELLO);
-        }
-        if (to_root && dest != src && bytes > 0) {
-            memmove(dest, src, bytes);
-        }
+    } else if (to_root && dest != src && bytes > 0) {
+        memmove(dest, src, bytes);
     }
     const void *from = r == 0 ? src : dest;
     int top = 1;
@@ -109,7 +110,20 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         if (k < low && r + k < n) {
             int child = (r + k + root) % n;
             fsh_notify_expect(t, child, 1);
-            rc = fsh_notify_wait(t, child, "broadcast: waiting for a PE to enter the call");
+            /* The root's hello, only for a child whose ready is late (HELLO_WAIT): else the
+             * data counts as it too. */
+            bool plus = r == 0 && t->fp != 0, late = false;
+            if (plus) {
+                rc = fsh_notify_wait_for(t, child, "broadcast: waiting for a PE to enter the call",
+                                         HELLO_WAIT, &late);
+            }
+            if (rc == 0 && late) {
+                plus = false;
+                rc = fsh_notify_word(&b, child, &asks[t->my_pe], tag | ASK_HELLO);
+            }
+            if (rc == 0 && !plus) {
+                rc = fsh_notify_wait(t, child, "broadcast: waiting for a PE to enter the call");
+            }
             if (rc != 0) {
                 break;
             }
@@ -125,7 +139,7 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
                 mm->pe = fsh_team_world_pe(t, child);
                 mm->theirs = ask;
             }
-            rc = answer(&b, child, seg, off, from, bytes, ask);
+            rc = answer(&b, child, seg, off, from, bytes, ask, plus);
         }
     }
     int crc = fsh_notify_complete(&b, "broadcast: forwarding");

@@ -72,8 +72,10 @@
  * immediate size is checked to be the same at init); a mapped peer's cell is written
  * directly, before the release that counts the arrival. A cell keeps two fingerprints, picked
  * by the parity of the number of fingerprinted messages from that sender (counted by both
- * sides, fp_out and fp_in), and every such message is compared by its receiver in the call it
- * belongs to. Two suffice: a sender's next-but-one fingerprinted message to a PE comes only
+ * sides, fp_out and fp_in), each stored with bit 1 of that number (fp_cell): a receiver whose
+ * count was reached by the sender's next message before the engine handled this one's event
+ * polls until the value of this number is there. Every such message is compared by its
+ * receiver in the call it belongs to. Two suffice: a sender's next-but-one fingerprinted message to a PE comes only
  * after that PE compared this one, since every call that sends one either needs every member
  * to have entered it (barrier, reduction, all-to-all, fcollect: the receiver has left the
  * call before) or waits for that very receiver (a broadcast's ready and hello, notify.h), and
@@ -100,6 +102,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +132,7 @@
 #define REC_OFF 64 /* the two records of this PE's last fingerprinted calls */
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
+#define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
 
 static struct {
     int npes;
@@ -264,7 +268,7 @@ static void on_arrival(uint32_t payload, uint32_t high)
             __atomic_store_n(&cell->fp[(high >> FP_PAR_SHIFT) & 1], (uint16_t)high,
                              __ATOMIC_RELAXED);
         }
-        __atomic_fetch_add(&cell->arrived, 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&cell->arrived, 1 + !!(high & PLUS_HIGH), __ATOMIC_RELEASE);
     }
 }
 
@@ -598,16 +602,17 @@ static struct record *records(void)
 uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, uint64_t c,
                                 uint64_t d)
 {
-    /* A multiply-xorshift mix of the arguments: any difference changes the 15 bits kept
-     * with probability 1 - 2^-15; bit 15 marks a fingerprint (never 0). */
-    uint64_t h = (uint64_t)kind * 0x9e3779b97f4a7c15ull;
-    const uint64_t v[4] = {a, b, c, d};
-    for (int k = 0; k < 4; k++) {
-        h = (h ^ v[k]) * 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 31;
-    }
-    h ^= h >> 17;
-    uint16_t fp = (uint16_t)(0x8000u | ((h ^ (h >> 32)) & 0x7fffu));
+    /* Each argument times its own odd constant (independent multiplies: a few cycles in
+     * all), then one multiply-xorshift round: a difference in any argument changes the 15 bits
+     * kept with probability about 1 - 2^-15; bit 15 marks a fingerprint (never 0). */
+    uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15ull) ^ (a * 0xbf58476d1ce4e5b9ull) ^
+                 ((b + 0x5851f42d4c957f2dull) * 0x94d049bb133111ebull) ^
+                 (((c << 32) | (c >> 32)) * 0xd6e8feb86659fd93ull) ^ (d * 0xa0761d6478bd642full);
+    h ^= h >> 29;
+    h *= 0xe7037ed1a0b428dbull;
+    h ^= h >> 32;
+    uint16_t fp15 = (uint16_t)((h ^ (h >> 15)) & 0x7fffu);
+    uint16_t fp = (uint16_t)(0x8000u | (fp15 ? fp15 : 1)); /* 15 bits never 0 (fp_cell) */
     if (nt.scratch) {
         /* Published for a peer that meets a different fingerprint (report()); two records,
          * since a peer may be one call ahead when it looks. */
@@ -623,10 +628,20 @@ uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, u
     return fp;
 }
 
-/* The sender's side: the parity of its next fingerprinted message to team PE i. */
-static unsigned fp_next(const struct fsh_team *t, int i)
+/* A cell half holds bit 1 of the message's number (bit 0 picks the half) over the 15 bits of
+ * its fingerprint: the receiver tells this message's value from the one two messages before,
+ * which matters where the engine stores it (an immediate's upper half): the count a receiver
+ * waits for may be reached by the arrival of the sender's next message before this one's
+ * event was handled (events are handled in the order the CQ, or chaos, gives them). */
+static uint16_t fp_cell(uint32_t n, uint16_t fp)
 {
-    return t->nr->fp_out[counter_of(t, i)]++ & 1;
+    return (uint16_t)((((n >> 1) & 1) << 15) | (fp & 0x7fffu));
+}
+
+/* The sender's side: the number of its next fingerprinted message to team PE i. */
+static uint32_t fp_next(const struct fsh_team *t, int i)
+{
+    return t->nr->fp_out[counter_of(t, i)]++;
 }
 
 int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp)
@@ -634,10 +649,10 @@ int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp)
     if (fp == 0) {
         return fsh_notify_signal(b, i);
     }
-    unsigned par = fp_next(b->t, i);
+    uint32_t n = fp_next(b->t, i);
     struct fsh_notify_cell *cell = mapped_cell(b, i);
     if (cell) {
-        __atomic_store_n(&cell->fp[par], fp, __ATOMIC_RELAXED);
+        __atomic_store_n(&cell->fp[n & 1], fp_cell(n, fp), __ATOMIC_RELAXED);
         __atomic_fetch_add(&cell->arrived, 1, __ATOMIC_RELEASE);
         return 0;
     }
@@ -651,8 +666,8 @@ int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp)
     /* Two bytes written into the receiver's cell, the arrival counted after they landed:
      * legal on every provider (EFA's 4 bytes of immediate data are all taken). */
     uint16_t *src = (uint16_t *)&b->t->nr->ring[b->ring_used++];
-    *src = fp;
-    uint64_t off = fsh_notify_scratch_off(&b->t->nr->cells[my_number(b->t)].fp[par]);
+    *src = fp_cell(n, fp);
+    uint64_t off = fsh_notify_scratch_off(&b->t->nr->cells[my_number(b->t)].fp[n & 1]);
     return fsh_rma_write(&fsh_ctx_default, &b->sync, src, sizeof(*src),
                          fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, off, true, imm_of(b));
 }
@@ -666,18 +681,19 @@ int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint6
     if (len == 0) {
         return fsh_notify_signal_fp(b, i, fp);
     }
-    unsigned par = fp_next(b->t, i);
+    uint32_t k = fp_next(b->t, i);
     int pe = fsh_team_world_pe(b->t, i);
     struct fsh_notify_cell *cell = mapped_cell(b, i);
     void *dst = cell ? fsh_local_addr(pe, seg, off) : NULL;
     if (dst) {
         memcpy(dst, src, len);
-        __atomic_store_n(&cell->fp[par], fp, __ATOMIC_RELAXED);
+        __atomic_store_n(&cell->fp[k & 1], fp_cell(k, fp), __ATOMIC_RELAXED);
         __atomic_fetch_add(&cell->arrived, fsh_notify_pieces(len), __ATOMIC_RELEASE);
         return 0;
     }
     /* Every piece carries it (the same value into the same half of the cell). */
-    uint64_t imm = imm_of(b) | (uint64_t)(FP_HIGH | (par << FP_PAR_SHIFT) | fp) << 32;
+    uint64_t imm = imm_of(b) |
+                   (uint64_t)(FP_HIGH | ((k & 1) << FP_PAR_SHIFT) | fp_cell(k, fp)) << 32;
     size_t max = fsh_rma_max_write();
     for (size_t done = 0; done < len;) {
         size_t n = len - done < max ? len - done : max;
@@ -691,19 +707,52 @@ int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint6
     return 0;
 }
 
+#define FP_POLLS 200000 /* polls a landed message's fingerprint may take to be handled */
+
+struct want_fp {
+    const uint16_t *half;
+    uint16_t seq;
+    unsigned polls;
+};
+
+static bool fp_here(const struct want_fp *f)
+{
+    uint16_t v = __atomic_load_n(f->half, __ATOMIC_ACQUIRE);
+    return (v & 0x7fffu) != 0 && (v & 0x8000u) == f->seq;
+}
+
+static bool fp_here_or_never(const void *arg)
+{
+    struct want_fp *f = (struct want_fp *)arg;
+    return fp_here(f) || ++f->polls >= FP_POLLS;
+}
+
 int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
 {
     if (fp == 0 || (data && !nt.fp_data)) {
         return 0;
     }
     size_t c = counter_of(t, i);
-    unsigned par = t->nr->fp_in[c]++ & 1;
-    /* The wait before this acquired the arrival that published it. */
-    uint16_t theirs = __atomic_load_n(&t->nr->cells[c].fp[par], __ATOMIC_RELAXED);
-    if (__builtin_expect(theirs == fp, 1)) {
+    uint32_t n = t->nr->fp_in[c]++;
+    uint16_t want = fp_cell(n, fp);
+    struct want_fp f = {&t->nr->cells[c].fp[n & 1], (uint16_t)(want & 0x8000u), 0};
+    /* The wait before this acquired the arrival that published it, except where the engine
+     * still has to handle this message's event (fp_cell): poll for it. A message without a
+     * fingerprint (another collective) never brings one: FP_POLLS bounds that. */
+    if (__builtin_expect(!fp_here(&f), 0)) {
+        int rc = fsh_progress_wait_arrival(fp_here_or_never, &f,
+                                           "collective: waiting for a fingerprint to be handled",
+                                           fsh_team_world_pe(t, i));
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    uint16_t theirs = __atomic_load_n(f.half, __ATOMIC_RELAXED);
+    if (__builtin_expect(theirs == want, 1)) {
         return 0;
     }
-    return fsh_notify_fp_report(t, i, fp, theirs);
+    /* theirs: 0 when none ever came; the report matches the sender's records on 15 bits. */
+    return fsh_notify_fp_report(t, i, fp, fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0);
 }
 
 /* ---- naming a mismatch (the slow path) */
@@ -786,7 +835,7 @@ static bool peer_record(int pe, uint16_t theirs, struct record *out)
                 return false;
             }
         }
-        if (out->fp == theirs) {
+        if (theirs != 0 && ((out->fp ^ theirs) & 0x7fffu) == 0) {
             return true;
         }
     }
@@ -805,11 +854,17 @@ int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_
                             : "every PE of the team must call the same collectives in the same order, with the same nelems, PE_root, strides, type and operation";
     char a[160], b[160];
     describe(a, sizeof(a), &me);
+    if (theirs == 0) {
+        return fsh_err(-EPROTO, fix,
+                       "PE %d sent no fingerprint where PE %d's %s expected one: it is in "
+                       "another collective call (collective fingerprint)", pe, fsh_rt.pe, a);
+    }
     if (!peer_record(pe, theirs, &peer)) {
         return fsh_err(-EPROTO, fix,
                        "PE %d is in another collective call than PE %d's %s, or passed other "
-                       "arguments (fingerprint %#x, PE %d's %#x; its record is gone)",
-                       pe, fsh_rt.pe, a, theirs, fsh_rt.pe, mine);
+                       "arguments (fingerprint %#x, PE %d's %#x; it has made two calls since) "
+                       "(collective fingerprint)",
+                       pe, fsh_rt.pe, a, theirs & 0x7fffu, fsh_rt.pe, mine & 0x7fffu);
     }
     if (peer.kind == me.kind && !alloc) {
         for (int k = 0; k < 4; k++) {
@@ -826,6 +881,41 @@ int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_
     return fsh_err(-EPROTO, alloc || is_alloc(peer.kind) ? "symmetric allocation is collective: every PE must make the same allocation calls with the same sizes in the same order" : fix,
                    "PE %d called %s while PE %d called %s (collective fingerprint)", pe, b,
                    fsh_rt.pe, a);
+}
+
+int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
+                        const void *src, size_t len)
+{
+    int pe = fsh_team_world_pe(b->t, i);
+    uint32_t *counter = mapped_counter(b, i);
+    void *dst = counter && len ? fsh_local_addr(pe, seg, off) : NULL;
+    if (counter && (dst || len == 0)) {
+        if (len) {
+            memcpy(dst, src, len);
+        }
+        __atomic_fetch_add(counter, fsh_notify_pieces(len) + 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    if (!nt.fp_data) {
+        int rc = fsh_notify_put(b, i, seg, off, src, len);
+        return rc ? rc : fsh_notify_signal(b, i);
+    }
+    uint64_t imm = imm_of(b), plus = imm | (uint64_t)PLUS_HIGH << 32;
+    if (len == 0) {
+        return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe,
+                             FSH_SEG_HEAP, nt.sink_off, true, plus);
+    }
+    size_t max = fsh_rma_max_write();
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < max ? len - done : max;
+        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
+                               off + done, true, done + n == len ? plus : imm);
+        if (rc != 0) {
+            return rc;
+        }
+        done += n;
+    }
+    return 0;
 }
 
 int fsh_notify_complete(struct fsh_notify_batch *b, const char *what)
@@ -870,6 +960,54 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
         return fsh_progress_wait(reached, &w, msg, from);
     }
     return fsh_progress_wait_arrival(reached, &w, msg, from);
+}
+
+struct want_for {
+    struct want w;
+    struct timespec end;
+    unsigned polls;
+    bool late;
+};
+
+static bool reached_or_late(const void *arg)
+{
+    struct want_for *f = (struct want_for *)arg;
+    if (reached(&f->w)) {
+        return true;
+    }
+    /* The clock every 64 polls: this wait is for a peer that is late already. */
+    if ((++f->polls & 63) == 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > f->end.tv_sec ||
+            (now.tv_sec == f->end.tv_sec && now.tv_nsec >= f->end.tv_nsec)) {
+            f->late = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
+                        bool *late)
+{
+    size_t c = counter_of(t, i);
+    struct want_for f = {.w = {&t->nr->cells[c].arrived, t->nr->expected[c]}};
+    *late = false;
+    if (reached(&f.w)) {
+        return 0;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &f.end);
+    long ns = f.end.tv_nsec + (long)(secs * 1e9);
+    f.end.tv_sec += ns / 1000000000L;
+    f.end.tv_nsec = ns % 1000000000L;
+    int from = fsh_team_world_pe(t, i);
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
+             __atomic_load_n(f.w.arrived, __ATOMIC_RELAXED), f.w.expected);
+    int rc = fsh_progress_wait_arrival(reached_or_late, &f, msg, from);
+    *late = rc == 0 && !reached(&f.w);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ scratch */

@@ -164,6 +164,15 @@ int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_
 /* Expect n more arrivals from team PE i; wait until all expected ones arrived. */
 void fsh_notify_expect(const struct fsh_team *t, int i, uint32_t n);
 int fsh_notify_wait(const struct fsh_team *t, int i, const char *what);
+/* The same wait, given up after secs seconds: 0 with *late false when everything arrived, 0
+ * with *late true when the time ran out first (nothing consumed: wait again), or -errno. */
+int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
+                        bool *late);
+/* fsh_notify_put that raises one arrival more than its pieces at team PE i, at no extra
+ * message where it can (a mapped peer, or a flag in the upper half of an 8-byte immediate);
+ * on EFA a data-less arrival follows it. */
+int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
+                        const void *src, size_t len);
 
 /* words(t, parity)[i]: the mailbox team PE i writes into in a step of that parity. */
 uint64_t *fsh_notify_words(const struct fsh_team *t, unsigned parity);
