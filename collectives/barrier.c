@@ -10,11 +10,13 @@
  *
  * An arrival is a data-less counted write (notify.c): back-to-back barriers need no reset or
  * epoch, since a peer that already sends the next barrier's arrival only raises its own count.
- * It carries the call's fingerprint (notify.h), which the receiver compares with its own: a
- * barrier met by another collective, or the barrier that ends an allocation (whose fingerprint
- * is the allocation's: size, alignment, resulting offset) met by a different one, ends the job
- * naming both calls instead of letting the PEs go on out of step. The finalize sync carries
- * none (a PE may finalize while a peer still waits in a collective: liveness names that).
+ * The barrier that ends an allocation carries the allocation's fingerprint (notify.h: size,
+ * alignment, resulting offset), which the receiver compares with its own: met by a different
+ * allocation, or by a plain barrier or another collective (which send none), it ends the job
+ * naming both calls instead of letting the PEs go on out of step. A plain barrier carries none,
+ * so it costs what it did (its mismatches with fingerprinted calls are named by their side);
+ * nor does the finalize sync (a PE may finalize while a peer still waits in a collective:
+ * liveness names that).
  * barrier_all completes every earlier put (quiet) before its first arrival, and an arrival is
  * counted only after its write landed, so data put before a barrier is visible after it.
  *
@@ -71,7 +73,7 @@ static int sync_on(struct fsh_team *t, const char *what, uint16_t fp)
 
 int fsh_coll_sync(struct fsh_team *t, const char *what)
 {
-    return sync_on(t, what, fsh_notify_fingerprint(FSH_FP_SYNC, 0, 0, 0, 0));
+    return sync_on(t, what, 0);
 }
 
 int fsh_coll_sync_fp(struct fsh_team *t, const char *what, uint16_t fp)
