@@ -781,7 +781,6 @@ int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
 /* ---- naming a mismatch (the slow path) */
 
 static const char *const kind_names[FSH_FP_NKINDS] = {
-    [FSH_FP_SYNC] = "a barrier (or sync)",
     [FSH_FP_BCAST] = "a broadcast",
     [FSH_FP_REDUCE] = "a reduction",
     [FSH_FP_ALLTOALL] = "an all-to-all",

@@ -10,9 +10,9 @@
  * exact are written out in notify.c.
  *
  * A region lives in the symmetric heap at the same offset on every member of its team and
- * holds, for a team of n PEs: n cells (an arrival counter and two fingerprints each), 2 x n 8-byte mailboxes (double buffered by
- * the parity of the team's step, fsh_team_step), a few source words for 8-byte writes, and
- * the reductions' landing buffers. The world team, the active sets and shmem_finalize have
+ * holds, for a team of n PEs: n cells (an arrival counter and two fingerprints each), 2 x n
+ * 8-byte mailboxes (double buffered by the parity of the team's step, fsh_team_step), a few
+ * source words for 8-byte writes, and the reductions' landing buffers. The world team, the active sets and shmem_finalize have
  * regions of their own, sized by the job; every other team's region is carved from a small
  * arena of FSH_NOTIFY_PAGES pages when the team is made (team.c agrees on the pages).
  */
@@ -129,8 +129,7 @@ int fsh_notify_complete(struct fsh_notify_batch *b, const char *what);
  * the call with -EPROTO and a recorded error that names both PEs' calls. A fingerprint of 0
  * means none (nothing is sent or checked). */
 enum fsh_fp_kind {
-    FSH_FP_SYNC = 1, /* a barrier or sync */
-    FSH_FP_BCAST,    /* nelems, PE_root, element size */
+    FSH_FP_BCAST = 1, /* nelems, PE_root, element size */
     FSH_FP_REDUCE,   /* nreduce, type, operation, element size */
     FSH_FP_ALLTOALL, /* nelems, element size */
     FSH_FP_ALLTOALLS, /* nelems, dst, sst, element size */
