@@ -21,6 +21,9 @@
  *   alltoallv       fabshmem's shmemx_alltoallvmem, PE i sends size*((i+j)%3+1)/2 bytes to PE j
  *   broadcast       shmem_broadcastmem(SHMEM_TEAM_WORLD) of size bytes from PE 0 (1.5)
  *   reduce          shmem_long_sum_reduce(SHMEM_TEAM_WORLD) of size/8 longs (1.5)
+ *   malloc_free     shmem_malloc(size) then shmem_free of it (each a collective with a
+ *                   barrier); #wrong counts PEs whose left neighbour's put into a fresh block
+ *                   did not land where they look (blocks at different offsets)
  * Each call is timed on every PE; a row holds the slowest PE's median (and its minimum). Each
  * all-to-all test also gives a <test>_busbw row: bytes leaving one PE for the others (on
  * average) per second, which for equal blocks is nccl-tests' busbw = algbw * (N-1)/N. After the
@@ -37,7 +40,7 @@
 
 static const struct bench_desc desc = {
     .name = "coll",
-    .tests = "init,barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast,reduce",
+    .tests = "init,barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast,reduce,malloc_free",
     .targets = "",
     .defaults = "",
 };
@@ -331,6 +334,41 @@ static void reduce_test(void)
 #endif
 }
 
+/* Back-to-back shmem_malloc(size) + shmem_free pairs; then every PE checks that a put from its
+ * left neighbour into one more block landed in its own block. */
+static void malloc_test(void)
+{
+    if (!bench_want(&opts, "malloc_free")) {
+        return;
+    }
+    bench_section("malloc_free", "heap", "us", "shmem_malloc(size) + shmem_free, slowest PE");
+    for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        shmem_barrier_all();
+        for (int i = -opts.warmup; i < opts.iters; i++) {
+            double t0 = bench_now_us();
+            void *p = shmem_malloc(size);
+            shmem_free(p);
+            if (i >= 0) {
+                samples[i] = bench_now_us() - t0;
+            }
+        }
+        double best, med = slowest(opts.iters, &best);
+        int *p = shmem_malloc(size > sizeof(int) ? size : sizeof(int));
+        long wrong = 0;
+        if (p) {
+            *p = -1;
+            shmem_barrier_all();
+            shmem_int_p(p, me, (me + 1) % npes);
+            shmem_barrier_all();
+            wrong = *p != (me + npes - 1) % npes;
+        } else {
+            wrong = 1;
+        }
+        shmem_free(p);
+        bench_row(size, med, best, bench_sum(wrong));
+    }
+}
+
 int main(int argc, char **argv)
 {
     bench_parse(&opts, &desc, argc, argv);
@@ -364,6 +402,7 @@ int main(int argc, char **argv)
     a2a_test("alltoallv", 2, "shmemx_alltoallvmem, size*((i+j)%3+1)/2 bytes from PE i to j");
     bcast_test();
     reduce_test();
+    malloc_test();
     int rc = bench_finish();
     shmem_barrier_all();
     shmem_free(dst);

@@ -9,7 +9,10 @@
  * progress when it is full); each block raises its arrivals at the receiver, which waits for
  * the blocks of all senders and then completes its own writes. No barrier is needed around
  * or between calls: arrivals are counted per sender (notify.c), and dest readiness is the
- * caller's rule (spec).
+ * caller's rule (spec). Each block carries the call's fingerprint (nelems, element size, strides:
+ * notify.h), compared by its receiver once it landed: PEs that passed different sizes name the
+ * difference (the larger block has landed by then, past the smaller receiver's: the job ends
+ * there; FABSHMEM_CHECK=1 compares before any data moves).
  *
  * alltoallv cannot know where to write before the receiver has seen every count, so it runs
  * in three phases on the team's scratch mailboxes: counts (every sender tells every receiver
@@ -35,12 +38,16 @@
 
 #define NO_ROOM UINT64_MAX
 
-/* Wait for the arrivals expected from every other member, then complete my writes. */
-static int finish(struct fsh_team *t, struct fsh_notify_batch *b, const char *what)
+/* Wait for the arrivals expected from every other member (comparing the fingerprint fp of
+ * each sender's block, unless 0), then complete my writes. */
+static int finish(struct fsh_team *t, struct fsh_notify_batch *b, const char *what, uint16_t fp)
 {
     int n = t->size, me = t->my_pe, rc = 0;
     for (int i = 1; i < n && rc == 0; i++) {
         rc = fsh_notify_wait(t, (me - i + n) % n, what);
+        if (rc == 0) {
+            rc = fsh_notify_fp_check(t, (me - i + n) % n, fp, true);
+        }
     }
     int crc = fsh_notify_complete(b, what);
     return rc ? rc : crc;
@@ -56,7 +63,7 @@ static int put_dev(struct fsh_team *t, int to, enum fsh_seg seg, uint64_t off, c
 static int end_dev(struct fsh_team *t, int rc, const char *what)
 {
     /* Sync even after an error, so the peers are not left waiting for this PE. */
-    int src = fsh_coll_sync(t, what);
+    int src = fsh_coll_sync_fp(t, what, t->fp);
     return rc ? rc : src;
 }
 
@@ -97,11 +104,11 @@ int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t by
     for (int i = 1; i < n && rc == 0; i++) {
         int to = (me + i) % n;
         fsh_notify_expect(t, (me - i + n) % n, pieces);
-        rc = fsh_notify_put(&b, to, seg, off + (uint64_t)me * bytes,
-                            (const char *)src + (size_t)to * bytes, bytes);
+        rc = fsh_notify_put_fp(&b, to, seg, off + (uint64_t)me * bytes,
+                               (const char *)src + (size_t)to * bytes, bytes, t->fp);
     }
     memcpy((char *)dest + (size_t)me * bytes, (const char *)src + (size_t)me * bytes, bytes);
-    int frc = finish(t, &b, "alltoall");
+    int frc = finish(t, &b, "alltoall", t->fp);
     return rc ? rc : frc;
 }
 
@@ -136,9 +143,9 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
         for (size_t j = 0; j < nelems && rc == 0; j++) {
             ptrdiff_t si = ((ptrdiff_t)to * (ptrdiff_t)nelems + (ptrdiff_t)j) * sst;
             ptrdiff_t di = ((ptrdiff_t)me * (ptrdiff_t)nelems + (ptrdiff_t)j) * dst;
-            rc = fsh_notify_put(&b, to, seg,
-                                off + (uint64_t)(di * (ptrdiff_t)esize), s + si * (ptrdiff_t)esize,
-                                esize);
+            /* The first element of each block carries the fingerprint. */
+            rc = fsh_notify_put_fp(&b, to, seg, off + (uint64_t)(di * (ptrdiff_t)esize),
+                                   s + si * (ptrdiff_t)esize, esize, j == 0 ? t->fp : 0);
         }
     }
     for (size_t j = 0; j < nelems; j++) {
@@ -146,7 +153,7 @@ int fsh_coll_alltoalls(struct fsh_team *t, void *dest, const void *src, ptrdiff_
         ptrdiff_t di = ((ptrdiff_t)me * (ptrdiff_t)nelems + (ptrdiff_t)j) * dst;
         memcpy((char *)dest + di * (ptrdiff_t)esize, s + si * (ptrdiff_t)esize, esize);
     }
-    int frc = finish(t, &b, "alltoalls");
+    int frc = finish(t, &b, "alltoalls", t->fp);
     return rc ? rc : frc;
 }
 
@@ -162,7 +169,7 @@ int fsh_coll_exchange_words(struct fsh_team *t, const char *what, const size_t *
         fsh_notify_expect(t, (me - i + n) % n, 1);
         rc = fsh_notify_word(&b, to, &(*in)[me], each ? (uint64_t)each[to] : all);
     }
-    int frc = finish(t, &b, what);
+    int frc = finish(t, &b, what, 0);
     return rc ? rc : frc;
 }
 

@@ -26,6 +26,18 @@
  * corrupting the child's memory or its counts. The ready costs what a data-less one did (one
  * injected write); a PE with nothing to receive still takes part, so that a size of zero on
  * some PEs only cannot leave a parent waiting.
+ *
+ * Fingerprints (notify.h): the ready word carries the call's fingerprint in its top 16 bits
+ * (the size in the low 47), so a parent that meets another nelems, PE_root or element size
+ * ends the job naming both calls before it writes anything (the clamping above remains for a
+ * difference the 15 bits miss). A child of the root expects one arrival more than its data:
+ * a "hello" from the root (its fingerprint and bit 47 in the child's ask mailbox for it, which
+ * the child counts and does not read), which the root writes when the child's ready is late
+ * (HELLO_WAIT), or else folded into the data (counted twice: fsh_notify_put_plus, no extra
+ * message but on EFA). Where two PEs both take themselves for the root, each waits for the
+ * other's ready, sends its hello after HELLO_WAIT and finds the other's instead of a ready,
+ * and the difference is named rather than both waiting forever. (The root is nobody's child,
+ * so its mailbox at a child is never one the child reads a ready from.)
  */
 #include "coll.h"
 
@@ -33,15 +45,22 @@
 
 #include "notify.h"
 
-/* To child (team PE) that asked for `ask` bytes: at most that, then the arrivals it expects. */
+#define ASK_HELLO ((uint64_t)1 << 47)
+#define HELLO_WAIT 0.001 /* seconds a root waits for a child's ready before its hello */
+#define ASK_BYTES (ASK_HELLO - 1)
+
+/* To child (team PE) that asked for `ask` bytes: at most that, then the arrivals it expects;
+ * plus one more where it expects a hello that was not sent. */
 static int answer(struct fsh_notify_batch *b, int child, enum fsh_seg seg, uint64_t off,
-                  const void *from, size_t bytes, size_t ask)
+                  const void *from, size_t bytes, size_t ask, bool plus)
 {
     if (__builtin_expect(ask == bytes, 1)) {
-        return fsh_notify_put(b, child, seg, off, from, bytes);
+        return plus ? fsh_notify_put_plus(b, child, seg, off, from, bytes)
+                    : fsh_notify_put(b, child, seg, off, from, bytes);
     }
     size_t len = bytes < ask ? bytes : ask;
-    int rc = fsh_notify_put(b, child, seg, off, from, len);
+    int rc = plus ? fsh_notify_put_plus(b, child, seg, off, from, len)
+                  : fsh_notify_put(b, child, seg, off, from, len);
     for (uint32_t k = fsh_notify_pieces(len); k < fsh_notify_pieces(ask) && rc == 0; k++) {
         rc = fsh_notify_signal(b, child);
     }
@@ -70,10 +89,12 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     uint64_t *asks = fsh_notify_asks(t);
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t);
+    uint64_t tag = (uint64_t)t->fp << 48;
     if (r != 0) {
         int parent = (r - low + root) % n;
-        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], bytes);
-        fsh_notify_expect(t, parent, fsh_notify_pieces(bytes));
+        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], tag | bytes);
+        bool hello = parent == root && t->fp != 0;
+        fsh_notify_expect(t, parent, fsh_notify_pieces(bytes) + hello);
         if (rc == 0) {
             rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
         }
@@ -89,16 +110,36 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         if (k < low && r + k < n) {
             int child = (r + k + root) % n;
             fsh_notify_expect(t, child, 1);
-            rc = fsh_notify_wait(t, child, "broadcast: waiting for a PE to enter the call");
+            /* The root's hello, only for a child whose ready is late (HELLO_WAIT): else the
+             * data counts as it too. */
+            bool plus = r == 0 && t->fp != 0, late = false;
+            if (plus) {
+                rc = fsh_notify_wait_for(t, child, "broadcast: waiting for a PE to enter the call",
+                                         HELLO_WAIT, &late);
+            }
+            if (rc == 0 && late) {
+                plus = false;
+                rc = fsh_notify_word(&b, child, &asks[t->my_pe], tag | ASK_HELLO);
+            }
+            if (rc == 0 && !plus) {
+                rc = fsh_notify_wait(t, child, "broadcast: waiting for a PE to enter the call");
+            }
             if (rc != 0) {
                 break;
             }
-            size_t ask = (size_t)__atomic_load_n(&asks[child], __ATOMIC_ACQUIRE);
+            uint64_t word = __atomic_load_n(&asks[child], __ATOMIC_ACQUIRE);
+            if (__builtin_expect((word & ~ASK_BYTES) != tag, 0)) {
+                /* Another call's fingerprint, or a hello: the child takes itself for the
+                 * root. */
+                rc = fsh_notify_fp_report(t, child, t->fp, (uint16_t)(word >> 48));
+                break;
+            }
+            size_t ask = (size_t)(word & ASK_BYTES);
             if (ask != bytes && mm->pe < 0) {
                 mm->pe = fsh_team_world_pe(t, child);
                 mm->theirs = ask;
             }
-            rc = answer(&b, child, seg, off, from, bytes, ask);
+            rc = answer(&b, child, seg, off, from, bytes, ask, plus);
         }
     }
     int crc = fsh_notify_complete(&b, "broadcast: forwarding");

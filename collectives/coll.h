@@ -29,10 +29,15 @@ void fsh_coll_fini(void);
 int fsh_coll_barrier_all(void);
 /* shmem_sync_all: synchronize all PEs; earlier puts are not completed by it. */
 int fsh_coll_sync_all(void);
+/* barrier_all whose arrivals carry fingerprint fp (notify.h) instead of a plain barrier's:
+ * the barrier that ends a symmetric allocation. */
+int fsh_coll_barrier_all_fp(uint16_t fp);
 /* shmem_finalize's synchronization of all PEs, on a region no user collective counts. */
 int fsh_coll_finalize_sync(void);
 /* Synchronize the PEs of t (dissemination). what names the routine in timeout reports. */
 int fsh_coll_sync(struct fsh_team *t, const char *what);
+/* The same carrying fingerprint fp instead of a plain sync's (0: none). */
+int fsh_coll_sync_fp(struct fsh_team *t, const char *what, uint16_t fp);
 /* *word = AND of every member's *word (team creation agrees on arena pages with it); a step. */
 int fsh_coll_and_word(struct fsh_team *t, uint64_t *word);
 

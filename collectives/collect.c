@@ -6,7 +6,8 @@
  * staggered order of all-to-all (PE i starts with i+1): N-1 pipelined writes per PE, each byte
  * crossing the fabric once, and one wait per sender. For collect the offsets are prefix sums
  * of the sizes, which the PEs first exchange as one 8-byte word each through the team's
- * scratch mailboxes (a step: every PE needs every size).
+ * scratch mailboxes (a step: every PE needs every size). fcollect's blocks carry the call's
+ * fingerprint (notify.h), compared by each receiver: a different nelems is named.
  */
 #include "coll.h"
 
@@ -18,7 +19,7 @@
 
 /* My block to dest + at on every other member; sizes[k] (NULL: all `bytes`) from each. */
 static int gather(struct fsh_team *t, void *dest, size_t total, const void *src, size_t bytes,
-                  size_t at, const uint64_t *sizes, const char *what)
+                  size_t at, const uint64_t *sizes, const char *what, uint16_t fp)
 {
     int n = t->size, me = t->my_pe, rc = 0;
     if (total == 0) {
@@ -39,7 +40,7 @@ static int gather(struct fsh_team *t, void *dest, size_t total, const void *src,
             fsh_notify_expect(t, from, fsh_notify_pieces(in));
         }
         if (bytes > 0) {
-            rc = fsh_notify_put(&b, (me + i) % n, seg, off + at, src, bytes);
+            rc = fsh_notify_put_fp(&b, (me + i) % n, seg, off + at, src, bytes, fp);
         }
     }
     if (bytes > 0) {
@@ -49,6 +50,9 @@ static int gather(struct fsh_team *t, void *dest, size_t total, const void *src,
         int from = (me - i + n) % n;
         if ((sizes ? sizes[from] : bytes) > 0) {
             rc = fsh_notify_wait(t, from, what);
+            if (rc == 0) {
+                rc = fsh_notify_fp_check(t, from, fp, true);
+            }
         }
     }
     int crc = fsh_notify_complete(&b, what);
@@ -58,7 +62,7 @@ static int gather(struct fsh_team *t, void *dest, size_t total, const void *src,
 int fsh_coll_fcollect(struct fsh_team *t, void *dest, const void *src, size_t bytes)
 {
     return gather(t, dest, bytes * (size_t)t->size, src, bytes, bytes * (size_t)t->my_pe, NULL,
-                  "fcollect");
+                  "fcollect", t->fp);
 }
 
 int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t bytes)
@@ -82,5 +86,5 @@ int fsh_coll_collect(struct fsh_team *t, void *dest, const void *src, size_t byt
         return fsh_err(-EINVAL, "pass a symmetric dest with room for the sum of every PE's nelems (NULL only when every PE passes 0)",
                        "dest is NULL, but the team collects %zu bytes into it", total);
     }
-    return gather(t, dest, total, src, bytes, at, in, "collect");
+    return gather(t, dest, total, src, bytes, at, in, "collect", 0);
 }

@@ -5,10 +5,10 @@
  * A write for a collective carries a 32-bit immediate: kind FSH_IMM_COLL, the code of the
  * team's region (6 bits) and the sender's number in that region (22 bits: its team index, or
  * its world PE in the regions counted by world PE). The target's progress engine sees the
- * immediate only after the write's data is in place, and then adds one to
- * arrived[sender] of that region. A receiver keeps expected[sender], the number of arrivals
- * its algorithm has asked for from that sender since the team was made, and a wait ends when
- * arrived >= expected (compared modulo 2^32).
+ * immediate only after the write's data is in place, and then adds one to the arrival counter
+ * in that sender's cell of that region. A receiver keeps expected[sender], the number of
+ * arrivals its algorithm has asked for from that sender since the team was made, and a wait
+ * ends when arrived >= expected (compared modulo 2^32).
  *
  * Why per-sender counts stay exact with no reset, whatever the fabric reorders:
  *   1. Every PE pair runs a team's collectives in the same order (the spec's rule for a
@@ -60,25 +60,54 @@
  * data. Such a write is complete on return, so rule 2 holds trivially, and the counts are
  * the same whichever path a pair uses.
  *
+ * Fingerprints. A collective's arguments (kind, sizes, root, type, operation; an allocation's
+ * size, alignment and resulting offset: notify.h) are hashed into 16 bits (bit 15 set, so
+ * never 0), and each PE compares the fingerprint of what it received with its own. They
+ * travel with messages that are sent anyway: a data-less arrival (barrier rounds) writes its
+ * 2 bytes into the receiver's cell for the sender instead of into the sink, so the arrival
+ * counted after they landed publishes them on every provider (EFA's 4-byte immediate has no
+ * room: kind, region and sender fill it); a put carries it in the upper half of an 8-byte
+ * immediate, which the progress engine stores in the cell before counting the arrival
+ * (providers with 4 bytes, EFA, send and compare none on puts: both sides know, since the
+ * immediate size is checked to be the same at init); a mapped peer's cell is written
+ * directly, before the release that counts the arrival. A cell keeps two fingerprints, picked
+ * by the parity of the number of fingerprinted messages from that sender (counted by both
+ * sides, fp_out and fp_in), each stored with bit 1 of that number (fp_cell): a receiver whose
+ * count was reached by the sender's next message before the engine handled this one's event
+ * polls until the value of this number is there. Every such message is compared by its
+ * receiver in the call it belongs to. Two suffice: a sender's next-but-one fingerprinted message to a PE comes only
+ * after that PE compared this one, since every call that sends one either needs every member
+ * to have entered it (barrier, reduction, all-to-all, fcollect: the receiver has left the
+ * call before) or waits for that very receiver (a broadcast's ready and hello, notify.h), and
+ * a reduction's later chunks wait for the partner's previous chunk, sent after its check.
+ * Broadcasts carry theirs in the ready words (broadcast.c). Each PE also keeps the arguments
+ * of its last two fingerprinted calls in the scratch (struct record); a PE that meets a
+ * different fingerprint reads the sender's (a load or a fabric read: the slow path only) and
+ * names both calls. The check costs a load and a compare per message received, and a few
+ * stores per call.
+ *
  * shmem_finalize synchronizes on a region of its own, so its arrivals are never counted by a
  * user's collective: a PE that finalizes (or exits) while a peer waits in a barrier leaves
  * that barrier waiting, and the peer's liveness probe (live.c) names it.
  *
- * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE 4 bytes of counters and 16 of
- * mailboxes in the world region, the same in the active-set region, 4 bytes of finalize
- * counters; landing buffers of at most 64 KiB (world) and 32 KiB (active sets); and the
+ * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE an 8-byte cell (its arrival
+ * counter and two fingerprints) and 16 bytes of mailboxes in the world region, the same in
+ * the active-set region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB (active sets); and the
  * arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at least enough for a
- * team of every PE (about 20 bytes per PE: a split as large as the world always fits).
- * Private: 4 bytes per sender of each region (expected counts).
+ * team of every PE (about 24 bytes per PE: a split as large as the world always fits).
+ * Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
+ * checked).
  */
 #include "notify.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "fabric.h"
 #include "heap.h"
 #include "local.h"
 #include "rma.h"
@@ -99,7 +128,11 @@
 #define ARENA_PER_TEAM 3072
 #define TEAM_PAGES 59 /* of the 61: a team of every PE fits, */
 #define HALF_PAGES 30 /* and two of half of them */
-#define HEAD 64 /* the data-less arrivals' source and sink words */
+#define HEAD 192 /* the data-less arrivals' source and sink words, a landing word, records */
+#define REC_OFF 64 /* the two records of this PE's last fingerprinted calls */
+#define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
+#define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
+#define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
 
 static struct {
     int npes;
@@ -112,7 +145,15 @@ static struct {
     uint64_t used; /* arena pages held here */
     uint64_t *zero; /* source of data-less arrivals, registered */
     uint64_t sink_off; /* where data-less arrivals land */
+    bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
+    uint64_t recs;  /* records published */
+    unsigned cur;   /* the record of the call in progress */
 } nt;
+
+/* One fingerprinted call's arguments (fsh_notify_fingerprint), 64 bytes in the scratch. */
+struct record {
+    uint64_t fp, kind, arg[4], seq, spare;
+};
 
 static size_t align64(size_t n)
 {
@@ -132,10 +173,11 @@ static unsigned rounds_of(int n)
     return r + (n > p2);
 }
 
-/* Bytes of a region's counters, mailboxes and ring (the landing buffers follow). */
+/* Bytes of a region's cells, mailboxes and ring (the landing buffers follow). */
 static size_t fixed_bytes(int n)
 {
-    return align64(4 * (size_t)n) + align64(16 * (size_t)n) + RING * sizeof(uint64_t);
+    return align64(sizeof(struct fsh_notify_cell) * (size_t)n) + align64(16 * (size_t)n) +
+           RING * sizeof(uint64_t);
 }
 
 /* The landing chunk that fits rounds x 2 buffers in `budget` bytes, at most CHUNK_MAX. */
@@ -184,15 +226,16 @@ unsigned fsh_notify_team_pages(int npes, unsigned max_teams, int n)
 size_t fsh_notify_heap_bytes(int npes, unsigned max_teams)
 {
     return HEAD + job_region_bytes(npes, WORLD_LAND) + job_region_bytes(npes, ASET_LAND) +
-           align64(4 * (size_t)npes) + FSH_NOTIFY_PAGES * page_bytes(npes, max_teams);
+           align64(sizeof(struct fsh_notify_cell) * (size_t)npes) +
+           FSH_NOTIFY_PAGES * page_bytes(npes, max_teams);
 }
 
 /* Lay a region of n senders out at p (heap), landing buffers of `chunk` at land. */
 static void lay_out(struct fsh_notify_region *r, char *p, int n, char *land, size_t chunk)
 {
     r->n = n;
-    r->arrived = (uint32_t *)p;
-    r->words = (uint64_t *)(p + align64(4 * (size_t)n));
+    r->cells = (struct fsh_notify_cell *)p;
+    r->words = (uint64_t *)(p + align64(sizeof(struct fsh_notify_cell) * (size_t)n));
     r->ring = r->words + align64(16 * (size_t)n) / sizeof(uint64_t);
     r->rounds = rounds_of(n);
     r->land = land;
@@ -203,26 +246,43 @@ static void on_arrival(uint32_t payload, uint32_t high)
 {
     unsigned code = (payload >> SENDER_BITS) & ((1u << CODE_BITS) - 1);
     size_t from = payload & ((1u << SENDER_BITS) - 1);
-    uint32_t *counter = NULL;
+    struct fsh_notify_cell *cell = NULL;
     if (!nt.open) {
         return;
     }
     if (code >= CODE_PAGE0) {
-        /* An arena region's counters open its first page; the sender may be faster than
-         * this PE's own making of the team (rule 3). */
-        size_t at = (code - CODE_PAGE0) * nt.page + from * sizeof(uint32_t);
-        if (at + sizeof(uint32_t) <= FSH_NOTIFY_PAGES * nt.page) {
-            counter = (uint32_t *)(nt.arena + at);
+        /* An arena region's cells open its first page; the sender may be faster than this
+         * PE's own making of the team (rule 3). */
+        size_t at = (code - CODE_PAGE0) * nt.page + from * sizeof(*cell);
+        if (at + sizeof(*cell) <= FSH_NOTIFY_PAGES * nt.page) {
+            cell = (struct fsh_notify_cell *)(nt.arena + at);
         }
     } else if (from < (size_t)nt.npes) {
         struct fsh_notify_region *r = code == CODE_WORLD  ? &nt.world
                                       : code == CODE_FINAL ? &nt.final
                                                            : &nt.aset;
-        counter = &r->arrived[from];
+        cell = &r->cells[from];
     }
-    if (counter) {
-        __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
+    if (cell) {
+        if (high & FP_HIGH) {
+            /* A put's fingerprint, in place before the arrival that publishes it. */
+            __atomic_store_n(&cell->fp[(high >> FP_PAR_SHIFT) & 1], (uint16_t)high,
+                             __ATOMIC_RELAXED);
+        }
+        __atomic_fetch_add(&cell->arrived, 1 + !!(high & PLUS_HIGH), __ATOMIC_RELEASE);
     }
+}
+
+/* The private per-sender counts of a region of n: expected, fp_out, fp_in. */
+static int counts(struct fsh_notify_region *r, int n)
+{
+    r->expected = calloc(3 * (size_t)n, sizeof(uint32_t));
+    if (!r->expected) {
+        return fsh_err(-ENOMEM, "free some memory", "out of memory for %d counters", n);
+    }
+    r->fp_out = r->expected + n;
+    r->fp_in = r->fp_out + n;
+    return 0;
 }
 
 static int job_region(struct fsh_notify_region *r, unsigned code, char **p, int n,
@@ -230,14 +290,14 @@ static int job_region(struct fsh_notify_region *r, unsigned code, char **p, int 
 {
     r->code = code;
     r->by_world = true;
-    r->expected = calloc((size_t)n, sizeof(uint32_t));
-    if (!r->expected) {
-        return fsh_err(-ENOMEM, "free some memory", "out of memory for %d counters", n);
+    int rc = counts(r, n);
+    if (rc != 0) {
+        return rc;
     }
     if (!mailboxes) {
         r->n = n;
-        r->arrived = (uint32_t *)*p;
-        *p += align64(4 * (size_t)n);
+        r->cells = (struct fsh_notify_cell *)*p;
+        *p += align64(sizeof(struct fsh_notify_cell) * (size_t)n);
         return 0;
     }
     size_t chunk = chunk_within(rounds_of(n), land_budget);
@@ -274,6 +334,9 @@ int fsh_notify_init(int npes, unsigned max_teams)
     /* Fresh heap memory is zero; no memset: a faster local peer may already count into it. */
     nt.zero = (uint64_t *)nt.scratch;
     nt.sink_off = nt.scratch_off + sizeof(uint64_t);
+    nt.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
+    nt.recs = 0;
+    nt.cur = 0;
     char *p = nt.scratch + HEAD;
     int rc = job_region(&nt.world, CODE_WORLD, &p, npes, WORLD_LAND, true);
     if (rc == 0) {
@@ -303,6 +366,8 @@ void fsh_notify_fini(void)
     free(nt.world.expected);
     free(nt.aset.expected);
     free(nt.final.expected);
+    nt.world.fp_out = nt.aset.fp_out = nt.final.fp_out = NULL;
+    nt.world.fp_in = nt.aset.fp_in = nt.final.fp_in = NULL;
     nt.world.expected = nt.aset.expected = nt.final.expected = NULL;
 }
 
@@ -362,10 +427,8 @@ bool fsh_notify_fit(uint64_t free, unsigned pages, unsigned *first)
 int fsh_notify_carve(int n, unsigned first, struct fsh_notify_region **out)
 {
     struct fsh_notify_region *r = calloc(1, sizeof(*r));
-    uint32_t *expected = calloc((size_t)n, sizeof(uint32_t));
-    if (!r || !expected) {
+    if (!r || counts(r, n) != 0) {
         free(r);
-        free(expected);
         return fsh_err(-ENOMEM, "free some memory", "out of memory for a team of %d PEs", n);
     }
     unsigned pages = fsh_notify_pages_for(n);
@@ -376,7 +439,6 @@ int fsh_notify_carve(int n, unsigned first, struct fsh_notify_region **out)
     lay_out(r, p, n, p + fixed_bytes(n), chunk);
     r->code = CODE_PAGE0 + first;
     r->by_world = false;
-    r->expected = expected;
     r->pages = run_mask(first, pages);
     nt.used |= r->pages;
     *out = r;
@@ -452,12 +514,18 @@ static uint32_t imm_of(const struct fsh_notify_batch *b)
            my_number(b->t);
 }
 
-/* Team PE i's arrived counter for this PE, when i is mapped here. */
-static uint32_t *mapped_counter(const struct fsh_notify_batch *b, int i)
+/* Team PE i's cell for this PE, when i is mapped here. */
+static struct fsh_notify_cell *mapped_cell(const struct fsh_notify_batch *b, int i)
 {
     const struct fsh_notify_region *r = b->t->nr;
-    uint64_t off = fsh_notify_scratch_off(&r->arrived[my_number(b->t)]);
+    uint64_t off = fsh_notify_scratch_off(&r->cells[my_number(b->t)]);
     return fsh_local_addr(fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, off);
+}
+
+static uint32_t *mapped_counter(const struct fsh_notify_batch *b, int i)
+{
+    struct fsh_notify_cell *c = mapped_cell(b, i);
+    return c ? &c->arrived : NULL;
 }
 
 int fsh_notify_signal(struct fsh_notify_batch *b, int i)
@@ -526,6 +594,352 @@ int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t
     return 0;
 }
 
+/* ------------------------------------------------------------------ fingerprints */
+
+static struct record *records(void)
+{
+    return (struct record *)(nt.scratch + REC_OFF);
+}
+
+static bool same_call(const struct record *r, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
+                      uint64_t c, uint64_t d)
+{
+    return r->kind == (uint64_t)kind && r->arg[0] == a && r->arg[1] == b && r->arg[2] == c &&
+           r->arg[3] == d && r->fp != 0;
+}
+
+uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, uint64_t c,
+                                uint64_t d)
+{
+    /* The same call as one of the last two (a loop of barriers, of the same reduction, of
+     * malloc and free): its record stands, no hash and no stores. */
+    if (nt.scratch) {
+        struct record *r = records();
+        if (same_call(&r[nt.cur], kind, a, b, c, d)) {
+            return (uint16_t)r[nt.cur].fp;
+        }
+        if (same_call(&r[nt.cur ^ 1], kind, a, b, c, d)) {
+            nt.cur ^= 1;
+            return (uint16_t)r[nt.cur].fp;
+        }
+    }
+    /* Each argument times its own odd constant (independent multiplies: a few cycles in
+     * all), then one multiply-xorshift round: a difference in any argument changes the 15 bits
+     * kept with probability about 1 - 2^-15; bit 15 marks a fingerprint (never 0). */
+    uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15ull) ^ (a * 0xbf58476d1ce4e5b9ull) ^
+                 ((b + 0x5851f42d4c957f2dull) * 0x94d049bb133111ebull) ^
+                 (((c << 32) | (c >> 32)) * 0xd6e8feb86659fd93ull) ^ (d * 0xa0761d6478bd642full);
+    h ^= h >> 29;
+    h *= 0xe7037ed1a0b428dbull;
+    h ^= h >> 32;
+    uint16_t fp15 = (uint16_t)((h ^ (h >> 15)) & 0x7fffu);
+    uint16_t fp = (uint16_t)(0x8000u | (fp15 ? fp15 : 1)); /* 15 bits never 0 (fp_cell) */
+    if (nt.scratch) {
+        /* Published for a peer that meets a different fingerprint (report()); the last two
+         * different calls, since a peer may be one call ahead when it looks. */
+        nt.cur ^= 1;
+        struct record *r = &records()[nt.cur];
+        __atomic_store_n(&r->fp, 0, __ATOMIC_RELAXED);
+        r->kind = kind;
+        r->arg[0] = a;
+        r->arg[1] = b;
+        r->arg[2] = c;
+        r->arg[3] = d;
+        r->seq = ++nt.recs;
+        __atomic_store_n(&r->fp, fp, __ATOMIC_RELEASE);
+    }
+    return fp;
+}
+
+/* A cell half holds bit 1 of the message's number (bit 0 picks the half) over the 15 bits of
+ * its fingerprint: the receiver tells this message's value from the one two messages before,
+ * which matters where the engine stores it (an immediate's upper half): the count a receiver
+ * waits for may be reached by the arrival of the sender's next message before this one's
+ * event was handled (events are handled in the order the CQ, or chaos, gives them). */
+static uint16_t fp_cell(uint32_t n, uint16_t fp)
+{
+    return (uint16_t)((((n >> 1) & 1) << 15) | (fp & 0x7fffu));
+}
+
+/* The sender's side: the number of its next fingerprinted message to team PE i. */
+static uint32_t fp_next(const struct fsh_team *t, int i)
+{
+    return t->nr->fp_out[counter_of(t, i)]++;
+}
+
+int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp)
+{
+    if (fp == 0) {
+        return fsh_notify_signal(b, i);
+    }
+    uint32_t n = fp_next(b->t, i);
+    struct fsh_notify_cell *cell = mapped_cell(b, i);
+    if (cell) {
+        __atomic_store_n(&cell->fp[n & 1], fp_cell(n, fp), __ATOMIC_RELAXED);
+        __atomic_fetch_add(&cell->arrived, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    if (b->ring_used == RING) {
+        int rc = fsh_notify_complete(b, "collective: sending fingerprints");
+        if (rc != 0) {
+            return rc;
+        }
+        b->ring_used = 0;
+    }
+    /* Two bytes written into the receiver's cell, the arrival counted after they landed:
+     * legal on every provider (EFA's 4 bytes of immediate data are all taken). */
+    uint16_t *src = (uint16_t *)&b->t->nr->ring[b->ring_used++];
+    *src = fp_cell(n, fp);
+    uint64_t off = fsh_notify_scratch_off(&b->t->nr->cells[my_number(b->t)].fp[n & 1]);
+    return fsh_rma_write(&fsh_ctx_default, &b->sync, src, sizeof(*src),
+                         fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, off, true, imm_of(b));
+}
+
+int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
+                      const void *src, size_t len, uint16_t fp)
+{
+    if (fp == 0 || !nt.fp_data) {
+        return fsh_notify_put(b, i, seg, off, src, len);
+    }
+    if (len == 0) {
+        return fsh_notify_signal_fp(b, i, fp);
+    }
+    uint32_t k = fp_next(b->t, i);
+    int pe = fsh_team_world_pe(b->t, i);
+    struct fsh_notify_cell *cell = mapped_cell(b, i);
+    void *dst = cell ? fsh_local_addr(pe, seg, off) : NULL;
+    if (dst) {
+        memcpy(dst, src, len);
+        __atomic_store_n(&cell->fp[k & 1], fp_cell(k, fp), __ATOMIC_RELAXED);
+        __atomic_fetch_add(&cell->arrived, fsh_notify_pieces(len), __ATOMIC_RELEASE);
+        return 0;
+    }
+    /* Every piece carries it (the same value into the same half of the cell). */
+    uint64_t imm = imm_of(b) |
+                   (uint64_t)(FP_HIGH | ((k & 1) << FP_PAR_SHIFT) | fp_cell(k, fp)) << 32;
+    size_t max = fsh_rma_max_write();
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < max ? len - done : max;
+        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
+                               off + done, true, imm);
+        if (rc != 0) {
+            return rc;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+#define FP_POLLS 200000 /* polls a landed message's fingerprint may take to be handled */
+
+struct want_fp {
+    const uint16_t *half;
+    uint16_t seq;
+    unsigned polls;
+};
+
+static bool fp_here(const struct want_fp *f)
+{
+    uint16_t v = __atomic_load_n(f->half, __ATOMIC_ACQUIRE);
+    return (v & 0x7fffu) != 0 && (v & 0x8000u) == f->seq;
+}
+
+static bool fp_here_or_never(const void *arg)
+{
+    struct want_fp *f = (struct want_fp *)arg;
+    return fp_here(f) || ++f->polls >= FP_POLLS;
+}
+
+int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
+{
+    if (fp == 0 || (data && !nt.fp_data)) {
+        return 0;
+    }
+    size_t c = counter_of(t, i);
+    uint32_t n = t->nr->fp_in[c]++;
+    uint16_t want = fp_cell(n, fp);
+    struct want_fp f = {&t->nr->cells[c].fp[n & 1], (uint16_t)(want & 0x8000u), 0};
+    /* The wait before this acquired the arrival that published it, except where the engine
+     * still has to handle this message's event (fp_cell): poll for it. A message without a
+     * fingerprint (another collective) never brings one: FP_POLLS bounds that. */
+    if (__builtin_expect(!fp_here(&f), 0)) {
+        int rc = fsh_progress_wait_arrival(fp_here_or_never, &f,
+                                           "collective: waiting for a fingerprint to be handled",
+                                           fsh_team_world_pe(t, i));
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    uint16_t theirs = __atomic_load_n(f.half, __ATOMIC_RELAXED);
+    if (__builtin_expect(theirs == want, 1)) {
+        return 0;
+    }
+    /* theirs: 0 when none ever came; the report matches the sender's records on 15 bits. */
+    return fsh_notify_fp_report(t, i, fp, fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0);
+}
+
+/* ---- naming a mismatch (the slow path) */
+
+static const char *const kind_names[FSH_FP_NKINDS] = {
+    [FSH_FP_BCAST] = "a broadcast",
+    [FSH_FP_REDUCE] = "a reduction",
+    [FSH_FP_ALLTOALL] = "an all-to-all",
+    [FSH_FP_ALLTOALLS] = "a strided all-to-all",
+    [FSH_FP_FCOLLECT] = "an fcollect",
+    [FSH_FP_MALLOC] = "shmem_malloc",
+    [FSH_FP_CALLOC] = "shmem_calloc",
+    [FSH_FP_ALIGN] = "shmem_align",
+    [FSH_FP_REALLOC] = "shmem_realloc",
+    [FSH_FP_FREE] = "shmem_free",
+    [FSH_FP_MALLOC_DEVICE] = "shmemx_malloc_device",
+    [FSH_FP_FREE_DEVICE] = "shmemx_free_device",
+};
+/* The arguments' names per kind (NULL: not shown). */
+static const char *const arg_names[FSH_FP_NKINDS][4] = {
+    [FSH_FP_BCAST] = {"nelems", "PE_root", "element size"},
+    [FSH_FP_REDUCE] = {"nreduce", "type", "operation", "element size"},
+    [FSH_FP_ALLTOALL] = {"nelems", "element size"},
+    [FSH_FP_ALLTOALLS] = {"nelems", "dst", "sst", "element size"},
+    [FSH_FP_FCOLLECT] = {"nelems", "element size"},
+};
+
+static bool is_alloc(uint64_t kind)
+{
+    return kind >= FSH_FP_MALLOC && kind < FSH_FP_NKINDS;
+}
+
+/* "shmem_malloc(1024)", "a reduction (nreduce 10, type 4, operation 5, element size 8)". */
+static void describe(char *buf, size_t size, const struct record *r)
+{
+    const char *name = r->kind < FSH_FP_NKINDS && kind_names[r->kind] ? kind_names[r->kind]
+                                                                       : "an unknown call";
+    if (r->kind == FSH_FP_FREE || r->kind == FSH_FP_FREE_DEVICE) {
+        /* api.c passes the offset plus one, the segment in the top byte */
+        snprintf(buf, size, "%s of the block at offset %#llx", name,
+                 (unsigned long long)((r->arg[0] - 1) & (((uint64_t)1 << 56) - 1)));
+        return;
+    }
+    if (r->kind == FSH_FP_ALIGN) {
+        snprintf(buf, size, "%s(%llu, %llu)", name, (unsigned long long)r->arg[1],
+                 (unsigned long long)r->arg[0]);
+        return;
+    }
+    if (is_alloc(r->kind)) {
+        snprintf(buf, size, "%s(%llu)", name, (unsigned long long)r->arg[0]);
+        return;
+    }
+    size_t at = (size_t)snprintf(buf, size, "%s", name);
+    const char *sep = " (";
+    for (int k = 0; k < 4 && r->kind < FSH_FP_NKINDS && at < size; k++) {
+        if (arg_names[r->kind][k]) {
+            at += (size_t)snprintf(buf + at, size - at, "%s%s %llu", sep, arg_names[r->kind][k],
+                                   (unsigned long long)r->arg[k]);
+            sep = ", ";
+        }
+    }
+    if (sep[0] == ',' && at < size) {
+        snprintf(buf + at, size - at, ")");
+    }
+}
+
+/* World PE pe's record of the call whose fingerprint was theirs, read from its scratch (a
+ * load when mapped here, else a fabric read): false when it has moved two calls on since. */
+static bool peer_record(int pe, uint16_t theirs, struct record *out)
+{
+    uint64_t *landing = (uint64_t *)(nt.scratch + 2 * sizeof(uint64_t));
+    for (int k = 0; k < 2; k++) {
+        uint64_t *w = (uint64_t *)out;
+        uint64_t base = nt.scratch_off + REC_OFF + (uint64_t)k * sizeof(struct record);
+        for (size_t j = 0; j < sizeof(*out) / sizeof(uint64_t); j++) {
+            if (fsh_rma_read_word(pe, base + j * sizeof(uint64_t), landing, sizeof(uint64_t),
+                                  &w[j], "collective: reading a peer's arguments") != 0) {
+                fsh_err_clear();
+                return false;
+            }
+        }
+        if (theirs != 0 && ((out->fp ^ theirs) & 0x7fffu) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_t theirs)
+{
+    int pe = fsh_team_world_pe(t, i);
+    struct record me = records()[nt.cur], peer;
+    if (me.fp != mine) {
+        memset(&me, 0, sizeof(me));
+    }
+    bool alloc = is_alloc(me.kind);
+    const char *fix = alloc ? "symmetric allocation is collective: every PE must make the same allocation calls with the same sizes in the same order"
+                            : "every PE of the team must call the same collectives in the same order, with the same nelems, PE_root, strides, type and operation";
+    char a[160], b[160];
+    describe(a, sizeof(a), &me);
+    if (theirs == 0) {
+        return fsh_err(-EPROTO, fix,
+                       "PE %d sent no fingerprint where PE %d's %s expected one: it is in "
+                       "another collective call (collective fingerprint)", pe, fsh_rt.pe, a);
+    }
+    if (!peer_record(pe, theirs, &peer)) {
+        return fsh_err(-EPROTO, fix,
+                       "PE %d is in another collective call than PE %d's %s, or passed other "
+                       "arguments (fingerprint %#x, PE %d's %#x; it has made two calls since) "
+                       "(collective fingerprint)",
+                       pe, fsh_rt.pe, a, theirs & 0x7fffu, fsh_rt.pe, mine & 0x7fffu);
+    }
+    if (peer.kind == me.kind && !alloc) {
+        for (int k = 0; k < 4; k++) {
+            const char *an = me.kind < FSH_FP_NKINDS ? arg_names[me.kind][k] : NULL;
+            if (an && peer.arg[k] != me.arg[k]) {
+                return fsh_err(-EPROTO, fix, "PE %d passed %s %llu, PE %d passed %llu "
+                               "(collective fingerprint)", fsh_rt.pe, an,
+                               (unsigned long long)me.arg[k], pe,
+                               (unsigned long long)peer.arg[k]);
+            }
+        }
+    }
+    describe(b, sizeof(b), &peer);
+    return fsh_err(-EPROTO, alloc || is_alloc(peer.kind) ? "symmetric allocation is collective: every PE must make the same allocation calls with the same sizes in the same order" : fix,
+                   "PE %d called %s while PE %d called %s (collective fingerprint)", pe, b,
+                   fsh_rt.pe, a);
+}
+
+int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
+                        const void *src, size_t len)
+{
+    int pe = fsh_team_world_pe(b->t, i);
+    uint32_t *counter = mapped_counter(b, i);
+    void *dst = counter && len ? fsh_local_addr(pe, seg, off) : NULL;
+    if (counter && (dst || len == 0)) {
+        if (len) {
+            memcpy(dst, src, len);
+        }
+        __atomic_fetch_add(counter, fsh_notify_pieces(len) + 1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    if (!nt.fp_data) {
+        int rc = fsh_notify_put(b, i, seg, off, src, len);
+        return rc ? rc : fsh_notify_signal(b, i);
+    }
+    uint64_t imm = imm_of(b), plus = imm | (uint64_t)PLUS_HIGH << 32;
+    if (len == 0) {
+        return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe,
+                             FSH_SEG_HEAP, nt.sink_off, true, plus);
+    }
+    size_t max = fsh_rma_max_write();
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < max ? len - done : max;
+        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
+                               off + done, true, done + n == len ? plus : imm);
+        if (rc != 0) {
+            return rc;
+        }
+        done += n;
+    }
+    return 0;
+}
+
 int fsh_notify_complete(struct fsh_notify_batch *b, const char *what)
 {
     if (fsh_progress_track_done(&b->sync)) {
@@ -554,7 +968,7 @@ static bool reached(const void *arg)
 int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
 {
     size_t c = counter_of(t, i);
-    struct want w = {&t->nr->arrived[c], t->nr->expected[c]};
+    struct want w = {&t->nr->cells[c].arrived, t->nr->expected[c]};
     if (reached(&w)) {
         return 0;
     }
@@ -571,6 +985,54 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
         return fsh_progress_wait(reached, &w, msg, from);
     }
     return fsh_progress_wait_arrival(reached, &w, msg, from);
+}
+
+struct want_for {
+    struct want w;
+    struct timespec end;
+    unsigned polls;
+    bool late;
+};
+
+static bool reached_or_late(const void *arg)
+{
+    struct want_for *f = (struct want_for *)arg;
+    if (reached(&f->w)) {
+        return true;
+    }
+    /* The clock every 64 polls: this wait is for a peer that is late already. */
+    if ((++f->polls & 63) == 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > f->end.tv_sec ||
+            (now.tv_sec == f->end.tv_sec && now.tv_nsec >= f->end.tv_nsec)) {
+            f->late = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
+                        bool *late)
+{
+    size_t c = counter_of(t, i);
+    struct want_for f = {.w = {&t->nr->cells[c].arrived, t->nr->expected[c]}};
+    *late = false;
+    if (reached(&f.w)) {
+        return 0;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &f.end);
+    long ns = f.end.tv_nsec + (long)(secs * 1e9);
+    f.end.tv_sec += ns / 1000000000L;
+    f.end.tv_nsec = ns % 1000000000L;
+    int from = fsh_team_world_pe(t, i);
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
+             __atomic_load_n(f.w.arrived, __ATOMIC_RELAXED), f.w.expected);
+    int rc = fsh_progress_wait_arrival(reached_or_late, &f, msg, from);
+    *late = rc == 0 && !reached(&f.w);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ scratch */

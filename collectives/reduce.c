@@ -30,6 +30,11 @@
  * waits for every other's entry, so a scan is a full step as the double buffering needs, and
  * dest is only ever written by its own PE (nothing remote lands there). Exclusive prefixes
  * start at all-zero bytes, the zero of every type: team PE 0's exclusive result (spec).
+ *
+ * Every write of a reduction or scan carries the call's fingerprint (nreduce, type, operation:
+ * notify.h) and every PE compares the one of each block it waited for before using it, so two
+ * PEs that passed different nreduce (or operations) name the difference at their first
+ * exchange instead of reducing garbage.
  */
 #include "coll.h"
 
@@ -119,10 +124,13 @@ static int exchange(struct chunk *c, int peer, unsigned round)
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t);
     fsh_notify_expect(t, peer, fsh_notify_pieces(c->bytes));
-    int rc = fsh_notify_put(&b, peer, FSH_SEG_HEAP, fsh_notify_scratch_off(land), c->acc,
-                            c->bytes);
+    int rc = fsh_notify_put_fp(&b, peer, FSH_SEG_HEAP, fsh_notify_scratch_off(land), c->acc,
+                               c->bytes, t->fp);
     if (rc == 0) {
         rc = fsh_notify_wait(t, peer, "reduction: waiting for a partner");
+    }
+    if (rc == 0) {
+        rc = fsh_notify_fp_check(t, peer, t->fp, true);
     }
     int crc = fsh_notify_complete(&b, "reduction: sending to a partner");
     if (rc == 0 && crc == 0) {
@@ -145,12 +153,15 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
         /* An extra: hand my chunk to my partner, receive the result in dest. */
         int partner = me - p2;
         fsh_notify_expect(t, partner, fsh_notify_pieces(c->bytes));
-        rc = fsh_notify_put(&b, partner, FSH_SEG_HEAP,
-                            fsh_notify_scratch_off(fsh_notify_red(t, c->par, 0)), c->acc,
-                            c->bytes);
+        rc = fsh_notify_put_fp(&b, partner, FSH_SEG_HEAP,
+                               fsh_notify_scratch_off(fsh_notify_red(t, c->par, 0)), c->acc,
+                               c->bytes, t->fp);
         int crc = fsh_notify_complete(&b, "reduction: folding into a partner");
         if (rc == 0 && crc == 0) {
             rc = fsh_notify_wait(t, partner, "reduction: waiting for the result");
+        }
+        if (rc == 0 && crc == 0) {
+            rc = fsh_notify_fp_check(t, partner, t->fp, true);
         }
         return rc ? rc : crc;
     }
@@ -158,6 +169,9 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
         int extra = me + p2;
         fsh_notify_expect(t, extra, fsh_notify_pieces(c->bytes));
         rc = fsh_notify_wait(t, extra, "reduction: waiting for a folded PE");
+        if (rc == 0) {
+            rc = fsh_notify_fp_check(t, extra, t->fp, true);
+        }
         if (rc != 0) {
             return rc;
         }
@@ -168,7 +182,7 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
         rc = exchange(c, me ^ dist, round);
     }
     if (rc == 0 && me < rem) {
-        rc = fsh_notify_put(&b, me + p2, dseg, doff, c->acc, c->bytes);
+        rc = fsh_notify_put_fp(&b, me + p2, dseg, doff, c->acc, c->bytes, t->fp);
         int crc = fsh_notify_complete(&b, "reduction: returning the result");
         rc = rc ? rc : crc;
     }
@@ -208,12 +222,15 @@ static int scan_swap(struct scan *c, int to, int from, unsigned round, const voi
     int rc = 0;
     if (to >= 0) {
         uint64_t off = fsh_notify_scratch_off(fsh_notify_red(t, c->par, round));
-        rc = fsh_notify_put(&b, to, FSH_SEG_HEAP, off, src, c->bytes);
+        rc = fsh_notify_put_fp(&b, to, FSH_SEG_HEAP, off, src, c->bytes, t->fp);
     }
     if (from >= 0) {
         fsh_notify_expect(t, from, fsh_notify_pieces(c->bytes));
         if (rc == 0) {
             rc = fsh_notify_wait(t, from, what);
+        }
+        if (rc == 0) {
+            rc = fsh_notify_fp_check(t, from, t->fp, true);
         }
     }
     int crc = fsh_notify_complete(&b, what);

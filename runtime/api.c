@@ -28,6 +28,7 @@
 #include "log.h"
 #include "mr.h"
 #include "lock.h"
+#include "notify.h"
 #include "progress.h"
 #include "rma.h"
 #include "rt.h"
@@ -717,9 +718,32 @@ void pshmem_sync_all(void)
  * deterministic allocator gives every PE the same offsets. A failure is the same on every PE
  * too: NULL and a warning, never a corrupted heap. Barriers are where the spec puts them:
  * after allocation (nobody targets a block before every PE has it), before free (nobody frees
- * a block a peer is still writing). */
+ * a block a peer is still writing). Each of these barriers carries the call's fingerprint
+ * (kind, size, alignment, the block's offset: notify.h), so a PE whose call differs from a
+ * peer's is named at that call, by default and at no cost ("PE 1 called shmem_malloc(1048576)
+ * while PE 0 called shmem_malloc(1024)"), before any put can land in a block that is not
+ * where its target has it. */
 
-static void *alloc_done(const char *fn, void *p, size_t size)
+/* A block's symmetric offset plus one (0 for NULL), for fingerprints. */
+static uint64_t block_at(const void *p)
+{
+    enum fsh_seg seg;
+    uint64_t off;
+    if (!p || fsh_mr_lookup(p, 1, &seg, &off) != 0) {
+        return p ? (uint64_t)(uintptr_t)p : 0;
+    }
+    return (off + 1) ^ ((uint64_t)seg << 56);
+}
+
+/* The barrier of an allocation call, with its fingerprint. */
+static void alloc_barrier(const char *fn, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
+                          uint64_t c)
+{
+    done(fn, fsh_coll_barrier_all_fp(fsh_notify_fingerprint(kind, a, b, c, 0)));
+}
+
+static void *alloc_done(const char *fn, enum fsh_fp_kind kind, void *p, size_t size,
+                        uint64_t arg)
 {
     if (!p) {
         const struct fsh_error *e = fsh_err_last();
@@ -727,7 +751,7 @@ static void *alloc_done(const char *fn, void *p, size_t size)
                  e && e->fix[0] ? "; " : "", e ? e->fix : "");
         fsh_err_clear();
     }
-    done(fn, fsh_coll_barrier_all());
+    alloc_barrier(fn, kind, size, arg, block_at(p));
     return p;
 }
 
@@ -781,7 +805,8 @@ static void *aligned_alloc_sym(const char *fn, size_t align, size_t size)
     if (size == 0) {
         return NULL;
     }
-    return alloc_done(fn, fsh_heap_alloc(size, align), size);
+    return alloc_done(fn, align ? FSH_FP_ALIGN : FSH_FP_MALLOC, fsh_heap_alloc(size, align), size,
+                      align);
 }
 
 FSH_PROFILED(shmem_malloc)
@@ -803,7 +828,7 @@ void *pshmem_align(size_t alignment, size_t size)
     running(FSH_FN);
     if (alignment == 0 || (alignment & (alignment - 1))) {
         FSH_WARN("shmem_align: alignment %zu is not a power of two; returning NULL", alignment);
-        done(FSH_FN, fsh_coll_barrier_all());
+        alloc_barrier(FSH_FN, FSH_FP_ALIGN, size, alignment, 0);
         return NULL;
     }
     return aligned_alloc_sym(FSH_FN, alignment, size);
@@ -820,7 +845,7 @@ void *pshmem_calloc(size_t count, size_t size)
     check_same_size(FSH_FN, total, 0);
     if (total == SIZE_MAX) {
         FSH_WARN("shmem_calloc(%zu, %zu): size overflows; returning NULL", count, size);
-        done(FSH_FN, fsh_coll_barrier_all());
+        alloc_barrier(FSH_FN, FSH_FP_CALLOC, total, 0, 0);
         return NULL;
     }
     if (total == 0) {
@@ -830,7 +855,7 @@ void *pshmem_calloc(size_t count, size_t size)
     if (p) {
         memset(p, 0, total);
     }
-    return alloc_done(FSH_FN, p, total);
+    return alloc_done(FSH_FN, FSH_FP_CALLOC, p, total, 0);
 }
 
 FSH_PROFILED(shmem_realloc)
@@ -846,30 +871,31 @@ void *pshmem_realloc(void *ptr, size_t size)
         pshmem_free(ptr);
         return NULL;
     }
-    done(FSH_FN, fsh_coll_barrier_all());
+    uint64_t old = block_at(ptr);
+    alloc_barrier(FSH_FN, FSH_FP_REALLOC, size, old, 0);
     void *p = fsh_heap_realloc(ptr, size);
     if (!p && fsh_err_last() && fsh_err_last()->code == -EINVAL) {
         fsh_init_fatal_err(FSH_FN, -EINVAL);
     }
-    return alloc_done(FSH_FN, p, size);
+    return alloc_done(FSH_FN, FSH_FP_REALLOC, p, size, old);
 }
 
 /* Free is collective: the barrier first, so nobody frees a block a peer is still writing. */
-static void free_sym(const char *fn, void *ptr, int (*release)(void *))
+static void free_sym(const char *fn, enum fsh_fp_kind kind, void *ptr, int (*release)(void *))
 {
     running(fn);
     check_same_block(fn, ptr);
     if (!ptr) {
         return;
     }
-    done(fn, fsh_coll_barrier_all());
+    alloc_barrier(fn, kind, block_at(ptr), 0, 0);
     done(fn, release(ptr));
 }
 
 FSH_PROFILED(shmem_free)
 void pshmem_free(void *ptr)
 {
-    free_sym(FSH_FN, ptr, fsh_heap_free);
+    free_sym(FSH_FN, FSH_FP_FREE, ptr, fsh_heap_free);
 }
 
 /* ------------------------------------------------------------------ device heap (shmemx.h) */
@@ -886,7 +912,7 @@ static void *alloc_device(const char *fn, size_t size, bool zero)
     if (p && zero && fsh_dev_memset(p, 0, size) != 0) {
         fsh_init_fatal_err(fn, fsh_err_last()->code);
     }
-    return alloc_done(fn, p, size);
+    return alloc_done(fn, FSH_FP_MALLOC_DEVICE, p, size, 0);
 }
 
 void *shmemx_malloc_device(size_t size)
@@ -900,7 +926,7 @@ void *shmemx_calloc_device(size_t count, size_t size)
     if (__builtin_mul_overflow(count, size, &total)) {
         running(__func__);
         FSH_WARN("shmemx_calloc_device(%zu, %zu): size overflows; returning NULL", count, size);
-        done(__func__, fsh_coll_barrier_all());
+        alloc_barrier(__func__, FSH_FP_MALLOC_DEVICE, total, 0, 0);
         return NULL;
     }
     return alloc_device(__func__, total, true);
@@ -908,7 +934,7 @@ void *shmemx_calloc_device(size_t count, size_t size)
 
 void shmemx_free_device(void *ptr)
 {
-    free_sym(__func__, ptr, fsh_dev_free);
+    free_sym(__func__, FSH_FP_FREE_DEVICE, ptr, fsh_dev_free);
 }
 
 size_t shmemx_device_heap_size(void)

@@ -11,6 +11,11 @@
  * forms run on a transient team (fsh_team_aset) after a synchronization of the set, so that
  * no member is still in the set's previous collective (all but the all-to-alls, which use
  * nothing that call could still hold).
+ *
+ * Mismatched arguments are caught in two ways. By default, for free: each collective's
+ * messages carry a fingerprint of its arguments (fp(), notify.h) that receivers compare, and
+ * a difference ends the job naming both PEs' calls. With FABSHMEM_CHECK=1 also before any
+ * data moves (check_same: one more exchange per argument, which costs a round trip).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -23,6 +28,7 @@
 #include "coll.h"
 #include "error.h"
 #include "log.h"
+#include "notify.h"
 #include "team.h"
 
 /* ------------------------------------------------------------------ checks */
@@ -119,6 +125,13 @@ static void check_same(const char *fn, struct fsh_team *t, const char *arg, uint
                        "PE %d passed %s %llu, PE %d passed %llu (FABSHMEM_CHECK)", fsh_rt.pe, arg,
                        (unsigned long long)v, mm.pe, (unsigned long long)mm.theirs);
     }
+}
+
+/* The call's fingerprint on team t (notify.h): the collectives carry and compare it. */
+static inline void fp(struct fsh_team *t, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
+                      uint64_t c, uint64_t d)
+{
+    t->fp = fsh_notify_fingerprint(kind, a, b, c, d);
 }
 
 /* A broadcast that met another member's size: it moved no more than that member asked for;
@@ -302,6 +315,7 @@ int fsh_api_alltoall(const char *fn, shmem_team_t team, void *dest, const void *
     check_dest_any(fn, dest, extent(fn, bytes, (size_t)t->size));
     check_local(fn, "source", src, bytes);
     check_same(fn, t, "nelems", nelems);
+    fp(t, FSH_FP_ALLTOALL, nelems, esize, 0, 0);
     return result(fn, fsh_coll_alltoall(t, dest, src, bytes));
 }
 
@@ -320,6 +334,7 @@ int fsh_api_alltoalls(const char *fn, shmem_team_t team, void *dest, const void 
     check_same(fn, t, "nelems", nelems);
     check_same(fn, t, "dst", (uint64_t)dst);
     check_same(fn, t, "sst", (uint64_t)sst);
+    fp(t, FSH_FP_ALLTOALLS, nelems, (uint64_t)dst, (uint64_t)sst, esize);
     return result(fn, fsh_coll_alltoalls(t, dest, src, dst, sst, nelems, esize));
 }
 
@@ -338,6 +353,7 @@ int fsh_api_broadcast(const char *fn, shmem_team_t team, void *dest, const void 
     }
     check_same(fn, t, "nelems", nelems);
     check_same(fn, t, "PE_root", (uint64_t)root);
+    fp(t, FSH_FP_BCAST, nelems, (uint64_t)root, esize, 0);
     struct fsh_coll_mismatch mm;
     int rc = fsh_coll_broadcast(t, dest, src, bytes, root, true, &mm);
     return result(fn, size_mismatch(fn, rc, &mm, nelems, esize));
@@ -352,6 +368,7 @@ int fsh_api_collect(const char *fn, shmem_team_t team, void *dest, const void *s
     if (fixed) {
         check_dest(fn, dest, extent(fn, bytes, (size_t)t->size));
         check_same(fn, t, "nelems", nelems);
+        fp(t, FSH_FP_FCOLLECT, nelems, esize, 0, 0);
         return result(fn, fsh_coll_fcollect(t, dest, src, bytes));
     }
     check_dest(fn, dest, bytes);
@@ -366,6 +383,7 @@ int fsh_api_reduce(const char *fn, shmem_team_t team, void *dest, const void *sr
     check_dest(fn, dest, bytes);
     check_host_source(fn, src, bytes);
     check_same(fn, t, "nreduce", nreduce);
+    fp(t, FSH_FP_REDUCE, nreduce, (uint64_t)type, (uint64_t)op, esize);
     return result(fn, fsh_coll_reduce(t, dest, src, nreduce, (enum fsh_red_type)type,
                                       (enum fsh_red_op)op));
 }
@@ -388,6 +406,7 @@ int fsh_api_alltoallv(const char *fn, shmem_team_t team, void *dest, size_t dest
         check_size(fn, extent(fn, send_counts[k], esize));
         check_local(fn, "source", src, send_counts[k]);
     }
+    t->fp = 0; /* its counts legitimately differ; its device path's sync carries none */
     return result(fn, fsh_coll_alltoallv(t, dest, dest_nelems, src, send_counts, send_displs,
                                          recv_counts, recv_displs, esize));
 }
@@ -406,6 +425,7 @@ void fsh_api_to_all(const char *fn, void *dest, const void *src, int nreduce, in
     check_host_source(fn, src, bytes);
     done(fn, fsh_coll_sync(&t, fn));
     check_same(fn, &t, "nreduce", (uint64_t)nreduce);
+    fp(&t, FSH_FP_REDUCE, (uint64_t)nreduce, (uint64_t)type, (uint64_t)op, esize);
     done(fn, fsh_coll_reduce(&t, dest, src, (size_t)nreduce, (enum fsh_red_type)type,
                              (enum fsh_red_op)op));
 }
@@ -502,6 +522,7 @@ static void aset_alltoalls(const char *fn, void *dest, const void *source, ptrdi
     check_same(fn, &t, "nelems", nelems);
     check_same(fn, &t, "dst", (uint64_t)dst);
     check_same(fn, &t, "sst", (uint64_t)sst);
+    fp(&t, FSH_FP_ALLTOALLS, nelems, (uint64_t)dst, (uint64_t)sst, esize);
     done(fn, fsh_coll_alltoalls(&t, dest, source, dst, sst, nelems, esize));
 }
 
@@ -520,6 +541,7 @@ static void aset_broadcast(const char *fn, void *dest, const void *source, size_
     done(fn, fsh_coll_sync(&t, fn));
     check_same(fn, &t, "nelems", nelems);
     check_same(fn, &t, "PE_root", (uint64_t)root);
+    fp(&t, FSH_FP_BCAST, nelems, (uint64_t)root, esize, 0);
     struct fsh_coll_mismatch mm;
     int rc = fsh_coll_broadcast(&t, dest, source, bytes, root, false, &mm);
     rc = size_mismatch(fn, rc, &mm, nelems, esize);
@@ -538,6 +560,10 @@ static void aset_collect(const char *fn, void *dest, const void *source, size_t 
     done(fn, fsh_coll_sync(&t, fn));
     if (fixed) {
         check_same(fn, &t, "nelems", nelems);
+    }
+    t.fp = 0;
+    if (fixed) {
+        fp(&t, FSH_FP_FCOLLECT, nelems, esize, 0, 0);
     }
     done(fn, fixed ? fsh_coll_fcollect(&t, dest, source, bytes)
                    : fsh_coll_collect(&t, dest, source, bytes));

@@ -2,9 +2,11 @@
 /*
  * coll_nelems_mismatch: a collective whose nelems (or PE_root, or strides) differ between PEs.
  * Without checks a larger sender writes past a smaller receiver's block (fcollect, alltoall,
- * reductions) or the arrival counts go out of step; with FABSHMEM_CHECK=1 the arguments are
- * compared before any data moves and the job ends naming both PEs and their values.
- * FSH_COLL_CASE picks the collective (default: shmem_broadcastmem).
+ * reductions) or the arrival counts go out of step. By default the fingerprints the
+ * collectives' messages carry name both PEs and their values (tests/errors/coll_fp_*); with
+ * FABSHMEM_CHECK=1 the arguments are compared before any data moves (coll_mismatch_*).
+ * FSH_COLL_CASE picks the collective (default: shmem_broadcastmem); broadcast_rev has the root
+ * pass the smaller nelems, broadcast_zero has PE 1 pass 0, broadcast64 is the active-set form.
  */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
@@ -31,6 +33,12 @@ int main(void)
     size_t n = me == 0 ? 100 : 10; /* PE 0 passes 100, the others 10 */
     if (!strcmp(c, "broadcast")) {
         shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, n, 0);
+    } else if (!strcmp(c, "broadcast_rev")) {
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, me == 0 ? 10 : 100, 0);
+    } else if (!strcmp(c, "broadcast_zero")) {
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, me == 1 ? 0 : 10, 0);
+    } else if (!strcmp(c, "broadcast64")) {
+        shmem_broadcast64(dst, src, n, 0, 0, 0, npes, psync);
     } else if (!strcmp(c, "broadcast_root")) {
         shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, 10, me == 0 ? 0 : 1);
     } else if (!strcmp(c, "fcollect")) {
