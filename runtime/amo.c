@@ -534,6 +534,7 @@ static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
                    const void *value, const void *cond, void *fetch, size_t size, int pe,
                    struct fsh_op_track *sync)
 {
+    FSH_ASSERT_ENGINE_HELD();
     struct peer *q = &tg.peer[pe];
     int rc = inbox(pe);
     if (rc != 0) {

@@ -174,6 +174,7 @@ size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
 static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
                      size_t size)
 {
+    FSH_ASSERT_ENGINE_HELD();
     uint64_t word = 0, old = 0;
     if (off > dv.size || size > dv.size - off) {
         return fsh_err(-EFAULT, "", "atomic at offset %llu is outside the device heap",

@@ -22,8 +22,10 @@ int fsh_err_set(int code, const char *file, int line, const char *fix, const cha
     __attribute__((format(printf, 5, 6)));
 #define fsh_err(code, fix, ...) fsh_err_set((code), __FILE__, __LINE__, (fix), __VA_ARGS__)
 
-/* The recorded error, or NULL when none is pending. */
+/* The calling thread's recorded error; when it has none, the first error another thread
+ * recorded and did not clear (a copy); NULL when none is pending. */
 const struct fsh_error *fsh_err_last(void);
+/* What fsh_err_last() returns is no longer pending (the thread recovered from it). */
 void fsh_err_clear(void);
 
 #endif

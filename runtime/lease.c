@@ -308,11 +308,13 @@ static int claim(struct fsh_lease_pool *p, int pe, uint32_t bits)
 
 int fsh_lease_claim(struct fsh_lease_pool *p, int pe)
 {
+    FSH_ASSERT_ENGINE_HELD();
     return claim(p, pe, 0);
 }
 
 int fsh_lease_claim_wait(struct fsh_lease_pool *p, int pe)
 {
+    FSH_ASSERT_ENGINE_HELD();
     return claim(p, pe, QUEUE_BIT);
 }
 

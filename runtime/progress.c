@@ -29,9 +29,12 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "fabric.h"
@@ -47,6 +50,16 @@ _Static_assert(sizeof(((struct fsh_op *)0)->fi) >= sizeof(struct fi_context2) &&
                "struct fsh_op's fi must hold a struct fi_context2 at its start");
 
 #define HOLD_MAX 64 /* completions held back under chaos */
+
+/* A lock's holder, as the --enable-debug checks see it (progress.h, "The lock contract"): the
+ * holding thread (the address of its `mine`, below), how often it holds it, and where it took
+ * it first. Written by the holder only; unused in release builds. */
+struct lock_check {
+    const void *owner;
+    int depth;
+    const char *file;
+    int line;
+};
 
 static struct {
     struct fsh_op *pool;
@@ -76,6 +89,7 @@ static struct {
     /* engine lock */
     bool locking;
     pthread_mutex_t lock;
+    struct lock_check check;
     /* progress thread */
     pthread_t thread;
     bool thread_running;
@@ -113,15 +127,279 @@ struct fsh_lane {
     struct bounce bb; /* slots of its own, made at its first blocking put (fsh_lane_bounce_take) */
     bool bb_tried;
     pthread_mutex_t lock;
+    struct lock_check check;
     struct fsh_lane *next; /* the open lanes (lanes_open), which the progress thread polls */
 };
 static struct fsh_lane *lanes_open; /* under the engine lock */
+
+/* ------------------------------------------------------------------ lock checks
+ *
+ * Every take and release of the engine's and the lanes' locks goes through these, so that
+ * --enable-debug builds (FSH_DEBUG_BUILD) check the contract of progress.h on every one; in
+ * release builds they are the bare pthread calls (the engine's: only once locking is real). */
+#ifdef FSH_DEBUG_BUILD
+#define SITE , const char *file, int line
+#define SITE0 const char *file, int line
+/* This thread's lane locks: how many takes it holds in all, and the lane it took last (with
+ * where), for the messages. Its address is the thread's identity in struct lock_check. */
+static _Thread_local struct {
+    int lanes;
+    const struct fsh_lane *lane;
+    const char *file;
+    int line;
+} mine;
+
+static const char *base_name(const char *file)
+{
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    return slash ? slash + 1 : file ? file : "?";
+}
+
+static void __attribute__((noreturn)) lock_broken(const char *file, int line, const char *what,
+                                                   const char *rule)
+{
+    fprintf(stderr, "fabshmem: PE %d/%d (%s:%d): lock contract broken at %s:%d: %s\n",
+            fsh_rt.pe, fsh_rt.npes, fsh_rt.host, (int)getpid(), base_name(file), line, what);
+    fprintf(stderr, "fabshmem: rule (runtime/progress.h, the lock contract): %s\n", rule);
+    fflush(stderr);
+    /* The default action, whatever a library installed (libfabric's psm2 provider catches
+     * SIGABRT and exits 1): the process ends by SIGABRT, with a core where they are on. */
+    signal(SIGABRT, SIG_DFL);
+    abort();
+}
+
+static bool held(const struct lock_check *c)
+{
+    return __atomic_load_n(&c->owner, __ATOMIC_RELAXED) == (const void *)&mine;
+}
+
+static void took(struct lock_check *c, const char *file, int line)
+{
+    if (c->depth++ == 0) {
+        __atomic_store_n(&c->owner, (const void *)&mine, __ATOMIC_RELAXED);
+        c->file = file;
+        c->line = line;
+    }
+}
+
+static void released(struct lock_check *c, const char *name, const char *file, int line)
+{
+    if (!held(c) || c->depth <= 0) {
+        char what[128];
+        snprintf(what, sizeof(what), "releases the %s, which this thread does not hold", name);
+        lock_broken(file, line, what, "only the thread that took a lock lets it go, once per take");
+    }
+    if (--c->depth == 0) {
+        __atomic_store_n(&c->owner, NULL, __ATOMIC_RELAXED);
+    }
+}
+
+/* Before blocking on the engine lock: a lane lock held makes it a deadlock with a quiet of all
+ * contexts (engine held, waiting for that lane). Unlocked engine: no other thread may be in
+ * it (the program did not ask for threads). */
+static void engine_may_block(const char *file, int line)
+{
+    if (held(&pg.check)) {
+        return; /* recursive: does not block */
+    }
+    if (mine.lanes > 0) {
+        char what[192];
+        snprintf(what, sizeof(what), "blocks on the engine lock while holding a lane lock (taken "
+                 "at %s:%d)", base_name(mine.file), mine.line);
+        lock_broken(file, line, what, "a thread holding a lane lock never blocks on the engine "
+                    "lock: let the lane lock go first (held once), or trylock the engine");
+    }
+    if (!pg.locking && __atomic_load_n(&pg.check.owner, __ATOMIC_RELAXED)) {
+        char what[192];
+        snprintf(what, sizeof(what), "enters the engine while another thread is in it (since "
+                 "%s:%d) and locking is off", base_name(pg.check.file), pg.check.line);
+        lock_broken(file, line, what, "a second thread enters the library only after "
+                    "fsh_progress_enable_locking (SHMEM_THREAD_MULTIPLE or the progress thread)");
+    }
+}
+
+/* Locking becomes real: a logical holder now would unlock a mutex it never locked. */
+static void locking_may_start(const char *file, int line)
+{
+    if (__atomic_load_n(&pg.check.owner, __ATOMIC_RELAXED)) {
+        char what[192];
+        snprintf(what, sizeof(what), "makes the engine lock real while it is held (since %s:%d)",
+                 base_name(pg.check.file), pg.check.line);
+        lock_broken(file, line, what, "fsh_progress_enable_locking is called with the engine "
+                    "lock free, before a second thread enters the library");
+    }
+}
+
+static void lane_may_block(struct fsh_lane *l, const char *file, int line)
+{
+    if (mine.lanes > 0 && !held(&l->check)) {
+        char what[192];
+        snprintf(what, sizeof(what), "blocks on a lane lock while holding another lane's (taken "
+                 "at %s:%d)", base_name(mine.file), mine.line);
+        lock_broken(file, line, what, "a thread holds one lane lock at a time");
+    }
+}
+
+static void lane_took(struct fsh_lane *l, const char *file, int line)
+{
+    if (!held(&l->check)) {
+        mine.lane = l;
+        mine.file = file;
+        mine.line = line;
+    }
+    took(&l->check, file, line);
+    mine.lanes++;
+}
+
+static void lane_released(struct fsh_lane *l, const char *file, int line)
+{
+    released(&l->check, "lane lock", file, line);
+    mine.lanes--;
+}
+
+void fsh_lock_expect(enum fsh_lock_expect what, const struct fsh_lane *l, const char *file,
+                     int line, const char *func)
+{
+    char msg[256];
+    switch (what) {
+    case FSH_EXPECT_ENGINE:
+        if (held(&pg.check)) {
+            return;
+        }
+        snprintf(msg, sizeof(msg), "%s runs without the engine lock", func);
+        lock_broken(file, line, msg, "the engine's state (records, tracks, CQ, handlers' state) "
+                    "is touched only under the engine lock: fsh_progress_lock() first");
+    case FSH_EXPECT_LANE:
+    case FSH_EXPECT_LANE_ONCE:
+        if (held(&l->check) && (what == FSH_EXPECT_LANE || l->check.depth == 1)) {
+            return;
+        }
+        snprintf(msg, sizeof(msg), "%s runs %s", func, held(&l->check)
+                 ? "with its lane's lock held more than once (it must let it go to wait)"
+                 : "without its lane's lock");
+        lock_broken(file, line, msg, what == FSH_EXPECT_LANE
+                    ? "a lane's records, CQs and bounce slots are touched only under its lock"
+                    : "a lane's post is called with its lock held exactly once, so that a "
+                      "full queue's wait can let it go");
+    case FSH_EXPECT_NO_LANE:
+        if (mine.lanes == 0) {
+            return;
+        }
+        snprintf(msg, sizeof(msg), "%s runs with a lane lock held (taken at %s:%d)", func,
+                 base_name(mine.file), mine.line);
+        lock_broken(file, line, msg, "no wait, probe or backoff starts with a lane lock held: it "
+                    "may block on the engine lock, which a quiet of all contexts holds while it "
+                    "waits for that lane");
+    }
+}
+#define CHECK(stmt) stmt
+#else
+#define SITE
+#define SITE0 void
+#define CHECK(stmt) ((void)0)
+#endif
+
+/* The engine lock's take, trylock and release (real once locking is on). */
+static void engine_lock(SITE0)
+{
+    CHECK(engine_may_block(file, line));
+    if (pg.locking) {
+        pthread_mutex_lock(&pg.lock);
+    }
+    CHECK(took(&pg.check, file, line));
+}
+
+/* Whether or not locking is real (a lane's poll tries the mutex itself either way). */
+static bool engine_trylock(SITE0)
+{
+    if (pthread_mutex_trylock(&pg.lock) != 0) {
+        return false;
+    }
+    CHECK(took(&pg.check, file, line));
+    return true;
+}
+
+static void engine_unlock(bool real SITE)
+{
+    CHECK(released(&pg.check, "engine lock", file, line));
+    if (real) {
+        pthread_mutex_unlock(&pg.lock);
+    }
+}
+
+static void lane_lock(struct fsh_lane *l SITE)
+{
+    CHECK(lane_may_block(l, file, line));
+    pthread_mutex_lock(&l->lock);
+    CHECK(lane_took(l, file, line));
+}
+
+static bool lane_trylock(struct fsh_lane *l SITE)
+{
+    if (pthread_mutex_trylock(&l->lock) != 0) {
+        return false;
+    }
+    CHECK(lane_took(l, file, line));
+    return true;
+}
+
+static void lane_unlock(struct fsh_lane *l SITE)
+{
+    CHECK(lane_released(l, file, line));
+    pthread_mutex_unlock(&l->lock);
+}
+
+#ifdef FSH_DEBUG_BUILD
+void fsh_progress_lock_at(const char *file, int line)
+{
+    engine_lock(file, line);
+}
+
+void fsh_progress_unlock_at(const char *file, int line)
+{
+    engine_unlock(pg.locking, file, line);
+}
+
+void fsh_lane_lock_at(struct fsh_lane *l, const char *file, int line)
+{
+    lane_lock(l, file, line);
+}
+
+void fsh_lane_unlock_at(struct fsh_lane *l, const char *file, int line)
+{
+    lane_unlock(l, file, line);
+}
+#define HERE , __FILE__, __LINE__
+#define HERE0 __FILE__, __LINE__
+#else
+void fsh_progress_lock(void)
+{
+    engine_lock();
+}
+
+void fsh_progress_unlock(void)
+{
+    engine_unlock(pg.locking);
+}
+
+void fsh_lane_lock(struct fsh_lane *l)
+{
+    lane_lock(l);
+}
+
+void fsh_lane_unlock(struct fsh_lane *l)
+{
+    lane_unlock(l);
+}
+#define HERE
+#define HERE0
+#endif
 
 /* The records a wait's reports look at: the lane's, or the engine's, locked by their lock
  * until records_done. */
 static const struct fsh_op *records(struct fsh_lane *l, size_t *depth, size_t *in_use)
 {
-    if (l && pthread_mutex_trylock(&l->lock) != 0) {
+    if (l && !lane_trylock(l HERE)) {
         /* Its owner is posting (and may wait for the engine's lock, which this thread may
          * hold): the report goes without the lane's records. */
         *depth = *in_use = 0;
@@ -140,7 +418,7 @@ static void records_done(struct fsh_lane *l, const struct fsh_op *ops)
     if (!l) {
         fsh_progress_unlock();
     } else if (ops) {
-        pthread_mutex_unlock(&l->lock);
+        fsh_lane_unlock(l);
     }
 }
 
@@ -158,6 +436,7 @@ double fsh_progress_now(void)
 
 uint64_t fsh_progress_random(void)
 {
+    FSH_ASSERT_ENGINE_HELD();
     /* xorshift64*: plenty for shuffling test traffic. */
     pg.rng ^= pg.rng >> 12;
     pg.rng ^= pg.rng << 25;
@@ -224,21 +503,8 @@ void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void))
 
 void fsh_progress_enable_locking(void)
 {
+    CHECK(locking_may_start(__FILE__, __LINE__));
     pg.locking = true;
-}
-
-void fsh_progress_lock(void)
-{
-    if (pg.locking) {
-        pthread_mutex_lock(&pg.lock);
-    }
-}
-
-void fsh_progress_unlock(void)
-{
-    if (pg.locking) {
-        pthread_mutex_unlock(&pg.lock);
-    }
 }
 
 static const char *kind_name(int kind)
@@ -300,11 +566,15 @@ static void complete(struct fsh_op *op)
 
 void fsh_progress_op_complete(struct fsh_op *op)
 {
+    FSH_ASSERT_ENGINE_HELD();
     complete(op);
 }
 
 void fsh_progress_op_posted(struct fsh_op *op, struct fsh_op_track *counted, bool write)
 {
+    if (!op || own_op(op)) {
+        FSH_ASSERT_ENGINE_HELD(); /* a lane's record: its lane's lock (lane_op_put checks) */
+    }
     if (write && pg.wcount) {
         pg.wposted++;
     }
@@ -344,6 +614,7 @@ static void drop(struct fsh_lane *l, struct fsh_op *op)
 
 void fsh_progress_op_unissued(struct fsh_op *op, bool write)
 {
+    FSH_ASSERT_ENGINE_HELD();
     if (write && pg.wcount) {
         pg.wdead++;
     }
@@ -452,6 +723,11 @@ static int op_error(struct fsh_lane *l, struct fsh_op *op, const struct fi_cq_er
         snprintf(why, sizeof(why), "failed a %s of %zu bytes to it%s (%s; %s)",
                  kind_name(op->kind), op->len, l ? " from a context's endpoint" : "",
                  fi_strerror((int)e->err), prov ? prov : "");
+        if (l) {
+            FSH_ASSERT_LANE_HELD(l);
+        } else {
+            FSH_ASSERT_ENGINE_HELD();
+        }
         int hrc = pg.way_hook(l, op->pe, op->way, why);
         if (hrc == 0 && op->orphan) {
             put_back(l, op); /* the provider is done with it, and it went again */
@@ -540,6 +816,11 @@ static int sweep(struct fsh_lane *l)
     if (!pg.way_hook) {
         return 0;
     }
+    if (l) {
+        FSH_ASSERT_LANE_HELD(l);
+    } else {
+        FSH_ASSERT_ENGINE_HELD();
+    }
     unsigned *seen = l ? &l->deaths : &pg.deaths;
     unsigned now_dead = fsh_fabric_deaths();
     if (now_dead == *seen) {
@@ -551,6 +832,7 @@ static int sweep(struct fsh_lane *l)
 
 static int poll_locked(void)
 {
+    FSH_ASSERT_ENGINE_HELD();
     if (pg.heartbeat) {
         __atomic_store_n(pg.heartbeat, *pg.heartbeat + 1, __ATOMIC_RELAXED);
     }
@@ -663,6 +945,7 @@ void fsh_progress_set_heartbeat(uint64_t *word)
 
 uint64_t fsh_progress_events(void)
 {
+    FSH_ASSERT_ENGINE_HELD();
     return pg.events;
 }
 
@@ -752,6 +1035,7 @@ static int backoff(struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
 
 int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer)
 {
+    FSH_ASSERT_NO_LANE_HELD();
     int rc = backoff(NULL, c, pg.timeout, what, peer);
     return rc ? rc : probe(NULL, c, now(), false, what, peer, NULL, NULL);
 }
@@ -798,6 +1082,7 @@ static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
 static int wait_impl(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
                      int peer, double timeout, bool arrival)
 {
+    FSH_ASSERT_NO_LANE_HELD();
     struct fsh_wait_now *w = &wait_now;
     if (w->depth++ == 0) {
         w->what = what;
@@ -901,6 +1186,7 @@ static bool track_done(const void *arg)
 
 int fsh_progress_wait_track(const struct fsh_op_track *t, const char *what)
 {
+    FSH_ASSERT_NO_LANE_HELD();
     if (fsh_progress_track_done(t)) {
         return pg.failed ? -EIO : 0;
     }
@@ -928,6 +1214,7 @@ static void op_init(struct fsh_op *op, int kind, int pe, size_t len)
 
 struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
 {
+    FSH_ASSERT_ENGINE_HELD();
     if (!pg.free && fsh_progress_wait(pool_available, NULL, "waiting for a free operation slot", pe) != 0) {
         return NULL;
     }
@@ -940,6 +1227,7 @@ struct fsh_op *fsh_progress_op_get(int kind, int pe, size_t len)
 
 void fsh_progress_op_put(struct fsh_op *op)
 {
+    FSH_ASSERT_ENGINE_HELD();
     if (op->tmp_mr) {
         fsh_mr_release(op->tmp_mr);
         op->tmp_mr = NULL;
@@ -1029,11 +1317,13 @@ size_t fsh_progress_bounce_size(void)
 
 void *fsh_progress_bounce_take(size_t len)
 {
+    FSH_ASSERT_ENGINE_HELD();
     return bounce_take(&bb, len);
 }
 
 void fsh_progress_bounce_give(void *slot)
 {
+    FSH_ASSERT_ENGINE_HELD();
     bounce_give(&bb, slot);
 }
 
@@ -1140,16 +1430,6 @@ void fsh_lane_close(struct fsh_lane *l)
     lane_free(l);
 }
 
-void fsh_lane_lock(struct fsh_lane *l)
-{
-    pthread_mutex_lock(&l->lock);
-}
-
-void fsh_lane_unlock(struct fsh_lane *l)
-{
-    pthread_mutex_unlock(&l->lock);
-}
-
 struct fid_ep *fsh_lane_ep(const struct fsh_lane *l, int rail)
 {
     return l->ep[rail];
@@ -1172,6 +1452,7 @@ struct fsh_op *fsh_lane_op_at(struct fsh_lane *l, size_t i)
 
 void *fsh_lane_bounce_take(struct fsh_lane *l, size_t len)
 {
+    FSH_ASSERT_LANE_HELD(l);
     if (!l->bb_tried && bb.size > 0) {
         /* The engine's slot size, fewer slots: made once, registered outside the engine lock
          * (the domain is thread-safe where lanes exist). */
@@ -1188,6 +1469,7 @@ void *fsh_lane_bounce_take(struct fsh_lane *l, size_t len)
 
 void fsh_lane_bounce_give(struct fsh_lane *l, void *slot)
 {
+    FSH_ASSERT_LANE_HELD(l);
     bounce_give(&l->bb, slot);
 }
 
@@ -1208,6 +1490,7 @@ void *fsh_lane_scratch(struct fsh_lane *l, const struct fsh_op *op)
 
 static void lane_op_put(struct fsh_lane *l, struct fsh_op *op)
 {
+    FSH_ASSERT_LANE_HELD(l);
     if (op->bounce) {
         bounce_give(&l->bb, op->bounce);
         op->bounce = NULL;
@@ -1234,6 +1517,7 @@ static int lane_error(struct fsh_lane *l, int r)
 /* Read the lane's CQs once and complete what they brought. Caller holds the lane's lock. */
 static int lane_poll_locked(struct fsh_lane *l)
 {
+    FSH_ASSERT_LANE_HELD(l);
     int n = sweep(l);
     for (int r = 0; r < l->nrails && n >= 0; r++) {
         struct fi_cq_data_entry ev[16];
@@ -1268,7 +1552,7 @@ static int lane_poll_locked(struct fsh_lane *l)
  * lock, which a waiter here may hold (quiet of all contexts); then the owner reads the queue. */
 static int lane_poll(struct fsh_lane *l)
 {
-    if (pthread_mutex_trylock(&l->lock) != 0) {
+    if (!lane_trylock(l HERE)) {
         return 0;
     }
     int n = lane_poll_locked(l);
@@ -1284,9 +1568,9 @@ int fsh_lane_poll(struct fsh_lane *l)
     if (n < 0) {
         return n;
     }
-    if (pthread_mutex_trylock(&pg.lock) == 0) {
+    if (engine_trylock(HERE0)) {
         int m = poll_locked();
-        pthread_mutex_unlock(&pg.lock);
+        engine_unlock(true HERE);
         if (m < 0) {
             return m;
         }
@@ -1313,16 +1597,17 @@ static bool lane_available(const void *arg)
 {
     struct fsh_lane *l = (struct fsh_lane *)arg;
     /* The progress thread gives records back too: read under the lock, never wait for it. */
-    if (pthread_mutex_trylock(&l->lock) != 0) {
+    if (!lane_trylock(l HERE)) {
         return false;
     }
     bool any = l->free != NULL;
-    pthread_mutex_unlock(&l->lock);
+    fsh_lane_unlock(l);
     return any;
 }
 
 struct fsh_op *fsh_lane_op_get(struct fsh_lane *l, int kind, int pe, size_t len)
 {
+    FSH_ASSERT_LANE_HELD(l);
     while (!l->free) {
         /* Wait without the lock, for the other waits on the lane. */
         fsh_lane_unlock(l);
@@ -1349,6 +1634,7 @@ void fsh_lane_op_unposted(struct fsh_lane *l, struct fsh_op *op)
  * it compares posted and completed. */
 int fsh_lane_wait_track(struct fsh_lane *l, const struct fsh_op_track *t, const char *what)
 {
+    FSH_ASSERT_NO_LANE_HELD();
     if (fsh_progress_track_done(t)) {
         return pg.failed ? -EIO : 0;
     }
@@ -1365,7 +1651,7 @@ static bool lane_idle_to(const void *arg)
 {
     const struct lane_pes *w = arg;
     bool idle = true;
-    if (pthread_mutex_trylock(&w->l->lock) != 0) {
+    if (!lane_trylock(w->l HERE)) {
         return false; /* its owner posts: ask again at the next poll */
     }
     for (size_t i = 0; i < w->l->depth && idle; i++) {

@@ -14,7 +14,8 @@
  *
  * Threads: when the program asked for SHMEM_THREAD_MULTIPLE or the progress thread runs, all
  * engine state (CQ, endpoint, pool, tracks, remote-event state) is guarded by one recursive
- * lock, taken with fsh_progress_lock(); otherwise the lock costs one predictable branch.
+ * lock, taken with fsh_progress_lock(); otherwise the lock costs one predictable branch. The
+ * whole rule for it and the lanes' locks is "The lock contract" below.
  */
 #ifndef FSH_PROGRESS_H
 #define FSH_PROGRESS_H
@@ -99,10 +100,97 @@ void fsh_progress_set_poll_hook(void (*fn)(void));
 enum fsh_post_hook { FSH_POST_BATCHES, FSH_POST_ANSWERS, FSH_POST_NHOOKS };
 void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void));
 
+/* ------------------------------------------------------------------ the lock contract
+ *
+ * The one rule for the runtime's locks (docs/architecture.md, "Locks", says the same with
+ * every site). Two kinds, both recursive pthread mutexes:
+ *
+ * - The engine lock (fsh_progress_lock/unlock). Guards the engine: the rails' CQs and
+ *   endpoints as the engine uses them, the operation pool and its free list, the tracks of
+ *   records posted through the engine, the bounce slots, the chaos queues, the open lanes'
+ *   list, the remote-event state of every handler, and what modules say is "under the engine
+ *   lock" (rma.c's context slots, session batches and lane budget; signal.c's inboxes; amo.c's
+ *   inbox state; arrive.c's engine-sender lists; devmem.c's device AMOs; lease.c's claims). It
+ *   is a real mutex only after fsh_progress_enable_locking() (SHMEM_THREAD_MULTIPLE, or the
+ *   progress thread), called while nobody holds it; before, a lock is one branch.
+ * - A lane lock (fsh_lane_lock/unlock, one per lane). Guards that lane's endpoints and CQs,
+ *   records, scratch, keep space and bounce slots, the tracks of its records (ctx->ltrack),
+ *   and arrive.c's per-lane sender state. Recursive, since a post that finds the provider's
+ *   queue full polls the lane it holds.
+ *
+ * The order: engine before lane. A thread holding a lane lock never blocks on the engine lock
+ * (it may only trylock it: fsh_lane_poll); every path that may block on it (a wait, the
+ * liveness probe, fsh_progress_backoff, a wait for a free record) first lets the lane lock go,
+ * held once: so no wait (fsh_progress_wait*, fsh_lane_wait*) starts with a lane lock held,
+ * and fsh_xport_post_lane is called with it held exactly once. A thread holding the engine
+ * lock may block on a lane lock outside polls and reports (fsh_rma_quiet_all's lane quiets);
+ * what runs inside a poll or a wait's report (lane_poll, records, lane_available,
+ * lane_idle_to) takes a lane lock by trylock only: a failed try means "look again later". A
+ * thread never blocks on a second lane's lock while it holds one.
+ *
+ *   holder          may take, blocking                         only by trylock
+ *   nothing         the engine lock; any lane lock
+ *   the engine      the engine again; a lane (not in a poll)   a lane, inside a poll
+ *   a lane          that lane again                            the engine
+ *
+ * Callbacks and the lock held when they run:
+ *   immediate-data handlers (fsh_progress_register_imm), the poll hook, the post hooks, the
+ *   heartbeat: the engine lock (they run inside an engine poll; a handler never posts, a post
+ *   hook never re-enters itself).
+ *   the way hook (fsh_progress_set_way_hook): l NULL, the engine lock; l set, that lane's lock
+ *   (and the engine's too when the progress thread or a quiet of all contexts polls the lane).
+ *   the probe (fsh_progress_set_probe): no lane lock; it takes the engine lock itself.
+ *   wait predicates (fsh_done_fn): the caller's locks, which are never a lane's.
+ *   rma.c's quiet hook: no lock.
+ *
+ * Checked in --enable-debug builds (FSH_DEBUG_BUILD; release builds compile none of it): each
+ * lock knows its owner thread, depth and the site that took it; the engine's blocking lock fails
+ * when the thread holds a lane lock, a lane's when it holds another lane's; functions that
+ * assume a lock held (or no lane lock held) say so with the FSH_ASSERT_* below at entry. A
+ * broken rule ends the process (abort) with two lines naming the lock, the site (file:line)
+ * and the rule. The engine lock is tracked by its logical holder even before locking is real,
+ * so single-threaded runs check the same contract. */
+
 /* Make the engine lock real (before a second thread may enter the library). */
 void fsh_progress_enable_locking(void);
+struct fsh_lane;
+#ifdef FSH_DEBUG_BUILD
+void fsh_progress_lock_at(const char *file, int line);
+void fsh_progress_unlock_at(const char *file, int line);
+void fsh_lane_lock_at(struct fsh_lane *l, const char *file, int line);
+void fsh_lane_unlock_at(struct fsh_lane *l, const char *file, int line);
+enum fsh_lock_expect {
+    FSH_EXPECT_ENGINE,
+    FSH_EXPECT_LANE,
+    FSH_EXPECT_LANE_ONCE,
+    FSH_EXPECT_NO_LANE
+};
+void fsh_lock_expect(enum fsh_lock_expect what, const struct fsh_lane *l, const char *file,
+                     int line, const char *func);
+#define fsh_progress_lock() fsh_progress_lock_at(__FILE__, __LINE__)
+#define fsh_progress_unlock() fsh_progress_unlock_at(__FILE__, __LINE__)
+#define fsh_lane_lock(l) fsh_lane_lock_at((l), __FILE__, __LINE__)
+#define fsh_lane_unlock(l) fsh_lane_unlock_at((l), __FILE__, __LINE__)
+/* This thread holds the engine lock. */
+#define FSH_ASSERT_ENGINE_HELD() \
+    fsh_lock_expect(FSH_EXPECT_ENGINE, NULL, __FILE__, __LINE__, __func__)
+/* This thread holds lane l's lock (at least once; _ONCE: exactly once). */
+#define FSH_ASSERT_LANE_HELD(l) fsh_lock_expect(FSH_EXPECT_LANE, (l), __FILE__, __LINE__, __func__)
+#define FSH_ASSERT_LANE_ONCE(l) \
+    fsh_lock_expect(FSH_EXPECT_LANE_ONCE, (l), __FILE__, __LINE__, __func__)
+/* This thread holds no lane lock (it may block on the engine lock). */
+#define FSH_ASSERT_NO_LANE_HELD() \
+    fsh_lock_expect(FSH_EXPECT_NO_LANE, NULL, __FILE__, __LINE__, __func__)
+#else
 void fsh_progress_lock(void);
 void fsh_progress_unlock(void);
+void fsh_lane_lock(struct fsh_lane *l);
+void fsh_lane_unlock(struct fsh_lane *l);
+#define FSH_ASSERT_ENGINE_HELD() ((void)0)
+#define FSH_ASSERT_LANE_HELD(l) ((void)0)
+#define FSH_ASSERT_LANE_ONCE(l) ((void)0)
+#define FSH_ASSERT_NO_LANE_HELD() ((void)0)
+#endif
 /* The progress thread: polls, and sleeps interval_us when it found nothing. */
 int fsh_progress_thread_start(long interval_us);
 void fsh_progress_thread_stop(void);
@@ -233,8 +321,6 @@ bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes);
 struct fid_ep;
 int fsh_lane_open(struct fsh_lane **out);
 void fsh_lane_close(struct fsh_lane *l);
-void fsh_lane_lock(struct fsh_lane *l);
-void fsh_lane_unlock(struct fsh_lane *l);
 struct fid_ep *fsh_lane_ep(const struct fsh_lane *l, int rail);
 /* The lane hook's bytes for record op (fsh_progress_set_way_hook's lane_keep); its records. */
 void *fsh_lane_keep(struct fsh_lane *l, const struct fsh_op *op);

@@ -345,6 +345,7 @@ static int post_split(struct fsh_ctx *ctx, struct fsh_lane *lane, struct fsh_op_
 /* Post what the slot holds (one injected write) and empty it. Caller holds the engine lock. */
 static int flush_slot(struct fsh_ctx *ctx, struct batch_slot *s)
 {
+    FSH_ASSERT_ENGINE_HELD();
     if (s->pe < 0) {
         return 0;
     }
@@ -417,6 +418,7 @@ static bool joins(const struct fsh_batch *b, const struct batch_slot *s, int pe,
 static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, const void *src,
                      size_t len)
 {
+    FSH_ASSERT_ENGINE_HELD();
     struct fsh_batch *b = ctx->batch;
     struct batch_slot *s = &b->slot[(unsigned)pe % BATCH_SLOTS];
     if (s->pe >= 0 && !joins(b, s, pe, raddr, key, len)) {
@@ -475,6 +477,7 @@ static int batch_alloc(struct fsh_ctx *ctx)
 /* Post what is held and drop the batch. Caller holds the engine lock. */
 static int batch_free(struct fsh_ctx *ctx)
 {
+    FSH_ASSERT_ENGINE_HELD();
     int rc = flush_ctx(ctx);
     free(ctx->batch);
     ctx->batch = NULL;

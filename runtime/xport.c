@@ -347,6 +347,7 @@ static void save(const struct fsh_xreq *r)
 
 int fsh_xport_post(struct fsh_xreq *r)
 {
+    FSH_ASSERT_ENGINE_HELD();
     if (r->path.rail >= xp.nrails) {
         /* No fabric (a one-node job): every peer is mapped, so nothing should come here. */
         give_back(r);
@@ -401,6 +402,7 @@ size_t fsh_xport_lane_inject(void)
 
 int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r)
 {
+    FSH_ASSERT_LANE_ONCE(lane); /* let go while a full queue is waited out */
     r->op->way = r->path.way;
     if (xp.saved) {
         save_lane(lane, r);
@@ -468,6 +470,11 @@ static bool stranded(const struct fsh_op *o, struct fsh_lane *lane)
  * in flight on ways now dead; each old record becomes an orphan. Caller holds their lock. */
 static int sweep(struct fsh_lane *lane)
 {
+    if (lane) {
+        FSH_ASSERT_LANE_HELD(lane);
+    } else {
+        FSH_ASSERT_ENGINE_HELD();
+    }
     int err = 0;
     size_t depth = lane ? fsh_lane_depth(lane) : fsh_progress_depth();
     for (size_t i = 0; i < depth; i++) {
@@ -551,5 +558,6 @@ static int fail_way(struct fsh_lane *lane, int pe, unsigned way, const char *why
 
 int fsh_xport_fail_way(int pe, unsigned way, const char *why)
 {
+    FSH_ASSERT_ENGINE_HELD();
     return xp.saved ? fail_way(NULL, pe, way, why) : 0;
 }

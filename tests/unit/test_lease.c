@@ -74,16 +74,25 @@ static int start(uint64_t seed)
     return rc;
 }
 
+/* lease.h: claims are made under the engine lock (checked in --enable-debug builds). */
+static int claim_locked(int pe, bool wait)
+{
+    fsh_progress_lock();
+    int c = wait ? fsh_lease_claim_wait(&pool, pe) : fsh_lease_claim(&pool, pe);
+    fsh_progress_unlock();
+    return c;
+}
+
 static void grant_queue_giveback(void)
 {
     if (start(1) != 0) {
         return;
     }
-    int c = fsh_lease_claim(&pool, 1);
+    int c = claim_locked(1, false);
     UNIT_CHECK(c == 0 && pool.owner[0] == 0 && granted_calls == 1,
                "PE 0 granted chunk 0 (%d, owner %d, %d grants)", c, pool.owner[0], granted_calls);
     UNIT_CHECK(pool.grant[0] == (1u << 8 | 0), "answer 1: chunk 0 (0x%x)", pool.grant[0]);
-    c = fsh_lease_claim(&pool, 1);
+    c = claim_locked(1, false);
     UNIT_CHECK(c == 0 && granted_calls == 1, "claim again: the chunk held (%d)", c);
 
     fake_remote_event(msg(2, QUEUE_BIT));
@@ -101,7 +110,7 @@ static void grant_queue_giveback(void)
     UNIT_CHECK(pool.grant[2] == (1u << 8 | 0), "PE 2 answered chunk 0 (0x%x)", pool.grant[2]);
     UNIT_CHECK(pool.grant[0] == (3u << 8 | RELEASED), "PE 0's release answered (0x%x)",
                pool.grant[0]);
-    c = fsh_lease_claim(&pool, 1);
+    c = claim_locked(1, false);
     UNIT_CHECK(c == -ENOSPC, "PE 0 now denied: %d", c);
 
     rc = fsh_lease_ask(&pool, 0);
@@ -113,7 +122,7 @@ static void grant_queue_giveback(void)
     settle();
     UNIT_CHECK(pool.owner[0] == -1 && pool.nasked == 0, "PE 2 gave back (owner %d, nasked %u)",
                pool.owner[0], pool.nasked);
-    c = fsh_lease_claim_wait(&pool, 1);
+    c = claim_locked(1, true);
     UNIT_CHECK(c == 0 && pool.owner[0] == 0, "PE 0's waiting claim granted (%d)", c);
     UNIT_CHECK(fake_violations() == 0, "no wire violation");
 }
@@ -139,14 +148,14 @@ static void release_overtaken(void)
     if (start(2) != 0) {
         return;
     }
-    int c = fsh_lease_claim(&pool, 1);
+    int c = claim_locked(1, false);
     UNIT_CHECK(c == 0, "granted: %d", c);
     fake_set_mode(FAKE_MANUAL);
     int rc = fsh_lease_release(&pool, 1);
     UNIT_CHECK(rc == 0 && fake_find(FAKE_LAND, FSH_IMM_LEASE) >= 0, "release on the wire");
     fake_set_gate(release_after_claim);
     fake_set_mode(FAKE_AUTO);
-    c = fsh_lease_claim(&pool, 1);
+    c = claim_locked(1, false);
     fake_set_gate(NULL);
     settle();
     UNIT_CHECK(c == 0 && pool.owner[0] == 0, "claimed again after RELEASED: %d (owner %d)", c,
