@@ -822,7 +822,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_amo_init(cfg->FABSHMEM_AMO_PEERS);
     }
     if (rc == 0) {
-        rc = fsh_arrive_init();
+        rc = fsh_arrive_init(fsh_rma_read_words);
     }
     phase("liveness");
     if (rc == 0) {
