@@ -63,8 +63,6 @@
 #include "topology.h"
 #include "xport.h"
 
-struct fsh_rt fsh_rt = {.pe = -1, .npes = 0, .log_level = FSH_LOG_WARN};
-
 static struct {
     void *heap_base;
     size_t heap_size;
