@@ -38,7 +38,6 @@
 #include "log.h"
 #include "mr.h"
 #include "progress.h"
-#include "rma.h"
 #include "rt.h"
 
 /* A sender posts counted writes and reads their counts back: the engine (slot 0, under the
@@ -63,6 +62,7 @@ static struct {
     struct sender *s;   /* [nslots]; a lane's arrays are allocated at its slot's first use */
     int *free_slot;     /* lane slots not in use (engine lock) */
     int nfree;
+    fsh_arrive_read_fn read; /* reads the targets' counts (rma.c's, given at init) */
 } ar;
 
 bool fsh_arrive_counts(void)
@@ -163,7 +163,7 @@ static void sender_free(struct sender *s)
     free(s->wait_want);
 }
 
-int fsh_arrive_init(void)
+int fsh_arrive_init(fsh_arrive_read_fn read)
 {
     if (!fsh_arrive_counts()) {
         return 0;
@@ -186,6 +186,7 @@ int fsh_arrive_init(void)
     }
     ar.count = (uint64_t *)block;
     ar.nslots = nslots;
+    ar.read = read;
     ar.s = calloc((size_t)nslots, sizeof(*ar.s));
     ar.free_slot = calloc((size_t)nslots, sizeof(int));
     if (!ar.s || !ar.free_slot) {
@@ -259,9 +260,10 @@ const char *fsh_arrive_describe(void)
 }
 
 /* A quiet's targets: the PEs it waits for and the count each must reach; ctx is the lane's
- * context whose counts are read (NULL: the engine's). */
+ * context whose counts are read (NULL: the engine's) and lane its lane. */
 struct arrival_wait {
     struct fsh_ctx *ctx;
+    struct fsh_lane *lane;
     struct sender *s;
     size_t n;
     int *pe;
@@ -284,14 +286,13 @@ static uint64_t count_off(int pe, const void *s)
 static bool all_arrived(const void *arg)
 {
     struct arrival_wait *w = (struct arrival_wait *)arg;
-    w->err = fsh_rma_read_words(w->ctx ? w->ctx : &fsh_ctx_default, w->pe, w->n,
-                                w->s->landing, count_off, w->s,
-                                "quiet: reading targets' arrival counts");
+    w->err = ar.read(w->ctx, w->pe, w->n, w->s->landing, count_off, w->s,
+                     "quiet: reading targets' arrival counts");
     if (w->err != 0) {
         return true;
     }
-    if (w->ctx) {
-        fsh_lane_lock(w->ctx->lane); /* known[]: another quiet of the lane may read at once */
+    if (w->lane) {
+        fsh_lane_lock(w->lane); /* known[]: another quiet of the lane may read at once */
     }
     size_t keep = 0;
     for (size_t i = 0; i < w->n; i++) {
@@ -303,8 +304,8 @@ static bool all_arrived(const void *arg)
             w->want[keep++] = w->want[i];
         }
     }
-    if (w->ctx) {
-        fsh_lane_unlock(w->ctx->lane);
+    if (w->lane) {
+        fsh_lane_unlock(w->lane);
     }
     w->n = keep;
     return keep == 0;
@@ -347,7 +348,7 @@ static int wait_arrivals(int only)
 {
     fsh_progress_lock();
     struct sender *s = &ar.s[0];
-    struct arrival_wait w = {NULL, s, 0, s->wait_pe, s->wait_want, 0};
+    struct arrival_wait w = {NULL, NULL, s, 0, s->wait_pe, s->wait_want, 0};
     arrivals_to_wait(&w, only);
     int rc = 0;
     if (w.n > 0 && !all_arrived(&w)) {
@@ -374,10 +375,9 @@ int fsh_arrive_quiet(void)
  * wait meanwhile (a write posted now could land in place of one waited for), and the counts
  * are read on the lane. Another quiet of the lane at once (a shared context's threads, quiet
  * of all contexts) reads with lists of its own. */
-int fsh_arrive_lane_quiet(struct fsh_ctx *ctx)
+int fsh_arrive_lane_quiet(struct fsh_ctx *ctx, struct fsh_lane *lane, int slot)
 {
-    struct fsh_lane *lane = ctx->lane;
-    struct sender *s = &ar.s[ctx->slot];
+    struct sender *s = &ar.s[slot];
     if (__atomic_load_n(&s->npending, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
@@ -395,7 +395,8 @@ int fsh_arrive_lane_quiet(struct fsh_ctx *ctx)
         }
     }
     s->quiets++;
-    struct arrival_wait w = {ctx, s, 0, pe ? pe : s->wait_pe, want ? want : s->wait_want, 0};
+    struct arrival_wait w = {ctx, lane, s, 0, pe ? pe : s->wait_pe, want ? want : s->wait_want,
+                             0};
     arrivals_to_wait(&w, -1);
     fsh_lane_unlock(lane);
     while (w.n > 0 && !all_arrived(&w)) {

@@ -6,7 +6,8 @@
  * write once sent), each plain write carries immediate data, the target counts the arrivals
  * per sender and source, and quiet reads the counts. A sender is the engine (slot 0, under the
  * engine lock) or a context's own endpoint (a lane: slot 1.., under the lane's lock); rma.c
- * posts the writes and calls the quiets.
+ * posts the writes and calls the quiets. arrive never calls rma by name (both are layer 7,
+ * rma above it): the quiets read the counts through the reader fsh_arrive_init is given.
  */
 #ifndef FSH_ARRIVE_H
 #define FSH_ARRIVE_H
@@ -18,7 +19,17 @@
 #include "progress.h"
 #include "rt.h"
 
+/* rma.h's context: arrive hands it to the reader and never looks inside it. */
 struct fsh_ctx;
+
+/* How a quiet reads the counts: the 8-byte word at heap offset off(pe, arg) of every PE of
+ * pes[0..n) into landing[pe] (registered), all in flight at once, on ctx (NULL: the default
+ * context); returns once all landed, 0 or -errno (recorded). rma.c's fsh_rma_read_words, which
+ * init.c passes to fsh_arrive_init. Called with the engine lock held (the engine's quiet) or
+ * with no lock (a lane's quiet). */
+typedef int (*fsh_arrive_read_fn)(struct fsh_ctx *ctx, const int *pes, size_t n,
+                                  uint64_t *landing, uint64_t (*off)(int pe, const void *arg),
+                                  const void *arg, const char *what);
 
 /* Counting, from fsh_arrive_init to fsh_arrive_fini: a global so that a put's test inlines. */
 extern bool fsh_arrive_active;
@@ -31,8 +42,8 @@ int fsh_arrive_lanes(void);
 /* The heap bytes the counts take for npes PEs (the memory model's figure). */
 size_t fsh_arrive_heap_bytes(int npes);
 /* Reserve the counts in the heap and start counting (collective: the same point of init on
- * every PE); 0 or -errno (recorded). fini: stop, at finalize. */
-int fsh_arrive_init(void);
+ * every PE), reading them back with read; 0 or -errno (recorded). fini: stop, at finalize. */
+int fsh_arrive_init(fsh_arrive_read_fn read);
 void fsh_arrive_fini(void);
 
 /* The immediate data of a counted write from slot's sender. */
@@ -51,9 +62,10 @@ int fsh_arrive_slot_take(void);
 void fsh_arrive_slot_give(int slot);
 
 /* Quiet's share: wait until the engine's writes posted before the call are in their targets'
- * memory (nothing to do unless counting). lane_quiet: the same for ctx's lane. */
+ * memory (nothing to do unless counting). lane_quiet: the same for the writes of ctx's lane,
+ * lane, counted in slot (ctx's own; read on ctx). */
 int fsh_arrive_quiet(void);
-int fsh_arrive_lane_quiet(struct fsh_ctx *ctx);
+int fsh_arrive_lane_quiet(struct fsh_ctx *ctx, struct fsh_lane *lane, int slot);
 /* Wait until every write posted to pe so far is in pe's memory: nothing to do unless arrivals
  * are counted (a write's completion says it then). */
 int fsh_arrive_landed(int pe);

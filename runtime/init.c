@@ -63,8 +63,6 @@
 #include "topology.h"
 #include "xport.h"
 
-struct fsh_rt fsh_rt = {.pe = -1, .npes = 0, .log_level = FSH_LOG_WARN};
-
 static struct {
     void *heap_base;
     size_t heap_size;
@@ -822,7 +820,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         rc = fsh_amo_init(cfg->FABSHMEM_AMO_PEERS);
     }
     if (rc == 0) {
-        rc = fsh_arrive_init();
+        rc = fsh_arrive_init(fsh_rma_read_words);
     }
     phase("liveness");
     if (rc == 0) {

@@ -5,13 +5,14 @@
  * Every PE keeps one 8-byte word in its symmetric heap saying what it is doing (running, in
  * shmem_finalize, leaving through exit() without it, with the status) and whether it serves
  * fabric reads without calling the library (a progress thread, or a provider with automatic
- * progress). The progress engine calls fsh_live_probe when a wait has lasted a probe interval,
- * and every interval after: a peer of this node is looked up as a process (/proc/<pid>/stat),
- * a peer elsewhere is asked with a 16-byte fabric read of its word and heartbeat. Only a peer
- * that is gone, unreachable, or (for a wait that needs the peer to act) gone into finalize or
- * exit ends the wait; a slow live peer is waited for forever, and so is a stopped one (with a
- * warning now and then). The word's block also says what this PE waits in, so that PE 0 names
- * a deadlock (every PE waiting in the library, nothing moving) and ends the job (live.c).
+ * progress). The progress engine calls live.c's probe (fsh_progress_set_probe) when a wait
+ * has lasted a probe interval, and every interval after: a peer of this node is looked up as a
+ * process (/proc/<pid>/stat), a peer elsewhere is asked with a 16-byte fabric read of its word
+ * and heartbeat. Only a peer that is gone, unreachable, or (for a wait that needs the peer to
+ * act) gone into finalize or exit ends the wait; a slow live peer is waited for forever, and
+ * so is a stopped one (with a warning now and then). The word's block also says what this PE
+ * waits in, so that PE 0 names a deadlock (every PE waiting in the library, nothing moving)
+ * and ends the job (live.c).
  */
 #ifndef FSH_LIVE_H
 #define FSH_LIVE_H

@@ -12,7 +12,7 @@
 
 #include "rt.h"
 
-enum fsh_log_level { FSH_LOG_ERROR = 0, FSH_LOG_WARN, FSH_LOG_INFO, FSH_LOG_DEBUG, FSH_LOG_TRACE };
+/* enum fsh_log_level (FSH_LOG_ERROR .. FSH_LOG_TRACE) is rt.h's, beside the threshold. */
 
 void fsh_log_write(int level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -1310,11 +1310,6 @@ void fsh_progress_bounce_fini(void)
     bounce_fini(&bb);
 }
 
-size_t fsh_progress_bounce_size(void)
-{
-    return bb.size;
-}
-
 void *fsh_progress_bounce_take(size_t len)
 {
     FSH_ASSERT_ENGINE_HELD();

@@ -222,7 +222,6 @@ void fsh_progress_op_unissued(struct fsh_op *op, bool write);
  * post() when it got no record. */
 int fsh_progress_bounce_init(size_t size, size_t n);
 void fsh_progress_bounce_fini(void);
-size_t fsh_progress_bounce_size(void);
 void *fsh_progress_bounce_take(size_t len);
 void fsh_progress_bounce_give(void *slot);
 /* Is p a bounce slot (then its descriptor on rail `rail` is bounce_desc's)? */

@@ -814,7 +814,7 @@ static int quiet_track(struct fsh_ctx *ctx)
                                  "quiet: waiting for outstanding operations");
     }
     if (rc == 0 && ctx->slot) {
-        rc = fsh_arrive_lane_quiet(ctx);
+        rc = fsh_arrive_lane_quiet(ctx, ctx->lane, ctx->slot);
     }
     if (rc != 0) {
         return rc;
@@ -865,7 +865,8 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     if (ctx->lane) {
         rc = fsh_lane_wait_idle_to(ctx->lane, &ctx->ltrack, pes, what, one);
         if (rc == 0 && ctx->slot) {
-            rc = fsh_arrive_lane_quiet(ctx); /* every PE it wrote to: more than asked, never less */
+            /* every PE it wrote to: more than asked, never less */
+            rc = fsh_arrive_lane_quiet(ctx, ctx->lane, ctx->slot);
         }
         if (rc != 0) {
             return rc;
@@ -1303,6 +1304,7 @@ int fsh_rma_read_words(struct fsh_ctx *ctx, const int *pes, size_t n, uint64_t *
                        uint64_t (*off)(int pe, const void *arg), const void *arg,
                        const char *what)
 {
+    ctx = ctx ? ctx : &fsh_ctx_default;
     struct fsh_op_track sync = {0, 0, 0};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {

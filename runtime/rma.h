@@ -194,9 +194,10 @@ void fsh_rma_set_quiet_hook(int (*hook)(void));
 int fsh_rma_fence(struct fsh_ctx *ctx);
 
 /* Read the 8-byte word at heap offset off(pe, arg) of every PE of pes[0..n) into landing[pe]
- * (registered), all reads in flight at once, on ctx (its own endpoint, if it has one); returns
- * once all landed. For the counts targets keep for a source (arrive.c's arrivals, applied
- * signals in signal.c). */
+ * (registered), all reads in flight at once, on ctx (its own endpoint, if it has one; NULL: the
+ * default context); returns once all landed. For the counts targets keep for a source
+ * (arrive.c's arrivals, which reads them through this as its fsh_arrive_read_fn, given by
+ * init.c; applied signals in signal.c). */
 int fsh_rma_read_words(struct fsh_ctx *ctx, const int *pes, size_t n, uint64_t *landing,
                        uint64_t (*off)(int pe, const void *arg), const void *arg,
                        const char *what);

@@ -2,14 +2,26 @@
 /*
  * rt.h: the runtime identity, the one global shared by all modules.
  *
- * Written only by init.c (once, during shmem_init) and read everywhere else: who this PE is,
- * how many there are, where it runs, the log threshold and whether debug checks are on. Everything else a module needs
- * lives in that module's own static state and is reached through its header.
+ * Who this PE is, how many there are, where it runs, the log threshold and whether debug
+ * checks are on. Everything else a module needs lives in that module's own static state and is
+ * reached through its header. Defined in rt.c; read everywhere, written only here:
+ *  - init.c, in shmem_init before the modules start (one thread): log_level, checks, pe, npes,
+ *    local_rank, local_size, node_id, num_nodes (FABSHMEM_SIM_NODES splits the host into
+ *    simulated nodes), singleton, oversubscribed, then thread_level; host and pid at their
+ *    first use (shmem_init, or the fatal path of a call made before it).
+ *  - state: init.c (INIT and RUNNING in shmem_init; FINALIZED in shmem_finalize and
+ *    shmem_global_exit), and local.c's fork handler in a forked child (RUNNING -> FINALIZED).
+ *  - forked: local.c's fork handler, in the child only.
+ * A program that runs modules without init.c (tests/unit/fake_fabric.c, bench/sim_scale.c)
+ * fills it as init.c would, before it starts them.
  */
 #ifndef FSH_RT_H
 #define FSH_RT_H
 
 #include <stdbool.h>
+
+/* The log threshold's values (log.h logs by it; here because log_level is one of them). */
+enum fsh_log_level { FSH_LOG_ERROR = 0, FSH_LOG_WARN, FSH_LOG_INFO, FSH_LOG_DEBUG, FSH_LOG_TRACE };
 
 enum fsh_state { FSH_STATE_NEW = 0, FSH_STATE_INIT, FSH_STATE_RUNNING, FSH_STATE_FINALIZED };
 

@@ -5,42 +5,52 @@
  * The rule: the target applies a signal only after all the data it guards has landed, and the
  * initiator needs neither a fence nor a round trip to make that so.
  *
- * Wire protocol. Every PE owns, in its symmetric heap, an inbox of S descriptor slots per
- * source PE (S = FABSHMEM_SIGNAL_SLOTS, a power of two <= 64) and an array applied[src]. A
- * put-with-signal from PE s to PE t with sequence number q (s's q-th signal to t) uses slot
- * k = q mod S and is at most 1 + P fabric writes, each carrying a 32-bit immediate (EFA carries
- * exactly 4 bytes):
+ * Inboxes. Every PE lends inboxes from a pool in its symmetric heap (FABSHMEM_SIGNAL_PEERS of
+ * them, lease chunks: lease.c). A source's first signal to a target claims one there (a write
+ * with immediate data, then a read of the answer: once per pair) and keeps it for the job. An
+ * inbox is S descriptor slots (S = FABSHMEM_SIGNAL_SLOTS, a power of two <= 64) followed by
+ * its applied word. A source the target has no inbox left for sends its signals as a put,
+ * completed at the target, then an atomic SET or ADD on the signal (put_then_signal).
  *
- *     bits 31..28  kind: 2 = descriptor landed, 3 = a data piece landed
- *     bits 27..6   source PE s (22 bits: 4M PEs)
+ * Wire protocol. A put-with-signal from PE s to PE t with sequence number q (s's q-th signal
+ * to t) uses slot k = q mod S of s's inbox at t and is at most 1 + P fabric writes, each
+ * carrying a 32-bit immediate (EFA carries exactly 4 bytes):
+ *
+ *     bits 31..28  kind: 2 = descriptor landed (FSH_IMM_SIG_DESC), 3 = a data piece landed
+ *                  (FSH_IMM_SIG_DATA)
+ *     bits 27..6   s's inbox at t (its lease chunk there), not the source PE
  *     bits  5..0   slot k
  *
  *   - P data writes (P = 0 when the data travels inline, else ceil(len / max message size)),
  *     straight from the source buffer to the destination, immediate kind 3;
- *   - one descriptor write into t's inbox[s][k], immediate kind 2: {q, signal address
- *     (segment << 56 | offset), signal value, SHMEM_SIGNAL_SET or _ADD, P, and for small puts
- *     the data itself with its destination}: 64 bytes (a slot) with up to 16 bytes of data,
- *     or for data up to a quarter of the inbox (S * 64 / 4 bytes, less the 48-byte header) m
- *     consecutive slots, the data running on through them. Such a descriptor takes sequence
- *     numbers q .. q+m-1, and never wraps: when it would pass the inbox's end, the slots up
- *     to the end are skipped (their numbers given up as padding, which the descriptor names
- *     and the target counts applied with it) and it starts at slot 0.
+ *   - one descriptor write, staged in s's outgoing ring (registered, at least 256 slots shared
+ *     by all targets, each freed once its target applied it), into slot k of s's inbox at t,
+ *     immediate kind 2: {q, signal address (segment << 56 | offset), signal value,
+ *     SHMEM_SIGNAL_SET or _ADD, P, and for small puts the data itself with its
+ *     destination}: 64 bytes (a slot) with up to 16 bytes of data, or for data up to a
+ *     quarter of the inbox (S * 64 / 4 bytes, less the 48-byte header) m consecutive slots,
+ *     the data running on through them. Such a descriptor takes sequence numbers q .. q+m-1,
+ *     and never wraps: when it would pass the inbox's end, the slots up to the end are
+ *     skipped (their numbers given up as padding, which the descriptor names and the target
+ *     counts applied with it) and it starts at slot 0.
  *
  * A signal of any 64-bit value and either operation thus travels in the descriptor, not in
- * the 4-byte immediate, which only names the slot. The target counts, per (s, k), the data
- * pieces seen and whether the descriptor was seen; the arrival order does not matter: pieces
- * before the descriptor are counted and wait, a descriptor before its pieces waits for them.
+ * the 4-byte immediate, which only names the inbox and slot. The target counts, per (inbox,
+ * slot), the data pieces seen and whether the descriptor was seen; the arrival order does not
+ * matter: pieces before the descriptor are counted and wait, a descriptor before its pieces
+ * waits for them.
  * When the descriptor is there and the count reaches its P, the target copies inline data,
  * applies the signal with a release-ordered atomic (SET: store; ADD: fetch-add, wrapping
  * modulo 2^64), and marks q applied. A completion event for a write is raised only once that
  * write's data is in memory, so "all P events seen" means "all data landed".
  *
  * Flow control: slot k can only be reused once the target applied the signal that held it. The
- * target publishes applied[s] = the q below which every signal from s was applied (signals may
- * complete out of order; a 64-bit mask of completed slots beyond the prefix advances it). The
- * initiator allows S signals in flight per target; when they are all in flight it reads
- * t's applied[s] (one 8-byte get) and waits, driving progress, until a slot frees. That round
- * trip happens only when a target falls S signals behind, never in the common case.
+ * target publishes in s's inbox its applied word = the q below which every signal from s was
+ * applied (signals may complete out of order; a 64-bit mask of completed slots beyond the
+ * prefix advances it). The initiator allows S signals in flight per target; when they are all
+ * in flight it reads that word at t (one 8-byte get) and waits, driving progress, until a slot
+ * frees. That round trip happens only when a target falls S signals behind, never in the
+ * common case.
  *
  * Completion: a delivered descriptor is not yet an applied signal (nor, for small puts, copied
  * data): the target applies it when its progress engine sees the events. shmem_quiet and

@@ -8,7 +8,7 @@
  * table's load; the name, prefixed FABSHMEM_, goes through the unknown-variable warning. Nothing
  * may crash, read out of bounds, overflow (UBSan) or leak; a rejected value must leave a
  * recorded error. Built by .ci/sanitize with clang -fsanitize=fuzzer,address,undefined, linked
- * with env.c, error.c and log.c only; fsh_rt (init.c's) is defined here.
+ * with env.c, error.c and log.c only; fsh_rt (rt.c's) is defined here.
  */
 #include <stdbool.h>
 #include <stddef.h>

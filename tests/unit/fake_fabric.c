@@ -38,11 +38,6 @@
 #include "rt.h"
 #include "xport.h"
 
-/* The runtime identity is defined in init.c, which a unit test does not link (it would pull
- * the whole start-up in). Weak: if the definition moves into an object the test links anyway,
- * that one is taken. */
-__attribute__((weak)) struct fsh_rt fsh_rt;
-
 #define MAXPE 64
 #define DATA_SEG_BYTES (64 * 1024)
 

@@ -6,10 +6,11 @@
 # Every `#include "..."` in those files must name a file of the same layer or a lower one, or
 # a public header (include/) or config.h; every file must belong to a layer; and no file above
 # the layer of xport (the transport) may include <rdma/...> or name libfabric (fi_*(), FI_*,
-# struct fid*, enum fi_*, fi_addr_t) outside comments and strings. The include exceptions known
-# today are in tests/unit/layers.allow (`file -> header  # why, and what removes it`): each
-# must still occur, so the list only shrinks. Run by `make check` with top_srcdir set; exits 0
-# pass, 1 fail.
+# struct fid*, enum fi_*, fi_addr_t) outside comments and strings. Nor may includes form a
+# cycle, within a layer too (x.c or x.h including y.h makes module x depend on module y). The
+# exceptions known today are in tests/unit/layers.allow (`file -> header` or `cycle: a b c`,
+# with why and what removes it): each must still occur, so the list only shrinks. Run by
+# `make check` with top_srcdir set; exits 0 pass, 1 fail.
 
 top_srcdir=${top_srcdir:-${0%/*}/../..}
 name=layers
@@ -115,6 +116,63 @@ awk -v layers="$tmp/layers" -v files="$tmp/files" -v public="$tmp/public" '
 }
 checked=$(tail -n 1 "$tmp/checked")
 
+# No include cycle either, within a layer too. Module x depends on module y when a file of x
+# includes a file of y (x.c or x.h including y.h); a set of modules each of which reaches every
+# other through such includes is one finding, keyed `cycle: a b c` (its modules, sorted), and
+# explained by the includes inside the set.
+awk -v files="$tmp/files" '
+    function module(p) { sub(/.*\//, "", p); sub(/\.[^.]*$/, "", p); return p }
+    BEGIN {
+        while ((getline l < files) > 0) {
+            m = module(l)
+            sub(/.*\//, "", l)
+            mod[l] = m
+            if (!(m in id)) { id[m] = ++n; name[n] = m }
+        }
+    }
+    $3 ~ /^"/ {
+        h = $3
+        gsub(/"/, "", h)
+        sub(/.*\//, "", h)
+        if (!(h in mod)) { next }
+        a = id[module($1)]; b = id[mod[h]]
+        if (a == b) { next }
+        if ((a, b) in edge) { edge[a, b] = edge[a, b] ", " }
+        edge[a, b] = edge[a, b] $1 ":" $2 " includes " h
+        reach[a, b] = 1
+    }
+    END {
+        for (k = 1; k <= n; k++) {
+            for (i = 1; i <= n; i++) {
+                if (!((i, k) in reach)) { continue }
+                for (j = 1; j <= n; j++) {
+                    if ((k, j) in reach) { reach[i, j] = 1 }
+                }
+            }
+        }
+        for (i = 1; i <= n; i++) {
+            if (!((i, i) in reach) || (i in done)) { continue }
+            c = 0
+            for (j = 1; j <= n; j++) {
+                if (j == i || ((i, j) in reach && (j, i) in reach)) { done[j] = 1; set[++c] = name[j] }
+            }
+            for (p = 2; p <= c; p++) {
+                for (q = p; q > 1 && set[q - 1] > set[q]; q--) { t = set[q]; set[q] = set[q - 1]; set[q - 1] = t }
+            }
+            key = "cycle:"
+            for (p = 1; p <= c; p++) { key = key " " set[p] }
+            for (a = 1; a <= n; a++) {
+                for (b = 1; b <= n; b++) {
+                    if ((a, b) in edge && (a, i) in reach && (i, a) in reach &&
+                        (b, i) in reach && (i, b) in reach) {
+                        printf "%s\tinclude cycle among %s: %s -> %s (%s)\n", key, substr(key, 8), name[a], name[b], edge[a, b]
+                    }
+                }
+            }
+        }
+    }
+' "$tmp/includes" >>"$tmp/found" || exit 1
+
 # The allowlist's keys: `file -> header`, comments and blank lines dropped.
 sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$allow" | sort -u >"$tmp/allowed"
 cut -f 1 "$tmp/found" | sort -u >"$tmp/keys"
@@ -124,7 +182,7 @@ gone=$(grep -vxF -f "$tmp/keys" "$tmp/allowed" || true)
 if [ -n "$new$gone" ]; then
     [ -n "$new" ] && n=$(echo "$new" | wc -l) || n=0
     [ -n "$gone" ] && g=$(echo "$gone" | wc -l) || g=0
-    echo "$name: FAIL ($n violation(s) of docs/architecture.md's layers, $g line(s) of tests/unit/layers.allow no longer occurring)"
+    echo "$name: FAIL ($n violation(s) of docs/architecture.md's layers or include cycle(s), $g line(s) of tests/unit/layers.allow no longer occurring)"
     [ -z "$new" ] || echo "$new" | while read -r key; do
         awk -F '\t' -v k="$key" '$1 == k { print "    " $2 }' "$tmp/found"
     done
@@ -173,4 +231,4 @@ if [ -s "$tmp/names" ]; then
     cat "$tmp/names"
     exit 1
 fi
-echo "$name: PASS ($checked includes checked, $(wc -l <"$tmp/allowed") known violations allowed, $(wc -l <"$tmp/above") files above the transport free of libfabric names)"
+echo "$name: PASS ($checked includes checked, no include cycle but $(grep -c '^cycle:' "$tmp/allowed") known, $(grep -vc '^cycle:' "$tmp/allowed") other known violations allowed, $(wc -l <"$tmp/above") files above the transport free of libfabric names)"

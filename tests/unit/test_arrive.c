@@ -55,7 +55,7 @@ static void run(uint64_t seed, bool chaos, unsigned hold)
     c.max_msg_size = 1024;
     c.chaos = chaos;
     int rc = fake_start(&c);
-    rc = rc ? rc : fsh_arrive_init();
+    rc = rc ? rc : fsh_arrive_init(fsh_rma_read_words);
     UNIT_CHECK(rc == 0 && fsh_arrive_active, "start with counted arrivals: %d", rc);
     if (rc != 0) {
         return;
