@@ -63,14 +63,14 @@ struct fsh_op {
 #define FSH_IMM_KIND_SHIFT 28
 #define FSH_IMM_PAYLOAD_MASK ((1u << FSH_IMM_KIND_SHIFT) - 1)
 enum fsh_imm_kind {
-    FSH_IMM_COLL = 1,     /* collectives' synchronization (barrier.c) */
+    FSH_IMM_COLL = 1,     /* collectives' counted writes and signals (notify.c) */
     FSH_IMM_SIG_DESC = 2, /* put-with-signal: descriptor landed (signal.c) */
     FSH_IMM_SIG_DATA = 3, /* put-with-signal: one data piece landed (signal.c) */
     FSH_IMM_DEV = 4,      /* device heap staging: a request landed in our inbox (devmem.c) */
     FSH_IMM_LEASE = 5,    /* a claim or release of inbox space (lease.c) */
     FSH_IMM_AMO = 6,      /* an AMO request landed in our inbox (amo.c, no provider atomics) */
     FSH_IMM_AMO_REPLY = 7, /* the target applied our AMO request: its old value landed */
-    FSH_IMM_ARRIVE = 8,   /* a plain write landed, counted for quiet (rma.c, count mode) */
+    FSH_IMM_ARRIVE = 8,   /* a plain write landed, counted for quiet (arrive.c, count mode) */
     FSH_IMM_SIG_WIDE = 9, /* put-with-signal whose signal is in 8 bytes of immediate data */
     FSH_IMM_NKINDS = 16
 };
