@@ -566,6 +566,24 @@ int fsh_notify_word(struct fsh_notify_batch *b, int i, uint64_t *word, uint64_t 
                          true, imm_of(b));
 }
 
+/* len bytes to pe in pieces of at most the provider's largest write, each counted on arrival;
+ * every piece carries imm, the last one last_imm. */
+static int write_pieces(struct fsh_notify_batch *b, int pe, enum fsh_seg seg, uint64_t off,
+                        const void *src, size_t len, uint64_t imm, uint64_t last_imm)
+{
+    size_t max = fsh_rma_max_write();
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < max ? len - done : max;
+        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
+                               off + done, true, done + n == len ? last_imm : imm);
+        if (rc != 0) {
+            return rc;
+        }
+        done += n;
+    }
+    return 0;
+}
+
 int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                    const void *src, size_t len)
 {
@@ -580,18 +598,7 @@ int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t
         __atomic_fetch_add(counter, fsh_notify_pieces(len), __ATOMIC_RELEASE);
         return 0;
     }
-    uint32_t imm = imm_of(b);
-    size_t max = fsh_rma_max_write();
-    for (size_t done = 0; done < len;) {
-        size_t n = len - done < max ? len - done : max;
-        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
-                               off + done, true, imm);
-        if (rc != 0) {
-            return rc;
-        }
-        done += n;
-    }
-    return 0;
+    return write_pieces(b, pe, seg, off, src, len, imm_of(b), imm_of(b));
 }
 
 /* ------------------------------------------------------------------ fingerprints */
@@ -717,17 +724,7 @@ int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint6
     /* Every piece carries it (the same value into the same half of the cell). */
     uint64_t imm = imm_of(b) |
                    (uint64_t)(FP_HIGH | ((k & 1) << FP_PAR_SHIFT) | fp_cell(k, fp)) << 32;
-    size_t max = fsh_rma_max_write();
-    for (size_t done = 0; done < len;) {
-        size_t n = len - done < max ? len - done : max;
-        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
-                               off + done, true, imm);
-        if (rc != 0) {
-            return rc;
-        }
-        done += n;
-    }
-    return 0;
+    return write_pieces(b, pe, seg, off, src, len, imm, imm);
 }
 
 #define FP_POLLS 200000 /* polls a landed message's fingerprint may take to be handled */
@@ -927,17 +924,7 @@ int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uin
         return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe,
                              FSH_SEG_HEAP, nt.sink_off, true, plus);
     }
-    size_t max = fsh_rma_max_write();
-    for (size_t done = 0; done < len;) {
-        size_t n = len - done < max ? len - done : max;
-        int rc = fsh_rma_write(&fsh_ctx_default, &b->sync, (const char *)src + done, n, pe, seg,
-                               off + done, true, done + n == len ? plus : imm);
-        if (rc != 0) {
-            return rc;
-        }
-        done += n;
-    }
-    return 0;
+    return write_pieces(b, pe, seg, off, src, len, imm, plus);
 }
 
 int fsh_notify_complete(struct fsh_notify_batch *b, const char *what)
