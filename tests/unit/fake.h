@@ -77,6 +77,9 @@ int fake_start(const struct fake_config *cfg);
 void fake_stop(void);
 /* The data segment's base (FSH_SEG_DATA offset 0). */
 void *fake_data_segment(void);
+/* The symmetric heap offset of [p, p+len); a range outside the heap is the test's own bug: it
+ * is named and the case aborts (unit_case reports it as failed). */
+uint64_t fake_heap_off(const void *p, size_t len);
 
 enum fake_event_kind { FAKE_LAND = 1, FAKE_DONE };
 struct fake_event {

@@ -909,3 +909,14 @@ void fake_stop(void)
     free(fk.heap);
     memset(&fk, 0, sizeof(fk));
 }
+
+uint64_t fake_heap_off(const void *p, size_t len)
+{
+    enum fsh_seg seg;
+    uint64_t off = 0;
+    if (fsh_mr_lookup(p, len, &seg, &off) != 0 || seg != FSH_SEG_HEAP) {
+        fprintf(stderr, "fake: %p (%zu bytes) is not in the symmetric heap\n", p, len);
+        abort();
+    }
+    return off;
+}

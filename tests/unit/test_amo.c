@@ -22,15 +22,6 @@
 #include "rma.h"
 #include "unit.h"
 
-static uint64_t off_of(const void *p, size_t len)
-{
-    enum fsh_seg seg;
-    uint64_t off = 0;
-    UNIT_CHECK(fsh_mr_lookup(p, len, &seg, &off) == 0 && seg == FSH_SEG_HEAP,
-               "%p is in the heap", p);
-    return off;
-}
-
 /* One AMO of size bytes on w; the operands are 64-bit and cut to size. */
 static uint64_t amo(int op, void *w, size_t size, uint64_t v, uint64_t cond, bool nbi,
                     void *fetch)
@@ -40,7 +31,7 @@ static uint64_t amo(int op, void *w, size_t size, uint64_t v, uint64_t cond, boo
     const void *vp = size == 8 ? (const void *)&v : (const void *)&v4;
     const void *cp = size == 8 ? (const void *)&cond : (const void *)&c4;
     void *fp = fetch ? fetch : size == 8 ? (void *)&got : (void *)&g4;
-    int rc = fsh_amo(&fsh_ctx_default, op, FSH_SEG_HEAP, off_of(w, size), vp, cp,
+    int rc = fsh_amo(&fsh_ctx_default, op, FSH_SEG_HEAP, fake_heap_off(w, size), vp, cp,
                      fsh_amo_fetches(op) ? fp : NULL, size, 1, nbi);
     UNIT_CHECK(rc == 0, "amo %d on %zu bytes: %d (%s)", op, size, rc,
                fsh_err_last() ? fsh_err_last()->msg : "");

@@ -38,15 +38,6 @@ static void tick(void)
     ticks++;
 }
 
-static uint64_t off_of(const void *p, size_t len)
-{
-    enum fsh_seg seg;
-    uint64_t off = 0;
-    UNIT_CHECK(fsh_mr_lookup(p, len, &seg, &off) == 0 && seg == FSH_SEG_HEAP,
-               "%p is in the heap", p);
-    return off;
-}
-
 static void run(uint64_t seed, bool chaos, unsigned hold)
 {
     struct fake_config c = fake_lean(seed);
@@ -77,7 +68,7 @@ static void run(uint64_t seed, bool chaos, unsigned hold)
     fake_set_gate(hold_landings);
     for (int i = 0; i < NPUT; i++) {
         bool nbi = i % 3 != 0;
-        rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(dst[i], len[i]), src[i], len[i],
+        rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(dst[i], len[i]), src[i], len[i],
                          1, nbi);
         UNIT_CHECK(rc == 0, "put %d of %zu bytes: %d (%s)", i, len[i], rc,
                    fsh_err_last() ? fsh_err_last()->msg : "");
@@ -106,7 +97,7 @@ static void run(uint64_t seed, bool chaos, unsigned hold)
     hold_ticks = ticks + hold;
     static uint8_t one[100];
     memset(one, 0x5A, sizeof(one));
-    rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(dst[0], 1), one, 1, 1, true);
+    rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(dst[0], 1), one, 1, 1, true);
     sent++;
     rc = rc ? rc : fsh_progress_wait_track(&fsh_ctx_default.track, "test: completions");
     rc = rc ? rc : fsh_arrive_landed(1);

@@ -34,15 +34,6 @@
 #include "rma.h"
 #include "unit.h"
 
-static uint64_t off_of(const void *p, size_t len)
-{
-    enum fsh_seg seg;
-    uint64_t off = 0;
-    UNIT_CHECK(fsh_mr_lookup(p, len, &seg, &off) == 0 && seg == FSH_SEG_HEAP,
-               "%p is in the heap", p);
-    return off;
-}
-
 static size_t in_use(void)
 {
     size_t n = 0;
@@ -76,9 +67,9 @@ static void pool(void)
     struct fsh_op_track sync = {0, 0, 0};
     for (int i = 0; i < 40; i++) {
         int rc = i % 2 ? fsh_rma_read(&fsh_ctx_default, &sync, got[i], 256, 1, FSH_SEG_HEAP,
-                                      off_of(remote + i * 256, 256))
+                                      fake_heap_off(remote + i * 256, 256))
                        : fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP,
-                                     off_of(remote + i * 256, 256), src[i], 256, 1, true);
+                                     fake_heap_off(remote + i * 256, 256), src[i], 256, 1, true);
         UNIT_CHECK(rc == 0, "operation %d: %d", i, rc);
     }
     int rc = fsh_progress_wait_track(&sync, "test: the gets");
@@ -112,7 +103,7 @@ static void duplicate(void)
     *w = 99;
     uint64_t v = 0;
     fake_duplicate_next_done();
-    int rc = fsh_rma_get(&fsh_ctx_default, &v, FSH_SEG_HEAP, off_of(w, 8), 8, 1, false);
+    int rc = fsh_rma_get(&fsh_ctx_default, &v, FSH_SEG_HEAP, fake_heap_off(w, 8), 8, 1, false);
     for (int i = 0; i < 4; i++) {
         fsh_progress_poll();
     }
@@ -146,7 +137,7 @@ static void failure(void)
     uint8_t *remote = fsh_heap_alloc(4096, 64);
     static uint8_t src[4096];
     fake_fail_way(1, 0);
-    int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(remote, 4096), src, 4096, 1,
+    int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(remote, 4096), src, 4096, 1,
                          false);
     UNIT_CHECK(rc == -ECONNRESET, "the put fails with the provider's error: %d", rc);
     const struct fsh_error *e = fsh_err_last();
@@ -184,7 +175,7 @@ static void counted(void)
     fake_set_gate(hold_done);
     for (int i = 0; i < 20; i++) {
         memset(src, 0x30 + i, sizeof(src));
-        int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(remote + i * 16, 16), src,
+        int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(remote + i * 16, 16), src,
                              16, 1, true);
         UNIT_CHECK(rc == 0, "put %d: %d", i, rc);
     }
@@ -212,13 +203,13 @@ static void eagain(void)
     uint64_t got[30];
     for (int i = 0; i < 30; i++) {
         memset(src[i], 0x50 + i, 64);
-        int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(remote + i * 64, 64),
+        int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(remote + i * 64, 64),
                              src[i], 64, 1, i % 2 == 0);
         UNIT_CHECK(rc == 0, "put %d: %d", i, rc);
     }
     int rc = fsh_rma_quiet(&fsh_ctx_default);
     for (int i = 0; i < 30 && rc == 0; i++) {
-        rc = fsh_rma_get(&fsh_ctx_default, &got[i], FSH_SEG_HEAP, off_of(remote + i * 64, 8), 8,
+        rc = fsh_rma_get(&fsh_ctx_default, &got[i], FSH_SEG_HEAP, fake_heap_off(remote + i * 64, 8), 8,
                          1, false);
         UNIT_CHECK(rc == 0 && got[i] == 0x0101010101010101ULL * (uint64_t)(0x50 + i),
                    "get %d after quiet: %d, 0x%llx", i, rc, (unsigned long long)got[i]);
@@ -262,7 +253,7 @@ static void remote(void)
      * event, not a completion of some record. */
     uint64_t *w = fsh_heap_alloc(8, 8);
     static uint64_t v = 5;
-    int rc = fsh_rma_write(&fsh_ctx_default, NULL, &v, 8, 1, FSH_SEG_HEAP, off_of(w, 8), true,
+    int rc = fsh_rma_write(&fsh_ctx_default, NULL, &v, 8, 1, FSH_SEG_HEAP, fake_heap_off(w, 8), true,
                            (uint64_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT | 77);
     rc = rc ? rc : fsh_rma_quiet(&fsh_ctx_default);
     for (int i = 0; i < 8; i++) {

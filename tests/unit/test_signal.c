@@ -37,15 +37,6 @@
 #define N 300
 #define MAXLEN 1000
 
-static uint64_t off_of(const void *p, size_t len)
-{
-    enum fsh_seg seg;
-    uint64_t off = 0;
-    UNIT_CHECK(fsh_mr_lookup(p, len, &seg, &off) == 0 && seg == FSH_SEG_HEAP,
-               "%p is in the heap", p);
-    return off;
-}
-
 static uint8_t pattern(size_t i, size_t j)
 {
     return (uint8_t)(i * 31 + j * 7 + 1);
@@ -78,7 +69,7 @@ static void claim_inbox(void)
     uint64_t *w = fsh_heap_alloc(8, 8);
     *w = 0;
     int rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, 0, NULL, 0, FSH_SEG_HEAP,
-                            off_of(w, 8), 1, SHMEM_SIGNAL_SET, 1, false);
+                            fake_heap_off(w, 8), 1, SHMEM_SIGNAL_SET, 1, false);
     rc = rc ? rc : fsh_signal_quiet();
     UNIT_CHECK(rc == 0 && *w == 1, "the first signal applied (rc %d, word %llu)", rc,
                (unsigned long long)*w);
@@ -111,8 +102,8 @@ static void ordered(const char *order)
     }
     memset(dst, 0, MAXLEN);
     *sig = 0;
-    int rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(dst, MAXLEN), src, MAXLEN,
-                            FSH_SEG_HEAP, off_of(sig, 8), 42, SHMEM_SIGNAL_SET, 1, true);
+    int rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(dst, MAXLEN), src, MAXLEN,
+                            FSH_SEG_HEAP, fake_heap_off(sig, 8), 42, SHMEM_SIGNAL_SET, 1, true);
     UNIT_CHECK(rc == 0, "put-with-signal posted: %d", rc);
     UNIT_CHECK(fake_find(FAKE_LAND, FSH_IMM_SIG_DATA) >= 0 &&
                    fake_find(FAKE_LAND, FSH_IMM_SIG_DESC) >= 0,
@@ -174,8 +165,8 @@ static void inline_done_first(void)
     }
     memset(dst, 0, 64);
     *sig = 5;
-    int rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(dst, 40), src, sizeof(src),
-                            FSH_SEG_HEAP, off_of(sig, 8), 3, SHMEM_SIGNAL_ADD, 1, false);
+    int rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(dst, 40), src, sizeof(src),
+                            FSH_SEG_HEAP, fake_heap_off(sig, 8), 3, SHMEM_SIGNAL_ADD, 1, false);
     UNIT_CHECK(rc == 0, "inline put-with-signal: %d", rc);
     memset(src, 0xEE, sizeof(src)); /* returned: the source is the caller's again */
     UNIT_CHECK(fake_find(FAKE_LAND, FSH_IMM_SIG_DATA) < 0, "inline: no data piece");
@@ -240,8 +231,8 @@ static void random_run(struct fake_config c)
         uint64_t *w = add ? rs.sum : &rs.sig[i];
         uint64_t value = add ? i : i + 1;
         want_sum += add ? i : 0;
-        int rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(rs.dst[i], rs.len[i]),
-                                srcs + i * MAXLEN, rs.len[i], FSH_SEG_HEAP, off_of(w, 8), value,
+        int rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(rs.dst[i], rs.len[i]),
+                                srcs + i * MAXLEN, rs.len[i], FSH_SEG_HEAP, fake_heap_off(w, 8), value,
                                 add ? SHMEM_SIGNAL_ADD : SHMEM_SIGNAL_SET, 1, nbi);
         UNIT_CHECK(rc == 0, "put-with-signal %zu (%zu bytes): %d (%s)", i, rs.len[i], rc,
                    fsh_err_last() ? fsh_err_last()->msg : "");
@@ -356,7 +347,7 @@ static void denied_fallback(void)
         /* One AMO first, so that the atomics' own inbox at PE 1 is held: the signals' atomics
          * then go at once, racing their data on the wire. */
         uint64_t old = 1;
-        rc = fsh_amo(&fsh_ctx_default, FSH_AMO_FETCH, FSH_SEG_HEAP, off_of(df.sig, 8), &old, NULL,
+        rc = fsh_amo(&fsh_ctx_default, FSH_AMO_FETCH, FSH_SEG_HEAP, fake_heap_off(df.sig, 8), &old, NULL,
                      &old, 8, 1, false);
         UNIT_CHECK(rc == 0 && old == 0, "the first AMO: %d", rc);
         static uint8_t src[NDENIED][600];
@@ -372,8 +363,8 @@ static void denied_fallback(void)
         fake_set_gate(observe);
         fake_set_tick(denied_invariant);
         for (size_t i = 0; i < NDENIED && rc == 0; i++) {
-            rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(df.dst[i], 600), src[i],
-                                600, FSH_SEG_HEAP, off_of(&df.sig[i], 8), i + 1,
+            rc = fsh_signal_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(df.dst[i], 600), src[i],
+                                600, FSH_SEG_HEAP, fake_heap_off(&df.sig[i], 8), i + 1,
                                 SHMEM_SIGNAL_SET, 1, i % 2 == 0);
             UNIT_CHECK(rc == 0, "denied put-with-signal %zu: %d (%s)", i, rc,
                        fsh_err_last() ? fsh_err_last()->msg : "");

@@ -37,15 +37,6 @@
 #define NSMALL 16
 #define NGET 8
 
-static uint64_t off_of(const void *p, size_t len)
-{
-    enum fsh_seg seg;
-    uint64_t off = 0;
-    UNIT_CHECK(fsh_mr_lookup(p, len, &seg, &off) == 0 && seg == FSH_SEG_HEAP,
-               "%p is in the heap", p);
-    return off;
-}
-
 static int start(uint64_t seed)
 {
     struct fake_config c = fake_lean(seed);
@@ -83,19 +74,19 @@ static void post_mix(void)
         b.get_src[j] = (uint8_t)(j * 3 + 1);
     }
     memset(b.get_dst, 0, sizeof(b.get_dst));
-    int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(b.big_dst, BIG), b.big_src, BIG,
+    int rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(b.big_dst, BIG), b.big_src, BIG,
                          1, true);
     UNIT_CHECK(rc == 0, "striped put posted: %d", rc);
     for (int i = 0; i < NSMALL; i++) {
         memset(b.small_src[i], 0x40 + i, 16);
-        rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, off_of(b.small_dst + i * 16, 16),
+        rc = fsh_rma_put(&fsh_ctx_default, FSH_SEG_HEAP, fake_heap_off(b.small_dst + i * 16, 16),
                          b.small_src[i], 16, 1, true);
         UNIT_CHECK(rc == 0, "small put %d posted: %d", i, rc);
         memset(b.small_src[i], 0xEE, 16); /* injected: the source is free at once */
     }
     for (int i = 0; i < NGET; i++) {
         rc = fsh_rma_get(&fsh_ctx_default, b.get_dst[i], FSH_SEG_HEAP,
-                         off_of(b.get_src + i * 512, 512), 512, 1, true);
+                         fake_heap_off(b.get_src + i * 512, 512), 512, 1, true);
         UNIT_CHECK(rc == 0, "get %d posted: %d", i, rc);
     }
     UNIT_CHECK(fake_stats()->posted_on_way[0] > 0 && fake_stats()->posted_on_way[1] > 0,
@@ -213,7 +204,7 @@ static void imm_in_flight(void)
     }
     uint64_t *w = fsh_heap_alloc(8, 8);
     static uint64_t v = 77;
-    int rc = fsh_rma_write(&fsh_ctx_default, NULL, &v, 8, 1, FSH_SEG_HEAP, off_of(w, 8), true,
+    int rc = fsh_rma_write(&fsh_ctx_default, NULL, &v, 8, 1, FSH_SEG_HEAP, fake_heap_off(w, 8), true,
                            (uint64_t)FSH_IMM_COLL << FSH_IMM_KIND_SHIFT);
     UNIT_CHECK(rc == 0, "write with immediate data posted: %d", rc);
     uint64_t way1 = fake_stats()->posted_on_way[1];
