@@ -11,23 +11,14 @@
 #include "env.h"
 #include "error.h"
 #include "rt.h"
-
-static int failed;
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        failed++;
-        printf("test_env: check failed: %s\n", what);
-    }
-}
+#include "unit.h"
 
 static void size_ok(const char *s, size_t want)
 {
     size_t got = 0;
     char what[128];
     snprintf(what, sizeof(what), "size '%s' == %zu", s, want);
-    check(fsh_env_parse_size(s, &got) == 0 && got == want, what);
+    UNIT_CHECK(fsh_env_parse_size(s, &got) == 0 && got == want, "%s", what);
 }
 
 static void size_bad(const char *s)
@@ -35,11 +26,12 @@ static void size_bad(const char *s)
     size_t got = 12345;
     char what[128];
     snprintf(what, sizeof(what), "size '%s' rejected, output untouched", s);
-    check(fsh_env_parse_size(s, &got) == -EINVAL && got == 12345, what);
+    UNIT_CHECK(fsh_env_parse_size(s, &got) == -EINVAL && got == 12345, "%s", what);
 }
 
 int main(void)
 {
+    unit_name = "test_env";
     size_ok("0", 0);
     size_ok("4096", 4096);
     size_ok("1K", 1024);
@@ -60,50 +52,50 @@ int main(void)
     size_bad("16777216T"); /* 2^64: overflows */
 
     bool b = false;
-    check(fsh_env_parse_bool("1", &b) == 0 && b, "bool 1");
-    check(fsh_env_parse_bool("yes", &b) == 0 && b, "bool yes");
-    check(fsh_env_parse_bool("ON", &b) == 0 && b, "bool ON");
-    check(fsh_env_parse_bool("false", &b) == 0 && !b, "bool false");
-    check(fsh_env_parse_bool("0", &b) == 0 && !b, "bool 0");
-    check(fsh_env_parse_bool("maybe", &b) == -EINVAL, "bool maybe rejected");
+    UNIT_CHECK(fsh_env_parse_bool("1", &b) == 0 && b, "bool 1");
+    UNIT_CHECK(fsh_env_parse_bool("yes", &b) == 0 && b, "bool yes");
+    UNIT_CHECK(fsh_env_parse_bool("ON", &b) == 0 && b, "bool ON");
+    UNIT_CHECK(fsh_env_parse_bool("false", &b) == 0 && !b, "bool false");
+    UNIT_CHECK(fsh_env_parse_bool("0", &b) == 0 && !b, "bool 0");
+    UNIT_CHECK(fsh_env_parse_bool("maybe", &b) == -EINVAL, "bool maybe rejected");
 
-    check(strcmp(fsh_env_nearest("FABSHMEM_TIMOUT"), "FABSHMEM_TIMEOUT") == 0,
-          "nearest(FABSHMEM_TIMOUT) == FABSHMEM_TIMEOUT");
-    check(strcmp(fsh_env_nearest("SHMEM_SYMMETRIC_SIZ"), "SHMEM_SYMMETRIC_SIZE") == 0,
-          "nearest(SHMEM_SYMMETRIC_SIZ)");
+    UNIT_CHECK(strcmp(fsh_env_nearest("FABSHMEM_TIMOUT"), "FABSHMEM_TIMEOUT") == 0,
+               "nearest(FABSHMEM_TIMOUT) == FABSHMEM_TIMEOUT");
+    UNIT_CHECK(strcmp(fsh_env_nearest("SHMEM_SYMMETRIC_SIZ"), "SHMEM_SYMMETRIC_SIZE") == 0,
+               "nearest(SHMEM_SYMMETRIC_SIZ)");
 
     /* Defaults when nothing is set. */
     unsetenv("SHMEM_SYMMETRIC_SIZE");
     unsetenv("FABSHMEM_TIMEOUT");
-    check(fsh_env_load() == 0, "load with defaults");
-    check(fsh_env()->SHMEM_SYMMETRIC_SIZE == (size_t)512 << 20, "default heap 512M");
-    check(fsh_env()->FABSHMEM_TIMEOUT == 0.0, "default timeout 0 (off)");
-    check(fsh_env()->FABSHMEM_PROBE_INTERVAL == 2.0, "default probe interval 2");
-    check(!fsh_env_is_set("SHMEM_SYMMETRIC_SIZE"), "default is not 'set'");
+    UNIT_CHECK(fsh_env_load() == 0, "load with defaults");
+    UNIT_CHECK(fsh_env()->SHMEM_SYMMETRIC_SIZE == (size_t)512 << 20, "default heap 512M");
+    UNIT_CHECK(fsh_env()->FABSHMEM_TIMEOUT == 0.0, "default timeout 0 (off)");
+    UNIT_CHECK(fsh_env()->FABSHMEM_PROBE_INTERVAL == 2.0, "default probe interval 2");
+    UNIT_CHECK(!fsh_env_is_set("SHMEM_SYMMETRIC_SIZE"), "default is not 'set'");
 
     /* Set values are parsed and marked. */
     setenv("SHMEM_SYMMETRIC_SIZE", "2G", 1);
     setenv("FABSHMEM_TIMEOUT", "2.5", 1);
-    check(fsh_env_load() == 0, "load with values");
-    check(fsh_env()->SHMEM_SYMMETRIC_SIZE == (size_t)2 << 30, "SHMEM_SYMMETRIC_SIZE=2G");
-    check(fsh_env()->FABSHMEM_TIMEOUT == 2.5, "FABSHMEM_TIMEOUT=2.5");
-    check(fsh_env_is_set("SHMEM_SYMMETRIC_SIZE"), "set is 'set'");
+    UNIT_CHECK(fsh_env_load() == 0, "load with values");
+    UNIT_CHECK(fsh_env()->SHMEM_SYMMETRIC_SIZE == (size_t)2 << 30, "SHMEM_SYMMETRIC_SIZE=2G");
+    UNIT_CHECK(fsh_env()->FABSHMEM_TIMEOUT == 2.5, "FABSHMEM_TIMEOUT=2.5");
+    UNIT_CHECK(fsh_env_is_set("SHMEM_SYMMETRIC_SIZE"), "set is 'set'");
 
     /* A malformed value fails, and the recorded message names variable, value and fix. */
     setenv("SHMEM_SYMMETRIC_SIZE", "abc", 1);
     fsh_err_clear();
-    check(fsh_env_load() == -EINVAL, "malformed size fails the load");
+    UNIT_CHECK(fsh_env_load() == -EINVAL, "malformed size fails the load");
     const struct fsh_error *e = fsh_err_last();
-    check(e && strstr(e->msg, "SHMEM_SYMMETRIC_SIZE='abc' is not a size") != NULL,
-          "message names variable and value");
-    check(e && strstr(e->fix, "512M") != NULL, "fix shows an accepted form");
+    UNIT_CHECK(e && strstr(e->msg, "SHMEM_SYMMETRIC_SIZE='abc' is not a size") != NULL,
+               "message names variable and value");
+    UNIT_CHECK(e && strstr(e->fix, "512M") != NULL, "fix shows an accepted form");
 
     setenv("SHMEM_SYMMETRIC_SIZE", "1G", 1);
     setenv("FABSHMEM_TIMEOUT", "soon", 1);
     fsh_err_clear();
-    check(fsh_env_load() == -EINVAL, "malformed number fails the load");
+    UNIT_CHECK(fsh_env_load() == -EINVAL, "malformed number fails the load");
     e = fsh_err_last();
-    check(e && strstr(e->msg, "FABSHMEM_TIMEOUT='soon'") != NULL, "number message");
+    UNIT_CHECK(e && strstr(e->msg, "FABSHMEM_TIMEOUT='soon'") != NULL, "number message");
 
     /* Values outside a row's range are refused (NaN included), and the edges are accepted. */
     static const char *const bad[][2] = {
@@ -117,14 +109,15 @@ int main(void)
         fsh_err_clear();
         int rc = fsh_env_load();
         e = fsh_err_last();
-        check(rc == -EINVAL && e && strstr(e->msg, bad[i][0]) && strstr(e->msg, "out of range"),
-              bad[i][0]);
+        UNIT_CHECK(rc == -EINVAL && e && strstr(e->msg, bad[i][0]) &&
+                       strstr(e->msg, "out of range"),
+                   "%s", bad[i][0]);
         unsetenv(bad[i][0]);
     }
     setenv("FABSHMEM_INJECT_SIZE", "-1", 1);
     setenv("FABSHMEM_TX_DEPTH", "0", 1);
     setenv("FABSHMEM_TIMEOUT", "0", 1);
-    check(fsh_env_load() == 0, "range edges accepted");
+    UNIT_CHECK(fsh_env_load() == 0, "range edges accepted");
 
     /* Every setting is checked at load, whether or not a job uses it (issue 35): the words of
      * the word-valued rows, provider-name syntax, GPU lists, and the ranges of rows that were
@@ -151,7 +144,7 @@ int main(void)
         char what[160];
         snprintf(what, sizeof(what), "%s=%s refused, the message naming it", refused[i][0],
                  refused[i][1]);
-        check(rc == -EINVAL && e && strstr(e->msg, refused[i][0]) && e->fix[0], what);
+        UNIT_CHECK(rc == -EINVAL && e && strstr(e->msg, refused[i][0]) && e->fix[0], "%s", what);
         unsetenv(refused[i][0]);
     }
     static const char *const taken[][2] = {
@@ -165,7 +158,7 @@ int main(void)
         setenv(taken[i][0], taken[i][1], 1);
         char what[160];
         snprintf(what, sizeof(what), "%s='%s' accepted", taken[i][0], taken[i][1]);
-        check(fsh_env_load() == 0, what);
+        UNIT_CHECK(fsh_env_load() == 0, "%s", what);
         unsetenv(taken[i][0]);
     }
 
@@ -174,16 +167,16 @@ int main(void)
     setenv("FABSHMEM_PROVIDER_PROFILE", "efa-direct", 1);
     setenv("FABSHMEM_MR_MODE", "virt_addr,prov_key", 1);
     setenv("FABSHMEM_DEVICE_PATH", "auto", 1);
-    check(fsh_env_load() == 0, "load with words");
-    check(fsh_env_word_index("FABSHMEM_PROVIDER_PROFILE") == 1, "efa-direct is word 1");
-    check(fsh_env_word_set("FABSHMEM_MR_MODE") == ((1u << 1) | (1u << 3)), "mr_mode bits");
-    check(fsh_env_word_index("FABSHMEM_DEVICE_PATH") == 0, "auto is word 0");
-    check(fsh_env_word_index("FABSHMEM_REMOTE_COMPLETION") == 0, "default auto");
-    check(fsh_env_word_index("FABSHMEM_MR_MODE") == -1, "a set has no index");
-    check(fsh_env_word_index("FABSHMEM_TIMEOUT") == -1, "no words for a number");
+    UNIT_CHECK(fsh_env_load() == 0, "load with words");
+    UNIT_CHECK(fsh_env_word_index("FABSHMEM_PROVIDER_PROFILE") == 1, "efa-direct is word 1");
+    UNIT_CHECK(fsh_env_word_set("FABSHMEM_MR_MODE") == ((1u << 1) | (1u << 3)), "mr_mode bits");
+    UNIT_CHECK(fsh_env_word_index("FABSHMEM_DEVICE_PATH") == 0, "auto is word 0");
+    UNIT_CHECK(fsh_env_word_index("FABSHMEM_REMOTE_COMPLETION") == 0, "default auto");
+    UNIT_CHECK(fsh_env_word_index("FABSHMEM_MR_MODE") == -1, "a set has no index");
+    UNIT_CHECK(fsh_env_word_index("FABSHMEM_TIMEOUT") == -1, "no words for a number");
     size_t n = 0;
     const char *const *w = fsh_env_words("FABSHMEM_PROVIDER_PROFILE", &n);
-    check(n == 2 && w && strcmp(w[1], "efa-direct") == 0, "profile words");
+    UNIT_CHECK(n == 2 && w && strcmp(w[1], "efa-direct") == 0, "profile words");
     /* The rows the modules read by name all have words. */
     static const char *const worded[] = {
         "FABSHMEM_PROVIDER_PROFILE", "FABSHMEM_REMOTE_COMPLETION", "FABSHMEM_MR_MODE",
@@ -191,7 +184,7 @@ int main(void)
         "FABSHMEM_YIELD", "FABSHMEM_PROGRESS_THREAD", "FABSHMEM_FABRIC", "FABSHMEM_CHAOS",
     };
     for (size_t i = 0; i < sizeof(worded) / sizeof(worded[0]); i++) {
-        check(fsh_env_words(worded[i], &n) != NULL && n >= 2, worded[i]);
+        UNIT_CHECK(fsh_env_words(worded[i], &n) != NULL && n >= 2, "%s", worded[i]);
     }
     unsetenv("FABSHMEM_PROVIDER_PROFILE");
     unsetenv("FABSHMEM_MR_MODE");
@@ -216,18 +209,16 @@ int main(void)
         char what[160];
         snprintf(what, sizeof(what), "meant(%s) == %s", meant[i][0],
                  meant[i][1] ? meant[i][1] : "none");
-        check(!other && (meant[i][1] ? m && strcmp(m, meant[i][1]) == 0 : m == NULL), what);
+        UNIT_CHECK(!other && (meant[i][1] ? m && strcmp(m, meant[i][1]) == 0 : m == NULL), "%s",
+                   what);
     }
     bool other = false;
     const char *m = fsh_env_meant("SMA_SYMMETRIC_SIZE", &other);
-    check(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0, "SMA_SYMMETRIC_SIZE is another's");
+    UNIT_CHECK(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0,
+               "SMA_SYMMETRIC_SIZE is another's");
     m = fsh_env_meant("SHMEM_SYMMETRIC_HEAP_SIZE", &other);
-    check(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0, "OSHMEM's heap size is another's");
+    UNIT_CHECK(other && m && strcmp(m, "SHMEM_SYMMETRIC_SIZE") == 0,
+               "OSHMEM's heap size is another's");
 
-    if (failed) {
-        printf("test_env: FAIL (%d checks failed)\n", failed);
-        return 1;
-    }
-    printf("test_env: PASS\n");
-    return 0;
+    return unit_exit();
 }

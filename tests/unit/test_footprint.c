@@ -12,6 +12,7 @@
 
 #include "env.h"
 #include "footprint.h"
+#include "unit.h"
 
 extern char **environ;
 
@@ -20,16 +21,6 @@ extern char **environ;
 
 static const int npes[] = {2, 1024, 16384, 131072};
 #define NROWS (sizeof(npes) / sizeof(npes[0]))
-
-static int failed;
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        failed++;
-        printf("test_footprint: check failed: %s\n", what);
-    }
-}
 
 /* The defaults: no FABSHMEM_ or SHMEM_ setting of the caller's may change the table. */
 static void clear_settings(void)
@@ -99,6 +90,7 @@ static char *readme_table(void)
 
 int main(int argc, char **argv)
 {
+    unit_name = "test_footprint";
     clear_settings();
     if (fsh_env_load() != 0) {
         printf("test_footprint: the defaults do not parse\n");
@@ -116,14 +108,14 @@ int main(int argc, char **argv)
     }
     fputs(mine, stdout);
     /* What must not grow with the job (issue 21): before any traffic, host and device. */
-    check(totals[1][1] <= (1u << 20), "<= 1 MiB per PE at 1,024 PEs, device heap on");
-    check(totals[3][1] <= (16u << 20), "<= 16 MiB per PE at 131,072 PEs, device heap on");
+    UNIT_CHECK(totals[1][1] <= (1u << 20), "<= 1 MiB per PE at 1,024 PEs, device heap on");
+    UNIT_CHECK(totals[3][1] <= (16u << 20), "<= 16 MiB per PE at 131,072 PEs, device heap on");
     const char *doc = readme_table();
-    check(doc != NULL, "README.md has the memory table");
+    UNIT_CHECK(doc != NULL, "README.md has the memory table");
     if (doc && strcmp(doc, mine) != 0) {
-        check(0, "README.md's memory table is this one (rerun: tests/unit/test_footprint --print)");
+        UNIT_CHECK(
+            0, "README.md's memory table is this one (rerun: tests/unit/test_footprint --print)");
         printf("README.md has:\n%s", doc);
     }
-    printf("test_footprint: %s\n", failed ? "FAIL" : "PASS");
-    return failed ? 1 : 0;
+    return unit_exit();
 }

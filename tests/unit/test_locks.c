@@ -26,16 +26,7 @@
 
 #include "error.h"
 #include "progress.h"
-
-static int failed;
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        failed++;
-        printf("test_locks: check failed: %s\n", what);
-    }
-}
+#include "unit.h"
 
 /* ------------------------------------------------------------ error records */
 
@@ -89,8 +80,9 @@ static void error_records(void)
         pthread_barrier_destroy(&bar);
         fsh_err_clear();
         if (mixed[0] || mixed[1]) {
-            check(0, "each thread finds its own cause through fsh_err_last, and clearing one "
-                     "leaves the other's");
+            UNIT_CHECK(0,
+                       "each thread finds its own cause through fsh_err_last, and clearing one "
+                       "leaves the other's");
             break;
         }
     }
@@ -100,16 +92,16 @@ static void error_records(void)
     pthread_create(&t, NULL, ender, NULL);
     pthread_join(t, NULL);
     const struct fsh_error *e = fsh_err_last();
-    check(e && e->code == -EIO && strstr(e->msg, "read by another thread"),
-          "a thread without a cause finds the one another thread recorded");
+    UNIT_CHECK(e && e->code == -EIO && strstr(e->msg, "read by another thread"),
+               "a thread without a cause finds the one another thread recorded");
     (void)fsh_err(-ENOMEM, "", "main's own cause");
     e = fsh_err_last();
-    check(e && e->code == -ENOMEM, "a thread's own cause comes before the job's");
+    UNIT_CHECK(e && e->code == -ENOMEM, "a thread's own cause comes before the job's");
     fsh_err_clear();
     e = fsh_err_last();
-    check(e && e->code == -EIO, "clearing its own cause leaves the other thread's");
+    UNIT_CHECK(e && e->code == -EIO, "clearing its own cause leaves the other thread's");
     fsh_err_clear();
-    check(fsh_err_last() == NULL, "clearing the cause it sees leaves none");
+    UNIT_CHECK(fsh_err_last() == NULL, "clearing the cause it sees leaves none");
 }
 
 /* ------------------------------------------------------------ lock checks */
@@ -242,11 +234,11 @@ static void child(const struct lock_case *c, int fd)
 
 static void run_case(const struct lock_case *c)
 {
-    int before = failed;
+    int before = unit_failures;
     char path[] = "/tmp/test_locks.XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0) {
-        check(0, "mkstemp");
+        UNIT_CHECK(0, "mkstemp");
         return;
     }
     unlink(path);
@@ -265,8 +257,8 @@ static void run_case(const struct lock_case *c)
     if (!c->says) {
         snprintf(what, sizeof(what), "%s: exit 0 and no message (exit status %d)", c->name,
                  status);
-        check(WIFEXITED(status) && WEXITSTATUS(status) == 0 && !strstr(out, "lock contract"),
-              what);
+        UNIT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && !strstr(out, "lock contract"),
+                   "%s", what);
     } else {
         /* The site: the line the child said it breaks the rule on, or the checking
          * function's file. */
@@ -280,13 +272,13 @@ static void run_case(const struct lock_case *c)
         }
         snprintf(what, sizeof(what), "%s: SIGABRT with \"%s... %s\" and the rule \"%s\" "
                  "(status %d)", c->name, site, c->says, c->rule, status);
-        check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && site[0] &&
-                  strstr(out, site) && strstr(out, c->says) &&
-                  strstr(out, "fabshmem: rule (runtime/progress.h, the lock contract): ") &&
-                  strstr(out, c->rule),
-              what);
+        UNIT_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && site[0] &&
+                       strstr(out, site) && strstr(out, c->says) &&
+                       strstr(out, "fabshmem: rule (runtime/progress.h, the lock contract): ") &&
+                       strstr(out, c->rule),
+                   "%s", what);
     }
-    if (failed != before) {
+    if (unit_failures != before) {
         printf("    child's stderr:\n");
         for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
             printf("    %s\n", line);
@@ -297,9 +289,10 @@ static void run_case(const struct lock_case *c)
 static void lock_checks(void)
 {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int before = failed;
+        int before = unit_failures;
         run_case(&cases[i]);
-        printf("test_locks: %s: %s\n", cases[i].name, failed == before ? "checked" : "FAILED");
+        printf("test_locks: %s: %s\n", cases[i].name,
+               unit_failures == before ? "checked" : "FAILED");
     }
 }
 #else
@@ -312,8 +305,8 @@ static void lock_checks(void)
 
 int main(void)
 {
+    unit_name = "test_locks";
     error_records();
     lock_checks();
-    printf("test_locks: %s\n", failed ? "FAIL" : "PASS");
-    return failed ? 1 : 0;
+    return unit_exit();
 }
