@@ -645,41 +645,37 @@ static const char *thread_level_name(int level)
     }
 }
 
-void fsh_init_run(const char *fn, int requested, int *provided)
+/* ------------------------------------------------------------------ start-up as phases
+ * What the phases share: shmem_init's arguments and what one phase finds for a later one. */
+static struct start {
+    const char *fn;
+    int requested;
+    int *provided;
+    const struct fsh_config *cfg;
+    struct fsh_boot_info boot;
+    double timeout;
+    bool chaos_reorder, chaos_delay;
+    uint64_t seed;
+    void *data_base;
+    size_t data_len;
+    bool all_mapped;
+} st;
+
+/* Environment, log level, bootstrap (PMIx or singleton) and the checks that need the PE's
+ * rank. The bootstrap has no undo: it outlives shmem_finalize (a later shmem_init may need it)
+ * and ends with the process (at_exit); the fatal path ends the job through it. A bad log level
+ * or heap size ends the job here, before anything needs undoing. */
+static int start_pmix(struct start *s)
 {
-    identify();
-    if (fsh_rt.state == FSH_STATE_RUNNING) {
-        /* OpenSHMEM 1.6: initialization may be repeated; each call needs its own finalize and
-         * only the last finalize ends the library. The thread level stays the one the first
-         * call chose (the engine's locking was set up for it): provided says so, as the spec
-         * lets provided be lower than requested, and a program that asks for more is told. */
-        __atomic_add_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL);
-        if (provided) {
-            *provided = fsh_rt.thread_level;
-        }
-        if (requested > fsh_rt.thread_level) {
-            FSH_WARN("%s(%s) while initialized at %s: the level stays %s (the first "
-                     "initialization's); ask for the level in the first call",
-                     fn, thread_level_name(requested), thread_level_name(fsh_rt.thread_level),
-                     thread_level_name(fsh_rt.thread_level));
-        }
-        return;
-    }
-    if (fsh_rt.forked) {
-        fsh_init_fatal(fn, "initialize in the PE itself; a child made by fork() may only exec or compute without OpenSHMEM",
-                       "called in a child forked from a PE: it is no PE of the job");
-    }
-    fsh_crash_enter(fn);
-    fsh_crash_install();
-    phase(NULL);
     int rc = fsh_env_load();
     if (rc != 0) {
-        fsh_init_fatal_err(fn, rc);
+        return rc;
     }
-    const struct fsh_config *cfg = fsh_env();
+    s->cfg = fsh_env();
+    const struct fsh_config *cfg = s->cfg;
     int level = fsh_log_parse_level(cfg->FABSHMEM_LOG);
     if (level < 0) {
-        fsh_init_fatal(fn, "use error, warn, info, debug or trace", "FABSHMEM_LOG='%s' is not a level",
+        fsh_init_fatal(s->fn, "use error, warn, info, debug or trace", "FABSHMEM_LOG='%s' is not a level",
                        cfg->FABSHMEM_LOG);
     }
     if (cfg->SHMEM_DEBUG && level < FSH_LOG_DEBUG) {
@@ -689,42 +685,46 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     fsh_rt.checks = cfg->FABSHMEM_CHECK || cfg->SHMEM_DEBUG;
     fsh_rt.state = FSH_STATE_INIT;
 
-    struct fsh_boot_info boot;
+    struct fsh_boot_info *boot = &s->boot;
     fsh_boot_set_lost(launcher_lost);
-    rc = fsh_boot_init(&boot);
+    rc = fsh_boot_init(boot);
     if (rc != 0) {
-        fsh_init_fatal_err(fn, rc);
+        return rc;
     }
-    fsh_rt.pe = boot.rank;
-    fsh_rt.npes = boot.size;
-    fsh_rt.local_rank = boot.local_rank;
-    fsh_rt.local_size = boot.local_size;
-    fsh_rt.node_id = boot.node_id;
-    fsh_rt.num_nodes = boot.num_nodes;
-    fsh_rt.singleton = boot.singleton;
-    fsh_rt.oversubscribed = boot.local_size > cores_online();
+    fsh_rt.pe = boot->rank;
+    fsh_rt.npes = boot->size;
+    fsh_rt.local_rank = boot->local_rank;
+    fsh_rt.local_size = boot->local_size;
+    fsh_rt.node_id = boot->node_id;
+    fsh_rt.num_nodes = boot->num_nodes;
+    fsh_rt.singleton = boot->singleton;
+    fsh_rt.oversubscribed = boot->local_size > cores_online();
     rc = check_no_rival();
     if (rc != 0) {
-        fsh_init_fatal_err(fn, rc);
+        return rc;
     }
     if (fsh_rt.pe == 0) {
         fsh_env_warn_unknown();
     }
     if (cfg->SHMEM_SYMMETRIC_SIZE < 4096) {
-        fsh_init_fatal(fn, "use at least 4K, e.g. SHMEM_SYMMETRIC_SIZE=512M",
+        fsh_init_fatal(s->fn, "use at least 4K, e.g. SHMEM_SYMMETRIC_SIZE=512M",
                        "SHMEM_SYMMETRIC_SIZE=%zu is too small", cfg->SHMEM_SYMMETRIC_SIZE);
     }
+    return 0;
+}
 
-    phase("pmix");
-    double timeout = cfg->FABSHMEM_TIMEOUT;
-    bool chaos_reorder, chaos_delay;
-    parse_chaos(&chaos_reorder, &chaos_delay);
-    uint64_t seed = (uint64_t)cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
-    rc = topology_setup(cfg, &boot, timeout);
-    if (rc != 0) {
-        fsh_init_fatal_err(fn, rc);
-    }
-    phase("topology");
+static int start_topology(struct start *s)
+{
+    s->timeout = s->cfg->FABSHMEM_TIMEOUT;
+    parse_chaos(&s->chaos_reorder, &s->chaos_delay);
+    s->seed = (uint64_t)s->cfg->FABSHMEM_CHAOS_SEED * 1000003u + (uint64_t)fsh_rt.pe;
+    return topology_setup(s->cfg, &s->boot, s->timeout);
+}
+
+/* The intra-node mode (local.c, ended by fsh_local_fini after the stops, in finalize_all), then
+ * a provider on this PE's NICs, or none. */
+static int start_fabric(struct start *s)
+{
     const struct fsh_topo_pe *place = fsh_topo_mine();
     struct fsh_fabric_nic nic = {.forced = fsh_topo_nic_forced()};
     for (int i = 0; place && i < place->nnics && nic.count < FSH_MAX_RAILS; i++) {
@@ -736,77 +736,96 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     install_terminate_handlers();
     enum fsh_intranode mode;
     bool want_fabric;
-    rc = intranode_setup(cfg, &boot, &mode);
+    int rc = intranode_setup(s->cfg, &s->boot, &mode);
     if (rc == 0) {
-        rc = fabric_wanted(cfg, mode, &want_fabric);
+        rc = fabric_wanted(s->cfg, mode, &want_fabric);
     }
     if (rc == 0 && want_fabric) {
         /* Threads that post to contexts' own endpoints at once need a thread-safe domain. */
-        fsh_fabric_want_threads(requested >= SHMEM_THREAD_MULTIPLE && cfg->FABSHMEM_CTX_ENDPOINTS != 0);
-        rc = fsh_fabric_open(cfg, &boot, &nic);
+        fsh_fabric_want_threads(s->requested >= SHMEM_THREAD_MULTIPLE &&
+                                s->cfg->FABSHMEM_CTX_ENDPOINTS != 0);
+        rc = fsh_fabric_open(s->cfg, &s->boot, &nic);
     } else if (rc == 0) {
-        fsh_fabric_open_none(&boot);
+        fsh_fabric_open_none(&s->boot);
     }
-    phase("fabric");
-    if (rc == 0) {
-        struct fsh_progress_config pc = {
-            .depth = fsh_fabric_attr()->tx_depth,
-            .yield = want_yield(),
-            .timeout = timeout,
-            .user_timeout = cfg->FABSHMEM_WAIT_TIMEOUT,
-            .chaos_delay = chaos_delay,
-            .seed = seed,
-        };
-        rc = fsh_progress_init(&pc);
-    }
-    if (rc == 0) {
-        rc = fsh_xport_init(chaos_reorder);
-    }
-    if (rc == 0) {
-        rc = fsh_mr_init(boot.size);
-    }
-    if (rc != 0) {
-        fsh_init_fatal_err(fn, rc);
-    }
+    return rc;
+}
 
-    phase("engine");
-    void *data_base;
-    size_t data_len;
-    lc.heap_size = (cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
-    fsh_mr_find_data_segment(&data_base, &data_len);
-    rc = fsh_mr_check_memlock(lc.heap_size + data_len);
+static int start_engine(struct start *s)
+{
+    struct fsh_progress_config pc = {
+        .depth = fsh_fabric_attr()->tx_depth,
+        .yield = want_yield(),
+        .timeout = s->timeout,
+        .user_timeout = s->cfg->FABSHMEM_WAIT_TIMEOUT,
+        .chaos_delay = s->chaos_delay,
+        .seed = s->seed,
+    };
+    int rc = fsh_progress_init(&pc);
+    if (rc == 0) {
+        rc = fsh_xport_init(s->chaos_reorder);
+    }
+    if (rc == 0) {
+        rc = fsh_mr_init(s->boot.size);
+    }
+    return rc;
+}
+
+static void stop_engine(void)
+{
+    fsh_mr_fini();
+    fsh_xport_fini();
+    fsh_progress_fini();
+}
+
+/* The heap (a memfd when PEs share the node) and data+bss moved onto a memfd. The heap is
+ * unmapped after the stops (finalize_all): after fsh_local_fini, which closes its memfd. */
+static int start_segments(struct start *s)
+{
+    lc.heap_size = (s->cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
+    fsh_mr_find_data_segment(&s->data_base, &s->data_len);
+    int rc = fsh_mr_check_memlock(lc.heap_size + s->data_len);
     if (rc == 0) {
         lc.heap_base = fsh_heap_map(lc.heap_size, fsh_local_heap_fd(lc.heap_size));
         rc = lc.heap_base ? 0 : fsh_err_last()->code;
     }
     if (rc == 0) {
-        fsh_local_share_data(data_base, data_len);
+        fsh_local_share_data(s->data_base, s->data_len);
     }
-    phase("segments");
+    return rc;
+}
+
+/* Deregistered by fsh_mr_fini (the engine's undo). */
+static int start_registration(struct start *s)
+{
+    int rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lc.heap_base, lc.heap_size);
     if (rc == 0) {
-        rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lc.heap_base, lc.heap_size);
+        rc = fsh_mr_reg_segment(FSH_SEG_DATA, s->data_base, s->data_len);
     }
-    if (rc == 0) {
-        rc = fsh_mr_reg_segment(FSH_SEG_DATA, data_base, data_len);
-    }
-    phase("registration");
-    if (rc == 0) {
-        rc = exchange(timeout);
-    }
-    phase("av_insert");
-    bool all_mapped = false;
-    if (rc == 0) {
-        rc = fsh_local_attach(node_of, &all_mapped);
-    }
-    if (rc == 0 && !all_mapped && fsh_fabric_none()) {
+    return rc;
+}
+
+/* Two phases on SHMEM_INFO's line: exchange() marks "exchange" itself, the loop "av_insert". */
+static int start_av_insert(struct start *s)
+{
+    return exchange(s->timeout);
+}
+
+static int start_mapping(struct start *s)
+{
+    int rc = fsh_local_attach(node_of, &s->all_mapped);
+    if (rc == 0 && !s->all_mapped && fsh_fabric_none()) {
         rc = fsh_err(-EHOSTUNREACH, "set FABSHMEM_FABRIC=always, so that a peer no PE can map is reached through a provider",
                      "PE %d cannot map the memory of every PE of this node (%s), and a job on "
                      "one node opens no fabric", fsh_rt.pe, fsh_local_unmapped());
     }
-    phase("mapping");
-    if (rc == 0) {
-        rc = fsh_heap_init(lc.heap_base, lc.heap_size);
-    }
+    return rc;
+}
+
+static int start_liveness(struct start *s)
+{
+    const struct fsh_config *cfg = s->cfg;
+    int rc = fsh_heap_init(lc.heap_base, lc.heap_size);
     if (rc == 0) {
         rc = footprint_fits(cfg);
     }
@@ -822,29 +841,50 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (rc == 0) {
         rc = fsh_arrive_init(fsh_rma_read_words);
     }
-    phase("liveness");
+    return rc;
+}
+
+/* The arrival counts end with the contexts (fsh_rma_fini, the threads' undo). */
+static void stop_liveness(void)
+{
+    fsh_live_fini();
+    fsh_amo_fini();
+    fsh_heap_fini();
+}
+
+static int start_teams(struct start *s)
+{
+    long teams = s->cfg->FABSHMEM_MAX_TEAMS;
+    int rc = fsh_coll_init(node_of, teams < 0 ? 0 : (unsigned)teams);
     if (rc == 0) {
-        long teams = cfg->FABSHMEM_MAX_TEAMS;
-        rc = fsh_coll_init(node_of, teams < 0 ? 0 : (unsigned)teams);
-    }
-    if (rc == 0) {
-        rc = agree_amo_domain(all_mapped);
+        rc = agree_amo_domain(s->all_mapped);
     }
     free(node_of);
     node_of = NULL;
-    phase("teams");
-    if (rc == 0) {
-        rc = fsh_signal_init(cfg->FABSHMEM_SIGNAL_SLOTS, cfg->FABSHMEM_SIGNAL_PEERS);
-    }
-    phase("signals");
-    if (rc == 0) {
-        rc = device_setup(cfg);
-    }
-    phase("device");
-    if (rc == 0) {
-        footprint_check(cfg);
-    }
+    return rc;
+}
+
+static int start_signals(struct start *s)
+{
+    return fsh_signal_init(s->cfg->FABSHMEM_SIGNAL_SLOTS, s->cfg->FABSHMEM_SIGNAL_PEERS);
+}
+
+static int start_device(struct start *s)
+{
+    return device_setup(s->cfg);
+}
+
+static void stop_device(void)
+{
+    fsh_backend_set(NULL);
+    fsh_dev_fini();
+}
+
+static int start_threads(struct start *s)
+{
+    footprint_check(s->cfg);
     /* Every level is provided: the engine lock makes concurrent calls safe. */
+    int requested = s->requested;
     fsh_rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     if (fsh_rt.thread_level < SHMEM_THREAD_SINGLE) {
         fsh_rt.thread_level = SHMEM_THREAD_SINGLE;
@@ -857,15 +897,25 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (fsh_rt.thread_level == SHMEM_THREAD_MULTIPLE) {
         fsh_progress_stop_counting_writes();
     }
-    if (rc == 0 && want_progress_thread()) {
-        rc = fsh_progress_thread_start(cfg->FABSHMEM_PROGRESS_INTERVAL);
-    }
-    phase("threads");
-    if (rc != 0) {
-        fsh_init_fatal_err(fn, rc);
-    }
-    if (provided) {
-        *provided = fsh_rt.thread_level;
+    return want_progress_thread() ? fsh_progress_thread_start(s->cfg->FABSHMEM_PROGRESS_INTERVAL) : 0;
+}
+
+/* The progress thread, then the contexts: the RMA layer has no start-up step of its own (its
+ * contexts, lanes and sessions are made by use, from the exchange on) and ends first, once no
+ * thread of the library runs, before anything it posts through. */
+static void stop_threads(void)
+{
+    fsh_progress_thread_stop();
+    fsh_rma_fini();
+}
+
+/* The library is up from here: provided, the nesting count, RUNNING published, the implicit
+ * finalize at exit, then what SHMEM_VERSION and SHMEM_INFO print. */
+static int start_info(struct start *s)
+{
+    const struct fsh_config *cfg = s->cfg;
+    if (s->provided) {
+        *s->provided = fsh_rt.thread_level;
     }
     __atomic_store_n(&lc.depth, 1, __ATOMIC_RELEASE);
     fsh_rt.state = FSH_STATE_RUNNING;
@@ -885,27 +935,129 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     if (cfg->SHMEM_INFO) {
         print_place();
     }
-    phase("info");
-    /* Nobody may target a peer before its endpoint is in every AV: the exchange fence already
-     * ordered that. The barrier also proves the fabric path works end to end, and comes after
-     * every PE connected to every peer (connect_named_peers). */
-    rc = fsh_fabric_named_regions() ? connect_named_peers() : 0;
-    phase("connect");
+    return 0;
+}
+
+/* Nobody may target a peer before its endpoint is in every AV: the exchange fence already
+ * ordered that. The barrier also proves the fabric path works end to end, and comes after
+ * every PE connected to every peer (connect_named_peers). */
+static int start_connect(struct start *s)
+{
+    (void)s;
+    return fsh_fabric_named_regions() ? connect_named_peers() : 0;
+}
+
+static int start_barrier(struct start *s)
+{
+    (void)s;
+    int rc = fsh_coll_barrier_all();
     if (rc == 0) {
-        rc = fsh_coll_barrier_all();
+        /* Every PE connected to every peer through the provider (connect_named_peers) and
+         * passed its intra-node attach: from here on nothing of the job needs a name in
+         * /dev/shm, so no crash can leave one behind. */
+        fsh_fabric_unlink_shared();
+        fsh_fabric_names_gone();
     }
-    if (rc != 0) {
-        fsh_init_fatal_err(fn, rc);
+    return rc;
+}
+
+/* Start-up, in order; each phase's time is what SHMEM_INFO prints under its name. stop undoes
+ * start (NULL: nothing of its own to undo, or undone by an earlier phase's stop, as said at
+ * its start function); finalize runs the stops in reverse, and so does a failed start-up for
+ * the phases it finished. Steps outside the table: the fork and crash handlers around it,
+ * finalize's collective steps before it (finalize_all), the intra-node layer and the heap's
+ * unmapping after it (finalize_all). */
+static const struct {
+    const char *name;
+    int (*start)(struct start *s);
+    void (*stop)(void);
+} phases[] = {
+    {"pmix", start_pmix, NULL},
+    {"topology", start_topology, fsh_topo_fini},
+    {"fabric", start_fabric, fsh_fabric_close},
+    {"engine", start_engine, stop_engine},
+    {"segments", start_segments, NULL},
+    {"registration", start_registration, NULL},
+    {"av_insert", start_av_insert, NULL},
+    {"mapping", start_mapping, NULL},
+    {"liveness", start_liveness, stop_liveness},
+    {"teams", start_teams, fsh_coll_fini},
+    {"signals", start_signals, fsh_signal_fini},
+    {"device", start_device, stop_device},
+    {"threads", start_threads, stop_threads},
+    {"info", start_info, NULL},
+    {"connect", start_connect, NULL},
+    {"barrier", start_barrier, NULL},
+};
+#define NPHASES ((int)(sizeof(phases) / sizeof(phases[0])))
+
+/* Undoes the first done phases, last first. */
+static void stop_phases(int done)
+{
+    for (int i = done - 1; i >= 0; i--) {
+        if (phases[i].stop) {
+            phases[i].stop();
+        }
     }
-    /* Every PE connected to every peer through the provider (connect_named_peers) and passed
-     * its intra-node attach: from here on nothing of the job needs a name in /dev/shm, so no
-     * crash can leave one behind. */
+}
+
+/* A phase failed: the phases done are undone, then the job ends naming the cause. The shared
+ * names go first (the fabric's undo forgets them, and end_job removes them only while known).
+ * The intra-node layer and the heap are not undone here: the process ends at once. */
+static void __attribute__((noreturn)) start_failed(const char *fn, int done, int rc)
+{
     fsh_fabric_unlink_shared();
-    fsh_fabric_names_gone();
-    phase("barrier");
+    stop_phases(done);
+    fsh_init_fatal_err(fn, rc);
+    abort(); /* not reached: fsh_init_fatal_err ends the job */
+}
+
+/* A repeated init (OpenSHMEM 1.6): each call needs its own finalize and only the last
+ * finalize ends the library. The thread level stays the one the first call chose (the
+ * engine's locking was set up for it): provided says so, as the spec lets provided be lower
+ * than requested, and a program that asks for more is told. */
+static void init_nested(const char *fn, int requested, int *provided)
+{
+    __atomic_add_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL);
+    if (provided) {
+        *provided = fsh_rt.thread_level;
+    }
+    if (requested > fsh_rt.thread_level) {
+        FSH_WARN("%s(%s) while initialized at %s: the level stays %s (the first "
+                 "initialization's); ask for the level in the first call",
+                 fn, thread_level_name(requested), thread_level_name(fsh_rt.thread_level),
+                 thread_level_name(fsh_rt.thread_level));
+    }
+}
+
+void fsh_init_run(const char *fn, int requested, int *provided)
+{
+    identify();
+    if (fsh_rt.state == FSH_STATE_RUNNING) {
+        init_nested(fn, requested, provided);
+        return;
+    }
+    if (fsh_rt.forked) {
+        fsh_init_fatal(fn, "initialize in the PE itself; a child made by fork() may only exec or compute without OpenSHMEM",
+                       "called in a child forked from a PE: it is no PE of the job");
+    }
+    fsh_crash_enter(fn);
+    fsh_crash_install();
+    memset(&st, 0, sizeof(st));
+    st.fn = fn;
+    st.requested = requested;
+    st.provided = provided;
+    phase(NULL);
+    for (int i = 0; i < NPHASES; i++) {
+        int rc = phases[i].start(&st);
+        phase(phases[i].name);
+        if (rc != 0) {
+            start_failed(fn, i, rc);
+        }
+    }
     char times[512];
     format_phases(times, sizeof(times));
-    if (fsh_rt.pe == 0 && cfg->SHMEM_INFO) {
+    if (fsh_rt.pe == 0 && st.cfg->SHMEM_INFO) {
         printf("  init: %s (PE 0)\n", times);
         fflush(stdout);
     }
@@ -948,20 +1100,10 @@ static void finalize_all(const char *fn)
         fsh_init_fatal_err(fn, rc);
     }
     fsh_rt.state = FSH_STATE_FINALIZED;
-    fsh_progress_thread_stop();
-    fsh_rma_fini();
-    fsh_backend_set(NULL);
-    fsh_dev_fini();
-    fsh_signal_fini();
-    fsh_coll_fini();
-    fsh_live_fini();
-    fsh_amo_fini();
-    fsh_heap_fini();
-    fsh_mr_fini();
-    fsh_xport_fini();
-    fsh_progress_fini();
-    fsh_fabric_close();
-    fsh_topo_fini();
+    stop_phases(NPHASES);
+    /* Not in the table: the intra-node layer starts inside the fabric phase but ends after
+     * the topology (its peers' mappings outlive every module that reads them), and the heap,
+     * mapped by the segments phase, is unmapped once local.c has closed its memfd. */
     fsh_local_fini();
     fsh_heap_unmap(lc.heap_base, lc.heap_size);
     lc.heap_base = NULL;
