@@ -377,8 +377,9 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
  * So each PE says in its block what its thread waits in:
  *   - WAIT_WORD: W_IN while its outermost wait has lasted a probe interval (published by the
  *     probe: a shorter wait is never part of a deadlock, which lasts forever); W_FLIGHT while
- *     an operation of this PE could still change a peer's memory (a write or an atomic in
- *     flight: its landing may end a wait); W_ONE while the program runs one thread
+ *     an operation of this PE is in flight (a write, an atomic or a read other than these
+ *     probes: its landing may end a wait, this PE's own included; a read held up on a cut rail
+ *     is failover's to judge, not a deadlock); W_ONE while the program runs one thread
  *     (SHMEM_THREAD_SINGLE: no other thread of it can act) and the wait is decidable (not on
  *     device memory a kernel may write); the PE it waits for + 1 in bits 32..63 (0: none);
  *   - MOVES_WORD: raised when a published wait ends, and when the variables a user wait
@@ -466,7 +467,8 @@ static void publish_wait(void)
         }
     }
     bool one = fsh_rt.thread_level == SHMEM_THREAD_SINGLE && !w->open_ended;
-    uint64_t word = W_IN | (one ? W_ONE : 0) | (fsh_progress_writes_in_flight() ? W_FLIGHT : 0) |
+    bool flight = fsh_progress_ops_in_flight(&probe_ctx.track);
+    uint64_t word = W_IN | (one ? W_ONE : 0) | (flight ? W_FLIGHT : 0) |
                     (uint64_t)(uint32_t)(w->peer + 1) << 32;
     __atomic_store_n(&lv.word[WAIT_WORD], word, __ATOMIC_RELEASE);
     w->published = true;

@@ -1053,12 +1053,12 @@ void fsh_progress_set_wait_end(void (*fn)(void))
     wait_end = fn;
 }
 
-bool fsh_progress_writes_in_flight(void)
+bool fsh_progress_ops_in_flight(const struct fsh_op_track *ignore)
 {
     fsh_progress_lock();
     bool any = pg.nheld > 0 || !writes_done(pg.wposted);
     for (size_t i = 0; i < pg.depth && !any; i++) {
-        any = pg.pool[i].kind != 0 && pg.pool[i].kind != FSH_OP_GET;
+        any = pg.pool[i].kind != 0 && pg.pool[i].track != ignore;
     }
     for (struct fsh_lane *l = lanes_open; l && !any; l = l->next) {
         if (pthread_mutex_trylock(&l->lock) != 0) {
@@ -1066,7 +1066,7 @@ bool fsh_progress_writes_in_flight(void)
             break;
         }
         for (size_t i = 0; i < l->depth && !any; i++) {
-            any = l->pool[i].kind != 0 && l->pool[i].kind != FSH_OP_GET;
+            any = l->pool[i].kind != 0 && l->pool[i].track != ignore;
         }
         pthread_mutex_unlock(&l->lock);
     }

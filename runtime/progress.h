@@ -293,11 +293,12 @@ void fsh_progress_set_wait_end(void (*fn)(void));
  * the wait is never taken for part of a deadlock. */
 int fsh_progress_wait_watched(fsh_done_fn done, const void *arg, const char *what,
                               const void *watch, size_t len);
-/* Could an operation of this PE still change a peer's memory: a write, an atomic or a
- * notification in flight (the engine's or a lane's; a lane busy elsewhere counts as yes),
- * counted writes not drained, or completions held back by chaos? Reads are not counted: they
- * change nothing. Takes the engine lock. */
-bool fsh_progress_writes_in_flight(void);
+/* Could an operation of this PE still complete and so end a wait, this PE's or a peer's: a
+ * write, an atomic, a notification or a read in flight (the engine's or a lane's; a lane busy
+ * elsewhere counts as yes), counted writes not drained, or completions held back by chaos?
+ * Operations whose context track is `ignore` are not counted (the liveness probes' reads, which
+ * end no wait). Takes the engine lock. */
+bool fsh_progress_ops_in_flight(const struct fsh_op_track *ignore);
 /* Completion-queue entries read so far (call with the engine lock held). */
 uint64_t fsh_progress_events(void);
 /* CLOCK_MONOTONIC in seconds: the clock of every wait, probe and time limit. */
