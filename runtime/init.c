@@ -991,23 +991,22 @@ static const struct {
 };
 #define NPHASES ((int)(sizeof(phases) / sizeof(phases[0])))
 
-/* Undoes the first done phases, last first. */
-static void stop_phases(int done)
+/* Undoes every phase, last first (finalize). */
+static void stop_phases(void)
 {
-    for (int i = done - 1; i >= 0; i--) {
+    for (int i = NPHASES - 1; i >= 0; i--) {
         if (phases[i].stop) {
             phases[i].stop();
         }
     }
 }
 
-/* A phase failed: the phases done are undone, then the job ends naming the cause. The shared
- * names go first (the fabric's undo forgets them, and end_job removes them only while known).
- * The intra-node layer and the heap are not undone here: the process ends at once. */
-static void __attribute__((noreturn)) start_failed(const char *fn, int done, int rc)
+/* A phase failed: the job ends naming the cause, as every failure at the API boundary does.
+ * The phases done are not undone first: the process ends at once (the kernel takes back its
+ * memory and endpoints, end_job removes the shared names), and an undo could wait on peers or
+ * replace the recorded cause with its own. */
+static void __attribute__((noreturn)) start_failed(const char *fn, int rc)
 {
-    fsh_fabric_unlink_shared();
-    stop_phases(done);
     fsh_init_fatal_err(fn, rc);
     abort(); /* not reached: fsh_init_fatal_err ends the job */
 }
@@ -1052,7 +1051,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         int rc = phases[i].start(&st);
         phase(phases[i].name);
         if (rc != 0) {
-            start_failed(fn, i, rc);
+            start_failed(fn, rc);
         }
     }
     char times[512];
@@ -1100,7 +1099,7 @@ static void finalize_all(const char *fn)
         fsh_init_fatal_err(fn, rc);
     }
     fsh_rt.state = FSH_STATE_FINALIZED;
-    stop_phases(NPHASES);
+    stop_phases();
     /* Not in the table: the intra-node layer starts inside the fabric phase but ends after
      * the topology (its peers' mappings outlive every module that reads them), and the heap,
      * mapped by the segments phase, is unmapped once local.c has closed its memfd. */
