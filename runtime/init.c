@@ -262,6 +262,7 @@ static void print_info(const struct fsh_config *cfg)
     printf("  symmetric heap: %zu bytes at %p; fabshmem's own: %s (%zu bytes)\n", lc.heap_size,
            lc.heap_base, own, f.total);
     printf("  intra-node: %s\n", loc);
+    fsh_signal_print_info();
     printf("  %s\n", fsh_dev_describe());
     printf("  configuration (SHMEM_INFO=1):\n");
     fsh_env_print(stdout);

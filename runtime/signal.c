@@ -85,6 +85,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -558,27 +559,49 @@ int fsh_signal_quiet(void)
     return rc ? rc : err;
 }
 
+/* One put-with-signal's arguments, and what the variants' conditions and senders share. */
+struct sig_call {
+    struct fsh_ctx *ctx;
+    enum fsh_seg dseg, sseg;
+    uint64_t doff, soff, value;
+    const void *src;
+    size_t len;
+    int op, pe;
+    bool nbi;
+    bool inject;              /* the provider injects src (fabric variants only) */
+    uint64_t *lsig;           /* the signal mapped in this process, or NULL */
+    void *ldest;              /* the destination mapped in this process, or NULL */
+    struct fsh_op_track sync; /* a blocking put's writes that must leave before it returns */
+};
+
+/* A variant of put-with-signal: where it applies (its condition holds and no earlier row's
+ * did) and what carries it out. The fabric rows run under the engine lock. */
+struct sig_variant {
+    const char *name;
+    const char *what;
+    bool (*applies)(const struct sig_call *c);
+    int (*run)(struct sig_call *c);
+};
+
 /* The signal without an inbox at pe (its pool was full when we asked): the data complete at
  * pe first (delivery complete, as quiet completes puts), then the signal as a fabric atomic. */
-static int put_then_signal(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff,
-                           const void *src, size_t len, enum fsh_seg sseg, uint64_t soff,
-                           uint64_t value, int op, int pe, bool nbi)
+static int put_then_signal(struct sig_call *c)
 {
     struct fsh_op_track sync = {0, 0, 0};
     size_t max = fsh_fabric_attr()->max_msg_size;
     int rc = 0;
-    for (size_t done = 0; done < len && rc == 0; done += max) {
-        size_t n = len - done < max ? len - done : max;
-        rc = fsh_rma_write(ctx, &sync, (const char *)src + done, n, pe, dseg, doff + done, false,
-                           0);
+    for (size_t done = 0; done < c->len && rc == 0; done += max) {
+        size_t n = c->len - done < max ? c->len - done : max;
+        rc = fsh_rma_write(c->ctx, &sync, (const char *)c->src + done, n, c->pe, c->dseg,
+                           c->doff + done, false, 0);
     }
     int wrc = fsh_progress_wait_track(&sync, "put-with-signal: waiting for the data to land");
     if (rc == 0 && wrc == 0) {
-        wrc = fsh_arrive_landed(pe); /* where completions say nothing of the target's memory */
+        wrc = fsh_arrive_landed(c->pe); /* where completions say nothing of the target's memory */
     }
     if (rc == 0 && wrc == 0) {
-        rc = fsh_amo(ctx, op == SHMEM_SIGNAL_ADD ? FSH_AMO_ADD : FSH_AMO_SET, sseg, soff, &value,
-                     NULL, NULL, sizeof(uint64_t), pe, nbi);
+        rc = fsh_amo(c->ctx, c->op == SHMEM_SIGNAL_ADD ? FSH_AMO_ADD : FSH_AMO_SET, c->sseg,
+                     c->soff, &c->value, NULL, NULL, sizeof(uint64_t), c->pe, c->nbi);
     }
     return rc ? rc : wrc;
 }
@@ -600,125 +623,355 @@ static int box_of(int pe)
     return 0;
 }
 
-int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const void *src,
-                   size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
-                   bool nbi)
+/* Wait until slots for m descriptor slots are free at c->pe: the first sequence number in *q,
+ * the slots skipped before it (to the inbox's end) in *skip. Inline data takes m slots from k
+ * on; slots up to the inbox's end that cannot hold them are skipped. */
+static int slots_wait(const struct sig_call *c, unsigned m, uint64_t *q, unsigned *skip)
 {
-    uint64_t *lsig = fsh_local_addr(pe, sseg, soff);
-    void *ldest = len ? fsh_local_addr(pe, dseg, doff) : NULL;
-    if (lsig && (ldest || len == 0)) {
-        if (len) {
-            memcpy(ldest, src, len);
-        }
-        update(lsig, value, (uint32_t)op);
-        return 0;
-    }
-    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
-    struct fsh_op_track sync = {0, 0, 0};
-    fsh_progress_lock();
-    int rc = box_of(pe);
-    if (rc == 0 && sg.box[pe] == DENIED_BOX) {
-        rc = put_then_signal(ctx, dseg, doff, src, len, sseg, soff, value, op, pe, nbi);
-        fsh_progress_unlock();
-        return rc;
-    }
-    if (rc != 0) {
-        goto unlock;
-    }
-    /* Inline data takes m slots from k on; slots up to the inbox's end that cannot hold them
-     * are skipped. */
-    bool inject = fsh_rma_injects(src, len);
-    bool wide = wide_fits(src, len, inject, dseg, sseg, soff, value, nbi);
-    bool in = !wide && len <= sg.inline_max;
-    /* Above that, where the provider allows, the descriptor and the data are one write:
-     * injected from sg.pair when they fit the inject size, else from a bounce slot (rma.c's,
-     * given back when the write completed) while one is free; either way they need no place
-     * in the ring (which keeps what must stay until the target applied it). */
-    uint8_t *stage = !in && !wide && sg.pair && fsh_rma_pair_fits(sizeof(struct desc), src, len)
-                         ? sg.pair
-                         : NULL;
-    unsigned m = in ? desc_slots(len) : 1;
-    unsigned k0 = (unsigned)(sg.sent[pe] % sg.slots);
-    unsigned skip = k0 + m > sg.slots ? sg.slots - k0 : 0;
-    struct slot_wait w = {pe, sg.sent[pe], skip + m};
+    unsigned k0 = (unsigned)(sg.sent[c->pe] % sg.slots);
+    *skip = k0 + m > sg.slots ? sg.slots - k0 : 0;
+    struct slot_wait w = {c->pe, sg.sent[c->pe], *skip + m};
     if (!slot_free(&w)) {
-        rc = fsh_progress_wait(slot_free, &w, "put-with-signal: the target has not applied the earlier signals", pe);
+        int rc = fsh_progress_wait(slot_free, &w, "put-with-signal: the target has not applied the earlier signals", c->pe);
         if (rc != 0) {
-            goto unlock;
+            return rc;
         }
     }
-    uint64_t q = w.seq + skip;
-    if (!in && !wide && !stage && fa->rma_iov_limit >= 2 && !fsh_mr_is_device(src, len)) {
-        /* NULL: too large for a slot, or none free (or none at all). */
-        stage = fsh_progress_bounce_take(sizeof(struct desc) + len);
-    }
-    bool pair = stage != NULL;
-    struct desc *d = (struct desc *)(void *)stage;
-    if (!pair && !wide) {
-        rc = ring_take(m, pe, q + m, &d);
-        if (rc != 0) {
-            goto unlock;
-        }
-    }
-    sg.sent[pe] = q + m;
+    *q = w.seq + *skip;
+    return 0;
+}
+
+/* Sequence numbers up to end are taken: pe has signals outstanding (quiet asks it). */
+static void slots_taken(int pe, uint64_t end)
+{
+    sg.sent[pe] = end;
     if (!sg.is_pending[pe]) {
         sg.is_pending[pe] = true;
         sg.pending[sg.npending] = pe;
         __atomic_store_n(&sg.npending, sg.npending + 1, __ATOMIC_RELAXED);
     }
-    unsigned k = (unsigned)(q % sg.slots);
-    uint32_t who = ((uint32_t)sg.box[pe] << SLOT_BITS) | k;
-    if (wide) {
-        rc = fsh_rma_write(ctx, !nbi && !inject ? &sync : NULL, src, len, pe, dseg, doff, true,
-                           wide_imm(who, op, sseg, soff, value));
-        goto unlock;
-    }
+}
+
+/* Who sends slot q: the immediate's payload (our inbox at pe, the slot). */
+static uint32_t who_of(int pe, uint64_t q)
+{
+    return ((uint32_t)sg.box[pe] << SLOT_BITS) | (unsigned)(q % sg.slots);
+}
+
+/* The descriptor's header for sequence number q; its slot's offset at pe in *at. */
+static void desc_fill(struct desc *d, const struct sig_call *c, uint64_t q, unsigned skip,
+                      uint64_t *at)
+{
     memset(d, 0, sizeof(*d));
     d->seq = q;
     d->skip = skip;
-    d->sig = pack_addr(sseg, soff);
-    d->value = value;
-    d->op = (uint32_t)op;
-    uint64_t at = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + k * sizeof(struct desc);
-    uint32_t imm_desc = ((uint32_t)FSH_IMM_SIG_DESC << FSH_IMM_KIND_SHIFT) | who;
-    if (in) {
-        d->inline_len = (uint32_t)len;
-        d->dest = pack_addr(dseg, doff);
-        if (len) {
-            memcpy((char *)d + HEADER, src, len); /* on through the slots that follow */
-        }
-    } else if (pair) {
-        /* Scattered to the slot and to dest: the write's event comes once both landed, so the
-         * descriptor waits for no piece. */
-        memcpy(stage + sizeof(*d), src, len);
-        rc = fsh_rma_write_pair(ctx, stage, pe, FSH_SEG_HEAP, at, sizeof(*d), dseg, doff, len,
-                                imm_desc);
-        goto unlock;
-    } else {
-        size_t max = fa->max_msg_size;
-        d->pieces = (uint32_t)((len + max - 1) / max);
-        uint32_t imm = ((uint32_t)FSH_IMM_SIG_DATA << FSH_IMM_KIND_SHIFT) | who;
-        for (size_t done = 0; done < len && rc == 0; done += max) {
-            size_t n = len - done < max ? len - done : max;
-            const char *piece = (const char *)src + done;
-            bool wait = !nbi && !fsh_rma_injects(piece, n);
-            rc = fsh_rma_write(ctx, wait ? &sync : NULL, piece, n, pe, dseg,
-                               doff + done, true, imm);
-        }
-        if (rc != 0) {
-            goto unlock;
-        }
+    d->sig = pack_addr(c->sseg, c->soff);
+    d->value = c->value;
+    d->op = (uint32_t)c->op;
+    *at = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[c->pe]) +
+          (q % sg.slots) * sizeof(struct desc);
+}
+
+static uint32_t imm_desc(uint32_t who)
+{
+    return ((uint32_t)FSH_IMM_SIG_DESC << FSH_IMM_KIND_SHIFT) | who;
+}
+
+/* The descriptor (with inline data: HEADER + len bytes) stays in the ring until the target
+ * applied it, so it needs no wait here, injected or not. */
+static int desc_send(const struct sig_call *c, const struct desc *d, size_t dlen, uint64_t at,
+                     uint32_t who)
+{
+    return fsh_rma_write(c->ctx, NULL, d, dlen, c->pe, FSH_SEG_HEAP, at, true, imm_desc(who));
+}
+
+/* Variant conditions: each as fsh_signal_put tested it, the earlier rows' failing. */
+/* The mapped row's condition and sender, on their own for fsh_signal_put's first test (which
+ * needs no sig_call built). */
+static inline bool mapped_holds(const uint64_t *lsig, const void *ldest, size_t len)
+{
+    return lsig && (ldest || len == 0);
+}
+
+static inline int mapped_put(void *ldest, const void *src, size_t len, uint64_t *lsig,
+                             uint64_t value, int op)
+{
+    if (len) {
+        memcpy(ldest, src, len);
     }
-    /* The descriptor (with inline data: HEADER + len bytes) stays in the ring until the
-     * target applied it, so it needs no wait here, injected or not. */
-    size_t dlen = in && len > SLOT_DATA ? HEADER + len : sizeof(*d);
-    rc = fsh_rma_write(ctx, NULL, d, dlen, pe, FSH_SEG_HEAP, at, true, imm_desc);
-unlock:
+    update(lsig, value, (uint32_t)op);
+    return 0;
+}
+
+static bool is_mapped(const struct sig_call *c)
+{
+    return mapped_holds(c->lsig, c->ldest, c->len);
+}
+
+static bool is_denied(const struct sig_call *c)
+{
+    return sg.box[c->pe] == DENIED_BOX;
+}
+
+static bool is_wide(const struct sig_call *c)
+{
+    return wide_fits(c->src, c->len, c->inject, c->dseg, c->sseg, c->soff, c->value, c->nbi);
+}
+
+static bool is_inline(const struct sig_call *c)
+{
+    return c->len <= sg.inline_max;
+}
+
+static bool is_pair_inject(const struct sig_call *c)
+{
+    return sg.pair && fsh_rma_pair_fits(sizeof(struct desc), c->src, c->len);
+}
+
+static bool is_pair_bounce(const struct sig_call *c)
+{
+    return fsh_fabric_attr()->rma_iov_limit >= 2 && !fsh_mr_is_device(c->src, c->len);
+}
+
+static bool always(const struct sig_call *c)
+{
+    (void)c;
+    return true;
+}
+
+/* Variant senders. */
+static int run_mapped(struct sig_call *c)
+{
+    return mapped_put(c->ldest, c->src, c->len, c->lsig, c->value, c->op);
+}
+
+static int run_wide(struct sig_call *c)
+{
+    uint64_t q;
+    unsigned skip;
+    int rc = slots_wait(c, 1, &q, &skip);
+    if (rc != 0) {
+        return rc;
+    }
+    slots_taken(c->pe, q + 1);
+    return fsh_rma_write(c->ctx, !c->nbi && !c->inject ? &c->sync : NULL, c->src, c->len, c->pe,
+                         c->dseg, c->doff, true,
+                         wide_imm(who_of(c->pe, q), c->op, c->sseg, c->soff, c->value));
+}
+
+static int run_inline(struct sig_call *c)
+{
+    unsigned m = desc_slots(c->len), skip;
+    uint64_t q, at;
+    struct desc *d;
+    int rc = slots_wait(c, m, &q, &skip);
+    if (rc == 0) {
+        rc = ring_take(m, c->pe, q + m, &d);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    slots_taken(c->pe, q + m);
+    desc_fill(d, c, q, skip, &at);
+    d->inline_len = (uint32_t)c->len;
+    d->dest = pack_addr(c->dseg, c->doff);
+    if (c->len) {
+        memcpy((char *)d + HEADER, c->src, c->len); /* on through the slots that follow */
+    }
+    return desc_send(c, d, c->len > SLOT_DATA ? HEADER + c->len : sizeof(*d), at,
+                     who_of(c->pe, q));
+}
+
+/* The descriptor and the data in one write from stage, scattered to the slot and to dest: the
+ * write's event comes once both landed, so the descriptor waits for no piece. */
+static int pair_send(struct sig_call *c, uint8_t *stage, uint64_t q, unsigned skip)
+{
+    struct desc *d = (struct desc *)(void *)stage;
+    uint64_t at;
+    slots_taken(c->pe, q + 1);
+    desc_fill(d, c, q, skip, &at);
+    memcpy(stage + sizeof(*d), c->src, c->len);
+    return fsh_rma_write_pair(c->ctx, stage, c->pe, FSH_SEG_HEAP, at, sizeof(*d), c->dseg,
+                              c->doff, c->len, imm_desc(who_of(c->pe, q)));
+}
+
+/* The data in pieces of the message size, each with an immediate, then the descriptor from
+ * the ring, which counts them. */
+static int pieces_send(struct sig_call *c, uint64_t q, unsigned skip)
+{
+    struct desc *d;
+    uint64_t at;
+    int rc = ring_take(1, c->pe, q + 1, &d);
+    if (rc != 0) {
+        return rc;
+    }
+    slots_taken(c->pe, q + 1);
+    desc_fill(d, c, q, skip, &at);
+    size_t max = fsh_fabric_attr()->max_msg_size;
+    d->pieces = (uint32_t)((c->len + max - 1) / max);
+    uint32_t who = who_of(c->pe, q);
+    uint32_t imm = ((uint32_t)FSH_IMM_SIG_DATA << FSH_IMM_KIND_SHIFT) | who;
+    for (size_t done = 0; done < c->len && rc == 0; done += max) {
+        size_t n = c->len - done < max ? c->len - done : max;
+        const char *piece = (const char *)c->src + done;
+        bool wait = !c->nbi && !fsh_rma_injects(piece, n);
+        rc = fsh_rma_write(c->ctx, wait ? &c->sync : NULL, piece, n, c->pe, c->dseg,
+                           c->doff + done, true, imm);
+    }
+    return rc != 0 ? rc : desc_send(c, d, sizeof(*d), at, who);
+}
+
+/* sg.pair is injected: no place in the ring (which keeps what must stay until the target
+ * applied it). */
+static int run_pair_inject(struct sig_call *c)
+{
+    uint64_t q;
+    unsigned skip;
+    int rc = slots_wait(c, 1, &q, &skip);
+    return rc != 0 ? rc : pair_send(c, sg.pair, q, skip);
+}
+
+/* From a bounce slot (rma.c's, given back when the write completed) while one that holds it
+ * is free; else as pieces. */
+static int run_pair_bounce(struct sig_call *c)
+{
+    uint64_t q;
+    unsigned skip;
+    int rc = slots_wait(c, 1, &q, &skip);
+    if (rc != 0) {
+        return rc;
+    }
+    uint8_t *stage = fsh_progress_bounce_take(sizeof(struct desc) + c->len);
+    return stage ? pair_send(c, stage, q, skip) : pieces_send(c, q, skip);
+}
+
+static int run_pieces(struct sig_call *c)
+{
+    uint64_t q;
+    unsigned skip;
+    int rc = slots_wait(c, 1, &q, &skip);
+    return rc != 0 ? rc : pieces_send(c, q, skip);
+}
+
+/* The variants, in the order they are tried: the first whose condition holds carries the put
+ * (docs/signal.md shows this table; SHMEM_INFO=1 prints which applies to which sizes). */
+enum { V_MAPPED, V_DENIED, V_WIDE, V_INLINE, V_PAIR_INJECT, V_PAIR_BOUNCE, V_PIECES, V_N };
+static const struct sig_variant variants[V_N] = {
+    [V_MAPPED] = {"mapped", "same node: copy, then a release atomic on the signal", is_mapped,
+                  run_mapped},
+    [V_DENIED] = {"no-inbox", "the target has no inbox for us: put, wait, then an AMO",
+                  is_denied, put_then_signal},
+    [V_WIDE] = {"wide-imm", "one write, the signal in 8 bytes of immediate data", is_wide,
+                run_wide},
+    [V_INLINE] = {"inline", "the data inside the descriptor", is_inline, run_inline},
+    [V_PAIR_INJECT] = {"pair-inject", "descriptor and data in one injected write",
+                       is_pair_inject, run_pair_inject},
+    [V_PAIR_BOUNCE] = {"pair-bounce", "descriptor and data in one write from a bounce slot "
+                       "(pieces when none is free)", is_pair_bounce, run_pair_bounce},
+    [V_PIECES] = {"pieces", "data writes, then the descriptor from the ring", always,
+                  run_pieces},
+};
+
+/* The first variant from `from` on whose condition holds (the last one's always does). */
+static inline const struct sig_variant *sig_select(const struct sig_call *c, unsigned from)
+{
+    const struct sig_variant *v = &variants[from];
+    while (!v->applies(c)) {
+        v++;
+    }
+    return v;
+}
+
+int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const void *src,
+                   size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
+                   bool nbi)
+{
+    /* The table's first row (is_mapped, run_mapped) tested as it is, before anything else. */
+    uint64_t *lsig = fsh_local_addr(pe, sseg, soff);
+    void *ldest = len ? fsh_local_addr(pe, dseg, doff) : NULL;
+    if (mapped_holds(lsig, ldest, len)) {
+        return mapped_put(ldest, src, len, lsig, value, op);
+    }
+    /* The fabric rows, from the second on: our inbox at pe (claimed on the first signal)
+     * decides the first of them. */
+    struct sig_call c = {.ctx = ctx, .dseg = dseg, .sseg = sseg, .doff = doff, .soff = soff,
+                         .value = value, .src = src, .len = len, .op = op, .pe = pe, .nbi = nbi,
+                         .lsig = lsig, .ldest = ldest};
+    fsh_progress_lock();
+    int rc = box_of(pe);
+    if (rc == 0) {
+        c.inject = !is_denied(&c) && fsh_rma_injects(src, len);
+        rc = sig_select(&c, V_DENIED)->run(&c);
+    }
     fsh_progress_unlock();
     /* A blocking put-with-signal returns when the source may be reused: at once when it was
      * copied (inline or injected), else when its pieces completed. */
-    if (rc == 0 && !nbi && !fsh_progress_track_done(&sync)) {
-        rc = fsh_progress_wait_track(&sync, "put-with-signal: waiting for the data to leave");
+    if (rc == 0 && !nbi && !fsh_progress_track_done(&c.sync)) {
+        rc = fsh_progress_wait_track(&c.sync, "put-with-signal: waiting for the data to leave");
     }
     return rc;
+}
+
+/* "464 B", "4 KiB", "8 MiB": a size for SHMEM_INFO. */
+static const char *size_str(size_t n, char *buf, size_t len)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    unsigned u = 0;
+    while (u < 4 && n >= 1024 && n % 1024 == 0) {
+        n /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%zu %s", n, unit[u]);
+    return buf;
+}
+
+void fsh_signal_print_info(void)
+{
+    int mapped = 0, fabric = 0;
+    for (int pe = 0; pe < fsh_rt.npes; pe++) {
+        fsh_local_addr(pe, FSH_SEG_HEAP, 0) ? mapped++ : fabric++;
+    }
+    char line[1024], a[32], b[32];
+    size_t len = sizeof(line);
+    int n = mapped ? snprintf(line, len, "put-with-signal: mapped PEs (%d of %d): any size: %s",
+                              mapped, fsh_rt.npes, variants[V_MAPPED].name)
+                   : snprintf(line, len, "put-with-signal: mapped PEs: none");
+    if (fsh_fabric_none()) {
+        printf("  %s\n", line);
+        return;
+    }
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    n += snprintf(line + n, len - (size_t)n, "; fabric PEs (%d):", fabric);
+    if (sg.wide) {
+        n += snprintf(line + n, len - (size_t)n, " 1 B to %s: %s where it fits (host memory, "
+                      "value < 2^%u, signal in the heap's first %s or static data",
+                      size_str(fa->max_msg_size, a, sizeof(a)), variants[V_WIDE].name,
+                      WIDE_VALUE_BITS, size_str((size_t)8 << WIDE_OFF_BITS, b, sizeof(b)));
+        if (fa->inject_size < sg.inline_max) {
+            n += snprintf(line + n, len - (size_t)n, ", not blocking from %zu B to %zu B",
+                          fa->inject_size + 1, sg.inline_max);
+        }
+        n += snprintf(line + n, len - (size_t)n, "), else");
+    }
+    n += snprintf(line + n, len - (size_t)n, " <= %s: %s", size_str(sg.inline_max, a, sizeof(a)),
+                  variants[V_INLINE].name);
+    if (sg.pair) {
+        n += snprintf(line + n, len - (size_t)n, "; <= %s: %s",
+                      size_str(fa->inject_size - sizeof(struct desc), a, sizeof(a)),
+                      variants[V_PAIR_INJECT].name);
+    }
+    if (fa->rma_iov_limit >= 2) {
+        n += snprintf(line + n, len - (size_t)n, "; larger: %s (%s when no free bounce slot "
+                      "holds it: run time)", variants[V_PAIR_BOUNCE].name, variants[V_PIECES].name);
+    } else {
+        n += snprintf(line + n, len - (size_t)n, "; larger: %s", variants[V_PIECES].name);
+    }
+    if (sg.pool.nchunks >= (unsigned)fsh_rt.npes) {
+        snprintf(line + n, len - (size_t)n, "; %s: never (%u inboxes for %d PEs)",
+                 variants[V_DENIED].name, sg.pool.nchunks, fsh_rt.npes);
+    } else {
+        snprintf(line + n, len - (size_t)n, "; %s to a PE whose %u inboxes are taken (run "
+                 "time, FABSHMEM_SIGNAL_PEERS)", variants[V_DENIED].name, sg.pool.nchunks);
+    }
+    printf("  %s\n", line);
 }

@@ -27,6 +27,10 @@ int fsh_signal_put(struct fsh_ctx *ctx, enum fsh_seg dseg, uint64_t doff, const 
                    size_t len, enum fsh_seg sseg, uint64_t soff, uint64_t value, int op, int pe,
                    bool nbi);
 
+/* For SHMEM_INFO=1: one line on stdout, which variant carries which sizes to mapped and to
+ * fabric peers (signal.c's table), and which choices are made only at run time. */
+void fsh_signal_print_info(void);
+
 /* Wait until every signal this PE issued was applied at its target (part of quiet). */
 int fsh_signal_quiet(void);
 
