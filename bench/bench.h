@@ -14,8 +14,10 @@
  * other rank may call the same functions, which then do nothing. No time is ever asserted.
  *
  * With --ceiling FILE (fi_ceiling's CSV, measured just before on the same provider) the table
- * and the JSON rows of the tests that have a ceiling (put_lat: fi_write_lat, get_lat:
- * fi_read_lat, put_signal_lat: fi_writedata_lat, put_bw: fi_write_bw, put_rate: fi_write_rate)
+ * and the JSON rows of the tests that have a ceiling (put_lat, put_nbi_lat: the better of
+ * fi_inject_flush_lat and fi_write_lat; get_lat: fi_read_lat, put_signal_lat: fi_writedata_lat,
+ * put_bw: fi_write_bw, put_rate: the better of fi_inject_flush_rate and fi_inject_write_rate,
+ * up to the inject size; put_ret: fi_copy_post_lat)
  * also carry it and the fraction of it reached (speed over the ceiling's speed). The CSV rows
  * keep their eight columns.
  */

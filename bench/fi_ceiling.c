@@ -31,6 +31,17 @@
  *                     bound FI_SELECTIVE_COMPLETION: fi_inject_write itself takes the
  *                     endpoint's default level, and on shm (1.17) that sends it by
  *                     process_vm_writev, at 0.4 Mmsg/s against 1.05 this way
+ *   fi_inject_flush_rate  rounds of WINDOW injected writes (transmit complete, no completion
+ *                     entry), then ONE flush that completes only when they have all landed:
+ *                     Mmsg/s over the window, the flush included, sizes up to the inject size
+ *                     (the best legal put_rate: WINDOW nbi puts + quiet). The flush, by the
+ *                     ordering the endpoint reports (tx_attr->msg_order): with FI_ORDER_WAW and
+ *                     FI_DELIVERY_COMPLETE, one delivery-complete 8-byte write; else with
+ *                     FI_ORDER_RAW one 8-byte fi_read; else no one operation can flush, and the
+ *                     stream is posted delivery-complete and waited for on the write counter
+ *                     (the section's title names which)
+ *   fi_inject_flush_lat  one injected write + the same flush, until the flush completes
+ *                     (the best legal put_lat, put + quiet, up to the inject size)
  *   memcpy_bw         rounds of WINDOW memcpy of size bytes, one core: MB/s
  *   cuda_h2d_bw       with FABSHMEM_DEVICE_HEAP_SIZE set and a GPU: rounds of WINDOW driver
  *                     copies host -> GPU from page-locked memory, each complete on return, as
@@ -71,7 +82,7 @@ struct card {
 static const struct bench_desc desc = {
     .name = "fi_ceiling",
     .tests = "fi_write_lat,fi_copy_post_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,"
-             "fi_inject_write_rate,memcpy_bw,cuda_h2d_bw",
+             "fi_inject_write_rate,fi_inject_flush_rate,fi_inject_flush_lat,memcpy_bw,cuda_h2d_bw",
     .targets = "",
     .defaults = "",
 };
@@ -88,7 +99,8 @@ static struct {
     struct fid_mr *mr;
     void *desc;
     uint8_t *buf; /* [0, max): local source/sink; [max, 2 max): what peers write and read;
-                   * then a local and a remote control word */
+                   * then a local and a remote control word, then the word flushes write and
+                   * read (FLUSH_OFF) */
     uint8_t *src; /* [0, max): private (unregistered) memory, fi_copy_post_lat's source */
     size_t max;
     struct fi_context2 *ctx; /* one per operation in flight (the hints ask FI_CONTEXT2) */
@@ -100,7 +112,21 @@ static struct {
     long remote_events;
     uint64_t write_flags;    /* FI_COMPLETION, and FI_DELIVERY_COMPLETE when the provider has it */
     size_t inject_size;
+    int flush;               /* how fi_inject_flush_* complete the stream: FLUSH_* */
 } F;
+
+enum { FLUSH_WRITE, FLUSH_READ, FLUSH_COUNTER };
+static const char *const flush_name[] = {
+    "one delivery-complete 8-byte write (the provider orders WAW)",
+    "one 8-byte fi_read (the provider orders RAW, no delivery-complete write after writes)",
+    "no ordered flush (neither WAW with delivery complete nor RAW): delivery-complete injects "
+    "waited for on the write counter",
+    "no ordered flush (neither WAW with delivery complete nor RAW) and no delivery complete: "
+    "injects waited for on the write counter, which counts writes that LEFT, not landed (not a "
+    "legal quiet)",
+};
+#define BUF_EXTRA 32                      /* past 2 max: control words and the flush word */
+#define FLUSH_OFF(max) (2 * (max) + 16)   /* the flush word: written and read by flushes */
 
 static struct bench_opts opts;
 static double *samples;
@@ -216,14 +242,14 @@ static void wait_pending(void)
 
 /* An injected write of [0, len) to the peer's remote area, with no completion entry (the write
  * counter counts it); EAGAIN retried with progress. */
-static void inject(size_t len)
+static void inject_flags(size_t len, uint64_t flags)
 {
     for (;;) {
         struct iovec iov = {.iov_base = F.buf, .iov_len = len};
         struct fi_rma_iov riov = {.addr = F.remote_base + F.max, .len = len, .key = F.remote_key};
         struct fi_msg_rma m = {.msg_iov = &iov, .desc = &F.desc, .iov_count = 1, .addr = F.peer,
                                .rma_iov = &riov, .rma_iov_count = 1};
-        ssize_t rc = fi_writemsg(F.ep, &m, FI_INJECT | (F.write_flags & FI_DELIVERY_COMPLETE));
+        ssize_t rc = fi_writemsg(F.ep, &m, flags);
         if (rc == 0) {
             F.writes++;
             return;
@@ -235,6 +261,18 @@ static void inject(size_t len)
     }
 }
 
+static void inject(size_t len)
+{
+    inject_flags(len, FI_INJECT | (F.write_flags & FI_DELIVERY_COMPLETE));
+}
+
+/* The cheapest legal stream write: injected, transmit complete (the flush completes it), no
+ * completion entry; delivery complete only where no flush is ordered after it. */
+static void inject_stream(size_t len)
+{
+    inject_flags(len, FI_INJECT | (F.flush == FLUSH_COUNTER ? FI_DELIVERY_COMPLETE : 0));
+}
+
 /* Until the write counter has every write posted so far. */
 static void wait_writes(void)
 {
@@ -244,6 +282,39 @@ static void wait_writes(void)
         }
         poll_cq();
     }
+}
+
+/* Completes every write posted before it: one operation the provider orders after them that
+ * completes only once it (and so they) landed; or, with no such order, the write counter. */
+static void flush(void)
+{
+    if (F.flush == FLUSH_COUNTER) {
+        wait_writes();
+        return;
+    }
+    size_t off = FLUSH_OFF(F.max);
+    uint64_t raddr = F.remote_base + off;
+    struct iovec iov = {.iov_base = F.buf + off + 8, .iov_len = 8};
+    struct fi_rma_iov riov = {.addr = raddr, .len = 8, .key = F.remote_key};
+    struct fi_msg_rma m = {.msg_iov = &iov, .desc = &F.desc, .iov_count = 1, .addr = F.peer,
+                           .rma_iov = &riov, .rma_iov_count = 1, .context = &F.ctx[0]};
+    for (;;) {
+        ssize_t rc = F.flush == FLUSH_READ
+                         ? fi_readmsg(F.ep, &m, FI_COMPLETION)
+                         : fi_writemsg(F.ep, &m,
+                                       FI_COMPLETION | FI_DELIVERY_COMPLETE |
+                                           (8 <= F.inject_size ? FI_INJECT : 0));
+        if (rc == 0) {
+            F.pending++;
+            F.writes += F.flush == FLUSH_WRITE;
+            break;
+        }
+        if (rc != -FI_EAGAIN) {
+            die(F.flush == FLUSH_READ ? "fi_readmsg (flush)" : "fi_writemsg (flush)", (int)rc);
+        }
+        poll_cq();
+    }
+    wait_pending();
 }
 
 static void wait_event(uint64_t data)
@@ -312,20 +383,24 @@ static double time_pingpong(size_t size, double *best)
 
 /* Rounds of WINDOW writes (fi_writemsg with completions, or with inject injected writes
  * counted by the write counter), each round timed to its last completion. */
-static double time_window(size_t size, double *best, bool inject_them)
+static double time_window(size_t size, double *best, bool inject_them, bool flush_them)
 {
     int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
     int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
     for (int r = -warm; r < rounds; r++) {
         double t0 = bench_now_us();
         for (int w = 0; w < opts.window; w++) {
-            if (inject_them) {
+            if (flush_them) {
+                inject_stream(size);
+            } else if (inject_them) {
                 inject(size);
             } else {
                 post(0, 0, size, 0, w);
             }
         }
-        if (inject_them) {
+        if (flush_them) {
+            flush();
+        } else if (inject_them) {
             wait_writes();
         } else {
             wait_pending();
@@ -355,10 +430,85 @@ static void inject_test(void)
          size = bench_next_size(&opts, size)) {
         double med = 1, best = 1, per = opts.window;
         if (rank == 0) {
-            med = time_window(size, &best, true);
+            med = time_window(size, &best, true, false);
         }
         phase_end(3);
         bench_row(size, per / med, per / best, check_write(size, 9, true));
+    }
+}
+
+/* iters of one injected write + the flush, each timed until the flush completes. */
+static double time_inject_flush(size_t size, double *best)
+{
+    for (int i = -opts.warmup; i < opts.iters; i++) {
+        double t0 = bench_now_us();
+        inject_stream(size);
+        flush();
+        if (i >= 0) {
+            samples[i] = bench_now_us() - t0;
+        }
+    }
+    return bench_stats(samples, opts.iters, best);
+}
+
+/* The data check of fi_inject_flush_*: n injected writes into the same place, each with a
+ * pattern of its own, the last the checked one, then one flush; then rank 1 looks at its memory
+ * after an out-of-band fence only (the bootstrap's, no fabric message that could itself order
+ * after the writes), so what it finds landed is what the flush completed. */
+static long check_flush(size_t size, uint64_t tag, int n)
+{
+    if (rank == 0) {
+        for (int i = 0; i < n; i++) {
+            bench_fill(F.buf, size, size * 8 + tag + (uint64_t)(n - 1 - i) * 0x1000);
+            inject_stream(size);
+        }
+        flush();
+    }
+    fsh_boot_fence(0, serve);
+    long wrong = 0;
+    if (rank == 1) {
+        wrong = bench_count_wrong(F.buf + F.max, size, size * 8 + tag);
+        post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
+        wait_pending();
+    } else if (rank == 0) {
+        while (F.remote_events == 0 || (F.last_data & ~UINT64_C(0xfffff)) != (DONE | 0x100000)) {
+            poll_cq();
+        }
+        wrong = (long)(F.last_data & 0xfffff);
+        F.last_data = 0;
+    }
+    fsh_boot_fence(0, serve);
+    return wrong;
+}
+
+static void flush_test(const char *name, int rate)
+{
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    if (F.flush == FLUSH_COUNTER && !F.cntr) {
+        bench_note("%s: n/a (the provider orders no flush after writes and opens no write "
+                   "counter)", name);
+        return;
+    }
+    int how = F.flush == FLUSH_COUNTER && !(F.write_flags & FI_DELIVERY_COMPLETE) ? 3 : F.flush;
+    char what[320];
+    snprintf(what, sizeof(what), "%s, then %s",
+             rate ? "WINDOW injected writes per round" : "one injected write", flush_name[how]);
+    bench_section(name, "fabric", rate ? "Mmsg/s" : "us", what);
+    for (size_t size = opts.min; size <= opts.max && size <= F.inject_size;
+         size = bench_next_size(&opts, size)) {
+        double med = 1, best = 1, per = opts.window;
+        if (rank == 0) {
+            med = rate ? time_window(size, &best, false, true) : time_inject_flush(size, &best);
+        }
+        phase_end(rate ? 12 : 13);
+        long wrong = check_flush(size, rate ? 14 : 15, rate ? opts.window : 1);
+        if (rate) {
+            bench_row(size, per / med, per / best, wrong);
+        } else {
+            bench_row(size, med, best, wrong);
+        }
     }
 }
 
@@ -440,7 +590,7 @@ static void window_test(const char *name, int rate, const char *what)
     for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
         double med = 1, best = 1, per = rate ? opts.window : (double)size * opts.window;
         if (rank == 0) {
-            med = time_window(size, &best, false);
+            med = time_window(size, &best, false, false);
         }
         phase_end(2);
         bench_row(size, per / med, per / best, check_write(size, 4 + (uint64_t)rate, false));
@@ -582,12 +732,12 @@ static void open_fabric(void)
         die("fi_enable", rc);
     }
     /* page-aligned: FI_MR_ALLOCATED providers want real allocations, EFA pins pages */
-    if (posix_memalign((void **)&F.buf, 4096, 2 * F.max + 16)) {
+    if (posix_memalign((void **)&F.buf, 4096, 2 * F.max + BUF_EXTRA)) {
         die("posix_memalign", -FI_ENOMEM);
     }
-    memset(F.buf, 0x5a, 2 * F.max + 16);
+    memset(F.buf, 0x5a, 2 * F.max + BUF_EXTRA);
     uint64_t mr_mode = (uint64_t)F.info->domain_attr->mr_mode;
-    rc = fi_mr_reg(F.domain, F.buf, 2 * F.max + 16,
+    rc = fi_mr_reg(F.domain, F.buf, 2 * F.max + BUF_EXTRA,
                    FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 1, 0, &F.mr, NULL);
     if (rc) {
         die("fi_mr_reg", rc);
@@ -595,6 +745,17 @@ static void open_fabric(void)
     F.desc = (mr_mode & FI_MR_LOCAL) ? fi_mr_desc(F.mr) : NULL;
     F.write_flags = FI_COMPLETION | (F.info->tx_attr->op_flags & FI_DELIVERY_COMPLETE);
     F.inject_size = F.info->tx_attr->inject_size;
+    /* the flush of fi_inject_flush_*: what the endpoint orders after writes (1.x's names and
+     * 2.x's RMA-only ones) */
+    uint64_t msg_order = F.info->tx_attr->msg_order;
+    uint64_t waw = FI_ORDER_WAW, raw = FI_ORDER_RAW;
+#ifdef FI_ORDER_RMA_WAW
+    waw |= FI_ORDER_RMA_WAW;
+    raw |= FI_ORDER_RMA_RAW;
+#endif
+    F.flush = (msg_order & waw) && (F.write_flags & FI_DELIVERY_COMPLETE) ? FLUSH_WRITE
+              : (msg_order & raw)                                     ? FLUSH_READ
+                                                                    : FLUSH_COUNTER;
 }
 
 static void exchange(void)
@@ -685,6 +846,8 @@ int main(int argc, char **argv)
     window_test("fi_write_bw", 0, "WINDOW fi_write, then every completion, per round");
     window_test("fi_write_rate", 1, "WINDOW fi_write, then every completion, per round");
     inject_test();
+    flush_test("fi_inject_flush_rate", 1);
+    flush_test("fi_inject_flush_lat", 0);
     memcpy_test();
     cuda_test();
     rc = bench_finish();
