@@ -325,6 +325,26 @@ static void wait_event(uint64_t data)
 }
 
 /* A phase boundary: the passive rank serves until the active one says DONE; then both fence. */
+/* Rank 1 counts the wrong bytes of its remote area (pattern size * 8 + tag) and sends the count
+ * to rank 0 in the immediate data of a DONE message; both ranks return it. */
+static long report_wrong(size_t size, uint64_t tag)
+{
+    long wrong = 0;
+    if (rank == 1) {
+        wrong = bench_count_wrong(F.buf + F.max, size, size * 8 + tag);
+        post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
+        wait_pending();
+    } else if (rank == 0) {
+        while (F.remote_events == 0 || (F.last_data & ~UINT64_C(0xfffff)) != (DONE | 0x100000)) {
+            poll_cq();
+        }
+        wrong = (long)(F.last_data & 0xfffff);
+        F.last_data = 0;
+    }
+    fsh_boot_fence(0, serve);
+    return wrong;
+}
+
 static void phase_end(uint64_t tag)
 {
     if (rank == 0) {
@@ -465,20 +485,7 @@ static long check_flush(size_t size, uint64_t tag, int n)
         flush();
     }
     fsh_boot_fence(0, serve);
-    long wrong = 0;
-    if (rank == 1) {
-        wrong = bench_count_wrong(F.buf + F.max, size, size * 8 + tag);
-        post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
-        wait_pending();
-    } else if (rank == 0) {
-        while (F.remote_events == 0 || (F.last_data & ~UINT64_C(0xfffff)) != (DONE | 0x100000)) {
-            poll_cq();
-        }
-        wrong = (long)(F.last_data & 0xfffff);
-        F.last_data = 0;
-    }
-    fsh_boot_fence(0, serve);
-    return wrong;
+    return report_wrong(size, tag);
 }
 
 static void flush_test(const char *name, int rate)
@@ -544,20 +551,7 @@ static long check_write(size_t size, uint64_t tag, bool by_inject)
         }
     }
     phase_end(tag);
-    long wrong = 0;
-    if (rank == 1) {
-        wrong = bench_count_wrong(F.buf + F.max, size, size * 8 + tag);
-        post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
-        wait_pending();
-    } else if (rank == 0) {
-        while (F.remote_events == 0 || (F.last_data & ~UINT64_C(0xfffff)) != (DONE | 0x100000)) {
-            poll_cq();
-        }
-        wrong = (long)(F.last_data & 0xfffff);
-        F.last_data = 0;
-    }
-    fsh_boot_fence(0, serve);
-    return wrong;
+    return report_wrong(size, tag);
 }
 
 static void lat_test(const char *name, int kind, const char *what)
