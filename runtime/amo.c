@@ -437,9 +437,7 @@ static void on_answer(uint32_t tag, uint32_t high)
 
 static int by_target_init(long peers)
 {
-    if (peers < 1 || peers > FSH_LEASE_MAX_CHUNKS) {
-        return fsh_err(-EINVAL, "use 1 to 254", "FABSHMEM_AMO_PEERS=%ld is out of range", peers);
-    }
+    /* peers is 1..FSH_LEASE_MAX_CHUNKS: env.c checks FABSHMEM_AMO_PEERS at load. */
     unsigned chunks = fsh_lease_chunks(fsh_rt.npes, peers);
     char what[160];
     snprintf(what, sizeof(what), "atomics' inboxes (%u sources x %d requests x %zu bytes)",

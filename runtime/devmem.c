@@ -763,10 +763,7 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
         dv.chunk = max - HDR; /* one request is one fabric write */
     }
     dv.slot = slot_bytes(dv.chunk);
-    if (cfg->FABSHMEM_DEVICE_PEERS < 1 || cfg->FABSHMEM_DEVICE_PEERS > FSH_LEASE_MAX_CHUNKS) {
-        return fsh_err(-EINVAL, "use 1 to 254", "FABSHMEM_DEVICE_PEERS=%ld is out of range",
-                       cfg->FABSHMEM_DEVICE_PEERS);
-    }
+    /* FABSHMEM_DEVICE_PEERS is 1..FSH_LEASE_MAX_CHUNKS: env.c checks it at load. */
     /* Every PE reserves the same blocks at the same point of init: symmetric. */
     unsigned inboxes = fsh_lease_chunks(fsh_rt.npes, cfg->FABSHMEM_DEVICE_PEERS);
     char what[192];

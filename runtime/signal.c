@@ -342,10 +342,7 @@ int fsh_signal_init(long slots, long peers)
         return fsh_err(-EINVAL, "use a power of two from 1 to 64",
                        "FABSHMEM_SIGNAL_SLOTS=%ld is not a power of two in 1..64", slots);
     }
-    if (peers < 1 || peers > FSH_LEASE_MAX_CHUNKS) {
-        return fsh_err(-EINVAL, "use 1 to 254", "FABSHMEM_SIGNAL_PEERS=%ld is out of range",
-                       peers);
-    }
+    /* peers is 1..FSH_LEASE_MAX_CHUNKS: env.c checks FABSHMEM_SIGNAL_PEERS at load. */
     sg.slots = (unsigned)slots;
     /* Up to a quarter of a peer's inbox inline: a stream of such puts still keeps four in
      * flight; at least one slot's worth. */
