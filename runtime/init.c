@@ -1002,16 +1002,6 @@ static void stop_phases(void)
     }
 }
 
-/* A phase failed: the job ends naming the cause, as every failure at the API boundary does.
- * The phases done are not undone first: the process ends at once (the kernel takes back its
- * memory and endpoints, end_job removes the shared names), and an undo could wait on peers or
- * replace the recorded cause with its own. */
-static void __attribute__((noreturn)) start_failed(const char *fn, int rc)
-{
-    fsh_init_fatal_err(fn, rc);
-    abort(); /* not reached: fsh_init_fatal_err ends the job */
-}
-
 /* A repeated init (OpenSHMEM 1.6): each call needs its own finalize and only the last
  * finalize ends the library. The thread level stays the one the first call chose (the
  * engine's locking was set up for it): provided says so, as the spec lets provided be lower
@@ -1052,7 +1042,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         int rc = phases[i].start(&st);
         phase(phases[i].name);
         if (rc != 0) {
-            start_failed(fn, rc);
+            /* The job ends naming the cause, undoing nothing: the process ends at once (the
+             * kernel takes back memory and endpoints, end_job removes the shared names), and
+             * an undo could wait on peers or record a cause of its own over this one. */
+            fsh_init_fatal_err(fn, rc);
         }
     }
     char times[512];
