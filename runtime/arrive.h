@@ -34,7 +34,7 @@ typedef int (*fsh_arrive_read_fn)(struct fsh_ctx *ctx, const int *pes, size_t n,
 /* Counting, from fsh_arrive_init to fsh_arrive_fini: a global so that a put's test inlines. */
 extern bool fsh_arrive_active;
 
-/* Will quiet count (fabric.c decides it with the provider: false before one is open)? */
+/* Will quiet count (fabric_provider.c decides it with the provider: false before one is open)? */
 bool fsh_arrive_counts(void);
 /* How many contexts' own endpoints targets count apart, each with counts of its own: a
  * setting every PE must agree on (it sizes the counts' block; the exchange compares it). */

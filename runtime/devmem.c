@@ -7,10 +7,10 @@
  *
  * Path choice (FABSHMEM_DEVICE_PATH; printed by SHMEM_INFO=1, predicted by fabshmem-info
  * --doctor): GPU memory is handed to the NIC as a dmabuf (FI_MR_DMABUF, libfabric >= 1.20) or
- * with iface FI_HMEM_CUDA, both only when the provider lists FI_HMEM (fabric.c asks for it when
- * a device heap is configured), else the staging path below, which works on every provider.
- * auto takes the first that is possible and registers; every PE must manage it, else all use
- * staging. On a direct path the heap's key is exchanged and the provider moves device data;
+ * with iface FI_HMEM_CUDA, both only when the provider lists FI_HMEM (fabric_provider.c asks
+ * for it when a device heap is configured), else the staging path below, which works on every
+ * provider. auto takes the first that is possible and registers; every PE must manage it, else
+ * all use staging. On a direct path the heap's key is exchanged and the provider moves device data;
  * the backend's visible() (fsh_backend_guard) makes NIC writes visible to the GPU
  * (cuFlushGPUDirectRDMAWrites) before a signal, a sync or a satisfied wait lets the program
  * use them. Atomics on device memory always

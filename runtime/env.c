@@ -227,7 +227,7 @@ static const struct limit {
     {"FABSHMEM_DEVICE_PEERS", 1, 254, "use 1 to 254", false},
     /* Bytes a staging request moves: 0 would move nothing. */
     {"FABSHMEM_DEVICE_CHUNK", 1, 1 << 30, "use bytes from 1 to 1G, e.g. 64K (the default)", false},
-    /* fabric.h's FSH_MAX_RAILS; a negative count was taken for 0 (every NIC). */
+    /* fabric_provider.h's FSH_MAX_RAILS; a negative count was taken for 0 (every NIC). */
     {"FABSHMEM_RAILS", 0, 4, "use 0 (every NIC of the list, at most 4) or 1 to 4", false},
     /* Pieces below 8 bytes: libfabric 1.17's shm provider loses some of a put split that
      * finely (rma_putget_mem, rma_nbi_quiet and barrier_all fail at 1..7, pass at 8 and up). */
@@ -253,7 +253,7 @@ static struct words {
 #define WORDS(name, kind, ...)                                                                     \
     {#name, kind, (const char *const[]){__VA_ARGS__},                                              \
      sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), 0}
-    /* fabric.c: the profile's index is efa_direct; COMPLETION_*; the bits of mr_values. */
+    /* fabric_provider.c: the profile's index is efa_direct; COMPLETION_*; mr_values' bits. */
     WORDS(FABSHMEM_PROVIDER_PROFILE, ONE, "native", "efa-direct"),
     WORDS(FABSHMEM_REMOTE_COMPLETION, ONE, "auto", "delivery", "count"),
     WORDS(FABSHMEM_MR_MODE, SET, "local", "virt_addr", "allocated", "prov_key", "raw", "hmem"),
