@@ -148,7 +148,7 @@ static struct {
     bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
     uint64_t recs;  /* records published */
     unsigned cur;   /* the record of the call in progress */
-} nt;
+} notify_mem;
 
 /* One fingerprinted call's arguments (fsh_notify_fingerprint), 64 bytes in the scratch. */
 struct record {
@@ -247,20 +247,20 @@ static void on_arrival(uint32_t payload, uint32_t high)
     unsigned code = (payload >> SENDER_BITS) & ((1u << CODE_BITS) - 1);
     size_t from = payload & ((1u << SENDER_BITS) - 1);
     struct fsh_notify_cell *cell = NULL;
-    if (!nt.open) {
+    if (!notify_mem.open) {
         return;
     }
     if (code >= CODE_PAGE0) {
         /* An arena region's cells open its first page; the sender may be faster than this
          * PE's own making of the team (rule 3). */
-        size_t at = (code - CODE_PAGE0) * nt.page + from * sizeof(*cell);
-        if (at + sizeof(*cell) <= FSH_NOTIFY_PAGES * nt.page) {
-            cell = (struct fsh_notify_cell *)(nt.arena + at);
+        size_t at = (code - CODE_PAGE0) * notify_mem.page + from * sizeof(*cell);
+        if (at + sizeof(*cell) <= FSH_NOTIFY_PAGES * notify_mem.page) {
+            cell = (struct fsh_notify_cell *)(notify_mem.arena + at);
         }
-    } else if (from < (size_t)nt.npes) {
-        struct fsh_notify_region *r = code == CODE_WORLD  ? &nt.world
-                                      : code == CODE_FINAL ? &nt.final
-                                                           : &nt.aset;
+    } else if (from < (size_t)notify_mem.npes) {
+        struct fsh_notify_region *r = code == CODE_WORLD   ? &notify_mem.world
+                                      : code == CODE_FINAL ? &notify_mem.final
+                                                           : &notify_mem.aset;
         cell = &r->cells[from];
     }
     if (cell) {
@@ -316,96 +316,99 @@ int fsh_notify_init(int npes, unsigned max_teams)
         return fsh_err(-EINVAL, "set FABSHMEM_MAX_TEAMS to 2..62",
                        "FABSHMEM_MAX_TEAMS=%u is out of range", max_teams);
     }
-    nt.npes = npes;
-    nt.page = page_bytes(npes, max_teams);
+    notify_mem.npes = npes;
+    notify_mem.page = page_bytes(npes, max_teams);
     size_t total = fsh_notify_heap_bytes(npes, max_teams);
     char what[160];
     snprintf(what, sizeof(what),
              "the collectives' scratch (%d PEs, a team arena of %d x %zu bytes)", npes,
-             FSH_NOTIFY_PAGES, nt.page);
-    nt.scratch = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_MAX_TEAMS");
-    if (!nt.scratch) {
+             FSH_NOTIFY_PAGES, notify_mem.page);
+    notify_mem.scratch = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_MAX_TEAMS");
+    if (!notify_mem.scratch) {
         return fsh_err_last()->code;
     }
     enum fsh_seg seg;
-    if (fsh_mr_lookup(nt.scratch, total, &seg, &nt.scratch_off) != 0 || seg != FSH_SEG_HEAP) {
+    if (fsh_mr_lookup(notify_mem.scratch, total, &seg, &notify_mem.scratch_off) != 0 ||
+        seg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "collective scratch is not in the registered heap");
     }
     /* Fresh heap memory is zero; no memset: a faster local peer may already count into it. */
-    nt.zero = (uint64_t *)nt.scratch;
-    nt.sink_off = nt.scratch_off + sizeof(uint64_t);
-    nt.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
-    nt.recs = 0;
-    nt.cur = 0;
-    char *p = nt.scratch + HEAD;
-    int rc = job_region(&nt.world, CODE_WORLD, &p, npes, WORLD_LAND, true);
+    notify_mem.zero = (uint64_t *)notify_mem.scratch;
+    notify_mem.sink_off = notify_mem.scratch_off + sizeof(uint64_t);
+    notify_mem.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
+    notify_mem.recs = 0;
+    notify_mem.cur = 0;
+    char *p = notify_mem.scratch + HEAD;
+    int rc = job_region(&notify_mem.world, CODE_WORLD, &p, npes, WORLD_LAND, true);
     if (rc == 0) {
-        rc = job_region(&nt.aset, CODE_ASET, &p, npes, ASET_LAND, true);
+        rc = job_region(&notify_mem.aset, CODE_ASET, &p, npes, ASET_LAND, true);
     }
     if (rc == 0) {
-        rc = job_region(&nt.final, CODE_FINAL, &p, npes, 0, false);
+        rc = job_region(&notify_mem.final, CODE_FINAL, &p, npes, 0, false);
     }
     if (rc != 0) {
         return rc;
     }
-    nt.arena = p;
-    nt.used = 0;
-    if ((size_t)(p - nt.scratch) + FSH_NOTIFY_PAGES * nt.page != total) {
-        return fsh_err(-EFAULT, "", "collective scratch layout (%zu bytes) differs from "
-                       "fsh_notify_heap_bytes (%zu)", (size_t)(p - nt.scratch) +
-                       FSH_NOTIFY_PAGES * nt.page, total);
+    notify_mem.arena = p;
+    notify_mem.used = 0;
+    if ((size_t)(p - notify_mem.scratch) + FSH_NOTIFY_PAGES * notify_mem.page != total) {
+        return fsh_err(-EFAULT, "",
+                       "collective scratch layout (%zu bytes) differs from "
+                       "fsh_notify_heap_bytes (%zu)",
+                       (size_t)(p - notify_mem.scratch) + FSH_NOTIFY_PAGES * notify_mem.page,
+                       total);
     }
-    nt.open = true;
+    notify_mem.open = true;
     return fsh_progress_register_imm(FSH_IMM_COLL, on_arrival);
 }
 
 void fsh_notify_fini(void)
 {
     /* The scratch goes with the heap. */
-    nt.open = false;
-    free(nt.world.expected);
-    free(nt.aset.expected);
-    free(nt.final.expected);
-    nt.world.fp_out = nt.aset.fp_out = nt.final.fp_out = NULL;
-    nt.world.fp_in = nt.aset.fp_in = nt.final.fp_in = NULL;
-    nt.world.expected = nt.aset.expected = nt.final.expected = NULL;
+    notify_mem.open = false;
+    free(notify_mem.world.expected);
+    free(notify_mem.aset.expected);
+    free(notify_mem.final.expected);
+    notify_mem.world.fp_out = notify_mem.aset.fp_out = notify_mem.final.fp_out = NULL;
+    notify_mem.world.fp_in = notify_mem.aset.fp_in = notify_mem.final.fp_in = NULL;
+    notify_mem.world.expected = notify_mem.aset.expected = notify_mem.final.expected = NULL;
 }
 
 struct fsh_notify_region *fsh_notify_world(void)
 {
-    return &nt.world;
+    return &notify_mem.world;
 }
 
 struct fsh_notify_region *fsh_notify_aset(void)
 {
-    return &nt.aset;
+    return &notify_mem.aset;
 }
 
 struct fsh_notify_region *fsh_notify_final(void)
 {
-    return &nt.final;
+    return &notify_mem.final;
 }
 
 /* ------------------------------------------------------------------ the arena */
 
 uint64_t fsh_notify_free_pages(void)
 {
-    return ~nt.used & (((uint64_t)1 << FSH_NOTIFY_PAGES) - 1);
+    return ~notify_mem.used & (((uint64_t)1 << FSH_NOTIFY_PAGES) - 1);
 }
 
 size_t fsh_notify_page_bytes(void)
 {
-    return nt.page;
+    return notify_mem.page;
 }
 
 static unsigned pages_of(size_t bytes)
 {
-    return (unsigned)((bytes + nt.page - 1) / nt.page);
+    return (unsigned)((bytes + notify_mem.page - 1) / notify_mem.page);
 }
 
 unsigned fsh_notify_pages_for(int n)
 {
-    return pages_of(team_bytes(n)); /* nt.page is page_bytes(npes, max_teams) */
+    return pages_of(team_bytes(n)); /* notify_mem.page is page_bytes(npes, max_teams) */
 }
 
 static uint64_t run_mask(unsigned first, unsigned pages)
@@ -432,15 +435,15 @@ int fsh_notify_carve(int n, unsigned first, struct fsh_notify_region **out)
         return fsh_err(-ENOMEM, "free some memory", "out of memory for a team of %d PEs", n);
     }
     unsigned pages = fsh_notify_pages_for(n);
-    char *p = nt.arena + (size_t)first * nt.page;
+    char *p = notify_mem.arena + (size_t)first * notify_mem.page;
     unsigned rounds = rounds_of(n);
     /* The landing buffers take the rest of the region's pages. */
-    size_t chunk = chunk_within(rounds, pages * nt.page - fixed_bytes(n));
+    size_t chunk = chunk_within(rounds, pages * notify_mem.page - fixed_bytes(n));
     lay_out(r, p, n, p + fixed_bytes(n), chunk);
     r->code = CODE_PAGE0 + first;
     r->by_world = false;
     r->pages = run_mask(first, pages);
-    nt.used |= r->pages;
+    notify_mem.used |= r->pages;
     *out = r;
     return 0;
 }
@@ -449,7 +452,7 @@ static void zero_pages(uint64_t pages)
 {
     for (unsigned p = 0; p < FSH_NOTIFY_PAGES; p++) {
         if (pages & ((uint64_t)1 << p)) {
-            memset(nt.arena + (size_t)p * nt.page, 0, nt.page);
+            memset(notify_mem.arena + (size_t)p * notify_mem.page, 0, notify_mem.page);
         }
     }
 }
@@ -462,7 +465,7 @@ void fsh_notify_release(struct fsh_notify_region *r)
     /* Zero for the next team on these pages (rule 3): every arrival of this team has been
      * counted by a call that returned, and no member writes here again. */
     zero_pages(r->pages | r->lease);
-    nt.used &= ~(r->pages | r->lease);
+    notify_mem.used &= ~(r->pages | r->lease);
     free(r->expected);
     free(r);
 }
@@ -481,8 +484,8 @@ void fsh_notify_lease(struct fsh_notify_region *r, uint64_t free)
         if ((unsigned)__builtin_popcountll(free) >= pages + FSH_NOTIFY_PAGES / 2 &&
             fsh_notify_fit(free, pages, &first)) {
             r->lease = run_mask(first, pages);
-            nt.used |= r->lease;
-            r->land = nt.arena + (size_t)first * nt.page;
+            notify_mem.used |= r->lease;
+            r->land = notify_mem.arena + (size_t)first * notify_mem.page;
             r->chunk = c;
             return;
         }
@@ -535,8 +538,9 @@ int fsh_notify_signal(struct fsh_notify_batch *b, int i)
         __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t),
-                         fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, nt.sink_off, true, imm_of(b));
+    return fsh_rma_write(&fsh_ctx_default, &b->sync, notify_mem.zero, sizeof(uint64_t),
+                         fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, notify_mem.sink_off, true,
+                         imm_of(b));
 }
 
 int fsh_notify_word(struct fsh_notify_batch *b, int i, uint64_t *word, uint64_t value)
@@ -605,7 +609,7 @@ int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t
 
 static struct record *records(void)
 {
-    return (struct record *)(nt.scratch + REC_OFF);
+    return (struct record *)(notify_mem.scratch + REC_OFF);
 }
 
 static bool same_call(const struct record *r, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
@@ -620,14 +624,14 @@ uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, u
 {
     /* The same call as one of the last two (a loop of barriers, of the same reduction, of
      * malloc and free): its record stands, no hash and no stores. */
-    if (nt.scratch) {
+    if (notify_mem.scratch) {
         struct record *r = records();
-        if (same_call(&r[nt.cur], kind, a, b, c, d)) {
-            return (uint16_t)r[nt.cur].fp;
+        if (same_call(&r[notify_mem.cur], kind, a, b, c, d)) {
+            return (uint16_t)r[notify_mem.cur].fp;
         }
-        if (same_call(&r[nt.cur ^ 1], kind, a, b, c, d)) {
-            nt.cur ^= 1;
-            return (uint16_t)r[nt.cur].fp;
+        if (same_call(&r[notify_mem.cur ^ 1], kind, a, b, c, d)) {
+            notify_mem.cur ^= 1;
+            return (uint16_t)r[notify_mem.cur].fp;
         }
     }
     /* Each argument times its own odd constant (independent multiplies: a few cycles in
@@ -641,18 +645,18 @@ uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, u
     h ^= h >> 32;
     uint16_t fp15 = (uint16_t)((h ^ (h >> 15)) & 0x7fffu);
     uint16_t fp = (uint16_t)(0x8000u | (fp15 ? fp15 : 1)); /* 15 bits never 0 (fp_cell) */
-    if (nt.scratch) {
+    if (notify_mem.scratch) {
         /* Published for a peer that meets a different fingerprint (report()); the last two
          * different calls, since a peer may be one call ahead when it looks. */
-        nt.cur ^= 1;
-        struct record *r = &records()[nt.cur];
+        notify_mem.cur ^= 1;
+        struct record *r = &records()[notify_mem.cur];
         __atomic_store_n(&r->fp, 0, __ATOMIC_RELAXED);
         r->kind = kind;
         r->arg[0] = a;
         r->arg[1] = b;
         r->arg[2] = c;
         r->arg[3] = d;
-        r->seq = ++nt.recs;
+        r->seq = ++notify_mem.recs;
         __atomic_store_n(&r->fp, fp, __ATOMIC_RELEASE);
     }
     return fp;
@@ -705,7 +709,7 @@ int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp)
 int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                       const void *src, size_t len, uint16_t fp)
 {
-    if (fp == 0 || !nt.fp_data) {
+    if (fp == 0 || !notify_mem.fp_data) {
         return fsh_notify_put(b, i, seg, off, src, len);
     }
     if (len == 0) {
@@ -749,7 +753,7 @@ static bool fp_here_or_never(const void *arg)
 
 int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
 {
-    if (fp == 0 || (data && !nt.fp_data)) {
+    if (fp == 0 || (data && !notify_mem.fp_data)) {
         return 0;
     }
     size_t c = counter_of(t, i);
@@ -843,10 +847,10 @@ static void describe(char *buf, size_t size, const struct record *r)
  * load when mapped here, else a fabric read): false when it has moved two calls on since. */
 static bool peer_record(int pe, uint16_t theirs, struct record *out)
 {
-    uint64_t *landing = (uint64_t *)(nt.scratch + 2 * sizeof(uint64_t));
+    uint64_t *landing = (uint64_t *)(notify_mem.scratch + 2 * sizeof(uint64_t));
     for (int k = 0; k < 2; k++) {
         uint64_t *w = (uint64_t *)out;
-        uint64_t base = nt.scratch_off + REC_OFF + (uint64_t)k * sizeof(struct record);
+        uint64_t base = notify_mem.scratch_off + REC_OFF + (uint64_t)k * sizeof(struct record);
         for (size_t j = 0; j < sizeof(*out) / sizeof(uint64_t); j++) {
             if (fsh_rma_read_word(pe, base + j * sizeof(uint64_t), landing, sizeof(uint64_t),
                                   &w[j], "collective: reading a peer's arguments") != 0) {
@@ -864,7 +868,7 @@ static bool peer_record(int pe, uint16_t theirs, struct record *out)
 int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_t theirs)
 {
     int pe = fsh_team_world_pe(t, i);
-    struct record me = records()[nt.cur], peer;
+    struct record me = records()[notify_mem.cur], peer;
     if (me.fp != mine) {
         memset(&me, 0, sizeof(me));
     }
@@ -915,14 +919,14 @@ int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uin
         __atomic_fetch_add(counter, fsh_notify_pieces(len) + 1, __ATOMIC_RELEASE);
         return 0;
     }
-    if (!nt.fp_data) {
+    if (!notify_mem.fp_data) {
         int rc = fsh_notify_put(b, i, seg, off, src, len);
         return rc ? rc : fsh_notify_signal(b, i);
     }
     uint64_t imm = imm_of(b), plus = imm | (uint64_t)PLUS_HIGH << 32;
     if (len == 0) {
-        return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe,
-                             FSH_SEG_HEAP, nt.sink_off, true, plus);
+        return fsh_rma_write(&fsh_ctx_default, &b->sync, notify_mem.zero, sizeof(uint64_t), pe,
+                             FSH_SEG_HEAP, notify_mem.sink_off, true, plus);
     }
     return write_pieces(b, pe, seg, off, src, len, imm, plus);
 }
@@ -968,7 +972,7 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
              w.expected);
     /* A collective's arrival comes only from the sender itself: a sender gone into finalize
      * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
-    if (t->nr == &nt.final) {
+    if (t->nr == &notify_mem.final) {
         return fsh_progress_wait(reached, &w, msg, from);
     }
     return fsh_progress_wait_arrival(reached, &w, msg, from);
@@ -1062,5 +1066,5 @@ int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *o
 
 uint64_t fsh_notify_scratch_off(const void *p)
 {
-    return nt.scratch_off + (uint64_t)((const char *)p - nt.scratch);
+    return notify_mem.scratch_off + (uint64_t)((const char *)p - notify_mem.scratch);
 }

@@ -71,7 +71,7 @@ static struct {
      * again while initialized; only the finalize matching the first one finalizes). Atomic:
      * at SHMEM_THREAD_MULTIPLE threads may nest their own init/finalize pairs. */
     int depth;
-} lc;
+} lifetime;
 
 static void report(const char *fn, const char *fix, const char *msg)
 {
@@ -204,31 +204,32 @@ static struct {
         const char *name;
         double ms;
     } ph[MAX_PHASES];
-} it;
+} phase_times;
 
 /* The phase that just ended is name; phase(NULL) starts the clock. */
 static void phase(const char *name)
 {
     double t = fsh_progress_now() * 1e3;
     if (!name) {
-        it.start = t;
-        it.n = 0;
-    } else if (it.n < MAX_PHASES) {
-        it.ph[it.n].name = name;
-        it.ph[it.n++].ms = t - it.last;
+        phase_times.start = t;
+        phase_times.n = 0;
+    } else if (phase_times.n < MAX_PHASES) {
+        phase_times.ph[phase_times.n].name = name;
+        phase_times.ph[phase_times.n++].ms = t - phase_times.last;
     }
-    it.last = t;
+    phase_times.last = t;
 }
 
 /* "pmix 12.1 ms, topology 40.2 ms, ..., total 98.0 ms": every phase, then the total. */
 static void format_phases(char *line, size_t len)
 {
     size_t n = 0;
-    for (int i = 0; i < it.n && n < len; i++) {
-        n += (size_t)snprintf(line + n, len - n, "%s %.1f ms, ", it.ph[i].name, it.ph[i].ms);
+    for (int i = 0; i < phase_times.n && n < len; i++) {
+        n += (size_t)snprintf(line + n, len - n, "%s %.1f ms, ", phase_times.ph[i].name,
+                              phase_times.ph[i].ms);
     }
     if (n < len) {
-        snprintf(line + n, len - n, "total %.1f ms", it.last - it.start);
+        snprintf(line + n, len - n, "total %.1f ms", phase_times.last - phase_times.start);
     }
 }
 
@@ -259,8 +260,8 @@ static void print_info(const struct fsh_config *cfg)
     char own[320];
     fsh_footprint(fsh_rt.npes, cfg, fsh_dev_on, &f);
     fsh_footprint_describe(&f, own, sizeof(own));
-    printf("  symmetric heap: %zu bytes at %p; fabshmem's own: %s (%zu bytes)\n", lc.heap_size,
-           lc.heap_base, own, f.total);
+    printf("  symmetric heap: %zu bytes at %p; fabshmem's own: %s (%zu bytes)\n",
+           lifetime.heap_size, lifetime.heap_base, own, f.total);
     printf("  intra-node: %s\n", loc);
     fsh_signal_print_info();
     printf("  %s\n", fsh_dev_describe());
@@ -289,7 +290,7 @@ static int footprint_fits(const struct fsh_config *cfg)
 {
     struct fsh_footprint f;
     fsh_footprint(fsh_rt.npes, cfg, false, &f);
-    if (f.total <= lc.heap_size) {
+    if (f.total <= lifetime.heap_size) {
         return 0;
     }
     char own[320], fix[256];
@@ -298,9 +299,10 @@ static int footprint_fits(const struct fsh_config *cfg)
     snprintf(fix, sizeof(fix), "raise SHMEM_SYMMETRIC_SIZE to %zuM or more (fabshmem's own, and as "
              "much again for the application), or lower FABSHMEM_MAX_TEAMS, FABSHMEM_SIGNAL_PEERS "
              "or FABSHMEM_SIGNAL_SLOTS", (2 * f.total + (1u << 20) - 1) >> 20);
-    return fsh_err(-ENOMEM, fix, "with %d PEs fabshmem's own state takes %s of the symmetric "
-                   "heap, more than SHMEM_SYMMETRIC_SIZE=%zu holds", fsh_rt.npes, own,
-                   lc.heap_size);
+    return fsh_err(-ENOMEM, fix,
+                   "with %d PEs fabshmem's own state takes %s of the symmetric "
+                   "heap, more than SHMEM_SYMMETRIC_SIZE=%zu holds",
+                   fsh_rt.npes, own, lifetime.heap_size);
 }
 
 /* What init reserved must be what the memory model says (README, SHMEM_INFO): a difference
@@ -660,7 +662,7 @@ static struct start {
     void *data_base;
     size_t data_len;
     bool all_mapped;
-} st;
+} startup;
 
 /* Environment, log level, bootstrap (PMIx or singleton) and the checks that need the PE's
  * rank. The bootstrap has no undo: it outlives shmem_finalize (a later shmem_init may need it)
@@ -783,12 +785,13 @@ static void stop_engine(void)
  * unmapped after the stops (finalize_all): after fsh_local_fini, which closes its memfd. */
 static int start_segments(struct start *s)
 {
-    lc.heap_size = (s->cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
+    lifetime.heap_size = (s->cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
     fsh_mr_find_data_segment(&s->data_base, &s->data_len);
-    int rc = fsh_mr_check_memlock(lc.heap_size + s->data_len);
+    int rc = fsh_mr_check_memlock(lifetime.heap_size + s->data_len);
     if (rc == 0) {
-        lc.heap_base = fsh_heap_map(lc.heap_size, fsh_local_heap_fd(lc.heap_size));
-        rc = lc.heap_base ? 0 : fsh_err_last()->code;
+        lifetime.heap_base =
+            fsh_heap_map(lifetime.heap_size, fsh_local_heap_fd(lifetime.heap_size));
+        rc = lifetime.heap_base ? 0 : fsh_err_last()->code;
     }
     if (rc == 0) {
         fsh_local_share_data(s->data_base, s->data_len);
@@ -799,7 +802,7 @@ static int start_segments(struct start *s)
 /* Deregistered by fsh_mr_fini (the engine's undo). */
 static int start_registration(struct start *s)
 {
-    int rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lc.heap_base, lc.heap_size);
+    int rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lifetime.heap_base, lifetime.heap_size);
     if (rc == 0) {
         rc = fsh_mr_reg_segment(FSH_SEG_DATA, s->data_base, s->data_len);
     }
@@ -826,7 +829,7 @@ static int start_mapping(struct start *s)
 static int start_liveness(struct start *s)
 {
     const struct fsh_config *cfg = s->cfg;
-    int rc = fsh_heap_init(lc.heap_base, lc.heap_size);
+    int rc = fsh_heap_init(lifetime.heap_base, lifetime.heap_size);
     if (rc == 0) {
         rc = footprint_fits(cfg);
     }
@@ -918,12 +921,12 @@ static int start_info(struct start *s)
     if (s->provided) {
         *s->provided = fsh_rt.thread_level;
     }
-    __atomic_store_n(&lc.depth, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&lifetime.depth, 1, __ATOMIC_RELEASE);
     fsh_rt.state = FSH_STATE_RUNNING;
     fsh_live_publish(FSH_LIVE_RUNNING, 0);
-    if (!lc.atexit_done) {
+    if (!lifetime.atexit_done) {
         on_exit(at_exit, NULL);
-        lc.atexit_done = 1;
+        lifetime.atexit_done = 1;
     }
     if (fsh_rt.pe == 0 && cfg->SHMEM_VERSION) {
         printf("fabshmem: %s, OpenSHMEM %d.%d\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
@@ -1008,7 +1011,7 @@ static void stop_phases(void)
  * than requested, and a program that asks for more is told. */
 static void init_nested(const char *fn, int requested, int *provided)
 {
-    __atomic_add_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&lifetime.depth, 1, __ATOMIC_ACQ_REL);
     if (provided) {
         *provided = fsh_rt.thread_level;
     }
@@ -1033,13 +1036,13 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     fsh_crash_enter(fn);
     fsh_crash_install();
-    memset(&st, 0, sizeof(st));
-    st.fn = fn;
-    st.requested = requested;
-    st.provided = provided;
+    memset(&startup, 0, sizeof(startup));
+    startup.fn = fn;
+    startup.requested = requested;
+    startup.provided = provided;
     phase(NULL);
     for (int i = 0; i < NPHASES; i++) {
-        int rc = phases[i].start(&st);
+        int rc = phases[i].start(&startup);
         phase(phases[i].name);
         if (rc != 0) {
             /* The job ends naming the cause, undoing nothing: the process ends at once (the
@@ -1050,7 +1053,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     char times[512];
     format_phases(times, sizeof(times));
-    if (fsh_rt.pe == 0 && st.cfg->SHMEM_INFO) {
+    if (fsh_rt.pe == 0 && startup.cfg->SHMEM_INFO) {
         printf("  init: %s (PE 0)\n", times);
         fflush(stdout);
     }
@@ -1071,7 +1074,7 @@ static void finalize_all(const char *fn)
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
-    __atomic_store_n(&lc.depth, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&lifetime.depth, 0, __ATOMIC_RELEASE);
     /* Everything this PE issued completes before it says it is in finalize (a peer seeing
      * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
      * barrier is not released by it), and our own notifications are delivered (quiet again)
@@ -1098,8 +1101,8 @@ static void finalize_all(const char *fn)
      * the topology (its peers' mappings outlive every module that reads them), and the heap,
      * mapped by the segments phase, is unmapped once local.c has closed its memfd. */
     fsh_local_fini();
-    fsh_heap_unmap(lc.heap_base, lc.heap_size);
-    lc.heap_base = NULL;
+    fsh_heap_unmap(lifetime.heap_base, lifetime.heap_size);
+    lifetime.heap_base = NULL;
     fsh_crash_remove();
 }
 
@@ -1108,7 +1111,7 @@ void fsh_init_finalize(const char *fn)
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
-    if (__atomic_sub_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL) > 0) {
+    if (__atomic_sub_fetch(&lifetime.depth, 1, __ATOMIC_ACQ_REL) > 0) {
         /* A nested finalize: the library stays up for the initializations still open. What
          * this PE issued completes (the local half of finalize), with no collective step: the
          * PEs need not nest alike. */
