@@ -20,10 +20,8 @@
  * barrier_all completes every earlier put (quiet) before its first arrival, and an arrival is
  * counted only after its write landed, so data put before a barrier is visible after it.
  *
- * The same rounds carrying an 8-byte word give an all-reduce for idempotent operations
- * (AND here; hearing a value twice is harmless), which team creation uses to agree on arena
- * pages. The word of round k comes from team PE me - 2^k and lands in that sender's mailbox,
- * as every mailbox write does (notify.c).
+ * Its twin carrying an 8-byte word, the AND of a word over a team, is notify.c's
+ * (fsh_notify_and_word): team creation, which coll.h's collectives depend on, needs it.
  */
 #include "coll.h"
 
@@ -103,26 +101,4 @@ int fsh_coll_barrier_all_fp(uint16_t fp)
 int fsh_coll_sync_all(void)
 {
     return fsh_coll_sync(&fsh_team_world, "shmem_sync_all");
-}
-
-int fsh_coll_and_word(struct fsh_team *t, uint64_t *word)
-{
-    int n = t->size, me = t->my_pe;
-    uint64_t *in = fsh_notify_words(t, fsh_team_step(t));
-    struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t);
-    int rc = 0;
-    for (int dist = 1; dist < n && rc == 0; dist *= 2) {
-        int from = (me - dist + n) % n;
-        rc = fsh_notify_word(&b, (me + dist) % n, &in[me], *word);
-        if (rc == 0) {
-            fsh_notify_expect(t, from, 1);
-            rc = fsh_notify_wait(t, from, "team split: agreeing on a word (AND)");
-        }
-        if (rc == 0) {
-            *word &= __atomic_load_n(&in[from], __ATOMIC_ACQUIRE);
-        }
-    }
-    int crc = fsh_notify_complete(&b, "team split: agreeing on a word (AND)");
-    return rc ? rc : crc;
 }

@@ -112,7 +112,7 @@
 #include "local.h"
 #include "rma.h"
 #include "rt.h"
-#include "team.h"
+#include "team_type.h"
 
 #define SENDER_BITS 22
 #define CODE_BITS 6
@@ -1024,6 +1024,32 @@ int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, doubl
     int rc = fsh_progress_wait_arrival(reached_or_late, &f, msg, from);
     *late = rc == 0 && !reached(&f.w);
     return rc;
+}
+
+/* The dissemination rounds of a barrier (barrier.c) carrying an 8-byte word: an all-reduce
+ * for idempotent operations (AND here; hearing a value twice is harmless). The word of round
+ * k comes from team PE me - 2^k and lands in that sender's mailbox, as every mailbox write
+ * does. */
+int fsh_notify_and_word(struct fsh_team *t, uint64_t *word)
+{
+    int n = t->size, me = t->my_pe;
+    uint64_t *in = fsh_notify_words(t, fsh_team_step(t));
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t);
+    int rc = 0;
+    for (int dist = 1; dist < n && rc == 0; dist *= 2) {
+        int from = (me - dist + n) % n;
+        rc = fsh_notify_word(&b, (me + dist) % n, &in[me], *word);
+        if (rc == 0) {
+            fsh_notify_expect(t, from, 1);
+            rc = fsh_notify_wait(t, from, "team split: agreeing on a word (AND)");
+        }
+        if (rc == 0) {
+            *word &= __atomic_load_n(&in[from], __ATOMIC_ACQUIRE);
+        }
+    }
+    int crc = fsh_notify_complete(&b, "team split: agreeing on a word (AND)");
+    return rc ? rc : crc;
 }
 
 /* ------------------------------------------------------------------ scratch */

@@ -173,6 +173,10 @@ int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, doubl
 int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                         const void *src, size_t len);
 
+/* *word = AND of every member's *word, in the rounds of a barrier; takes a step. Team
+ * creation agrees on arena pages with it, init and the API on a flag of every PE. */
+int fsh_notify_and_word(struct fsh_team *t, uint64_t *word);
+
 /* words(t, parity)[i]: the mailbox team PE i writes into in a step of that parity. */
 uint64_t *fsh_notify_words(const struct fsh_team *t, unsigned parity);
 /* asks(t)[i]: the size team PE i asked for in the "ready" it sent this PE (broadcast.c): the

@@ -765,8 +765,8 @@ static void check_same_size(const char *fn, size_t size, size_t align)
         return;
     }
     uint64_t mine = (uint64_t)size ^ ((uint64_t)align << 48), all = mine, all_not = ~mine;
-    done(fn, fsh_coll_and_word(&fsh_team_world, &all));
-    done(fn, fsh_coll_and_word(&fsh_team_world, &all_not));
+    done(fn, fsh_notify_and_word(&fsh_team_world, &all));
+    done(fn, fsh_notify_and_word(&fsh_team_world, &all_not));
     if (all != mine || ~all_not != mine) {
         fsh_init_fatal(fn, "symmetric allocation is collective: every PE must pass the same size (and alignment) in the same order",
                        "size %zu (alignment %zu) differs from another PE's (FABSHMEM_CHECK)", size,
@@ -788,8 +788,8 @@ static void check_same_block(const char *fn, const void *ptr)
         seg = FSH_SEG_HEAP; /* not symmetric: the release below says so; compare the address */
     }
     uint64_t mine = ptr ? (off + 1) ^ ((uint64_t)seg << 56) : 0, all = mine, all_not = ~mine;
-    done(fn, fsh_coll_and_word(&fsh_team_world, &all));
-    done(fn, fsh_coll_and_word(&fsh_team_world, &all_not));
+    done(fn, fsh_notify_and_word(&fsh_team_world, &all));
+    done(fn, fsh_notify_and_word(&fsh_team_world, &all_not));
     if (all != mine || ~all_not != mine) {
         size_t size = ptr && seg == FSH_SEG_HEAP ? fsh_heap_block_size(ptr) : 0;
         fsh_init_fatal(fn, "symmetric free is collective: every PE must free the same block (the pointer the same shmem_malloc call returned) in the same order",

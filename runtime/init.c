@@ -53,6 +53,7 @@
 #include "local.h"
 #include "log.h"
 #include "mr.h"
+#include "notify.h"
 #include "progress.h"
 #include "amo.h"
 #include "rma.h"
@@ -432,7 +433,7 @@ static int topology_setup(const struct fsh_config *cfg, const struct fsh_boot_in
 static int agree_amo_domain(bool all_mapped)
 {
     uint64_t word = all_mapped && fsh_rt.num_nodes == 1;
-    int rc = fsh_coll_and_word(&fsh_team_world, &word);
+    int rc = fsh_notify_and_word(&fsh_team_world, &word);
     fsh_local.cpu_atomics = rc == 0 && word;
     return rc;
 }
@@ -447,7 +448,7 @@ static int device_setup(const struct fsh_config *cfg)
     }
     uint64_t everywhere = fsh_dev_open(cfg) == 0;
     bool registered;
-    int rc = fsh_coll_and_word(&fsh_team_world, &everywhere);
+    int rc = fsh_notify_and_word(&fsh_team_world, &everywhere);
     if (rc == 0) {
         rc = fsh_dev_init(cfg, everywhere != 0, &registered);
     }
@@ -455,7 +456,7 @@ static int device_setup(const struct fsh_config *cfg)
         return rc;
     }
     uint64_t all_registered = registered;
-    rc = fsh_coll_and_word(&fsh_team_world, &all_registered);
+    rc = fsh_notify_and_word(&fsh_team_world, &all_registered);
     if (rc == 0) {
         rc = fsh_dev_start(cfg, all_registered != 0);
     }
