@@ -61,41 +61,39 @@
  * the same whichever path a pair uses.
  *
  * Fingerprints. A collective's arguments (kind, sizes, root, type, operation; an allocation's
- * size, alignment and resulting offset: notify.h) are hashed into 16 bits (bit 15 set, so
- * never 0), and each PE compares the fingerprint of what it received with its own. They
- * travel with messages that are sent anyway: a data-less arrival (barrier rounds) writes its
- * 2 bytes into the receiver's cell for the sender instead of into the sink, so the arrival
- * counted after they landed publishes them on every provider (EFA's 4-byte immediate has no
- * room: kind, region and sender fill it); a put carries it in the upper half of an 8-byte
- * immediate, which the progress engine stores in the cell before counting the arrival
- * (providers with 4 bytes, EFA, send and compare none on puts: both sides know, since the
- * immediate size is checked to be the same at init); a mapped peer's cell is written
- * directly, before the release that counts the arrival. A cell keeps two fingerprints, picked
- * by the parity of the number of fingerprinted messages from that sender (counted by both
- * sides, fp_out and fp_in), each stored with bit 1 of that number (fp_cell): a receiver whose
- * count was reached by the sender's next message before the engine handled this one's event
- * polls until the value of this number is there. Every such message is compared by its
- * receiver in the call it belongs to. Two suffice: a sender's next-but-one fingerprinted message to a PE comes only
- * after that PE compared this one, since every call that sends one either needs every member
- * to have entered it (barrier, reduction, all-to-all, fcollect: the receiver has left the
- * call before) or waits for that very receiver (a broadcast's ready and hello, notify.h), and
+ * size, alignment and resulting offset) are hashed into 16 bits by fingerprint.c, and each PE
+ * compares the fingerprint of what it received with its own. They travel with messages that are
+ * sent anyway: a data-less arrival (barrier rounds) writes its 2 bytes into the receiver's cell
+ * for the sender instead of into the sink, so the arrival counted after they landed publishes them
+ * on every provider (EFA's 4-byte immediate has no room: kind, region and sender fill it); a put
+ * carries it in the upper half of an 8-byte immediate, which the progress engine stores in the
+ * cell before counting the arrival (providers with 4 bytes, EFA, send and compare none on puts:
+ * both sides know, since the immediate size is checked to be the same at init); a mapped peer's
+ * cell is written directly, before the release that counts the arrival. A cell keeps two
+ * fingerprints, picked by the parity of the number of fingerprinted messages from that sender
+ * (counted by both sides, fp_out and fp_in), each stored with bit 1 of that number (fp_cell): a
+ * receiver whose count was reached by the sender's next message before the engine handled this
+ * one's event polls until the value of this number is there. Every such message is compared by its
+ * receiver in the call it belongs to. Two suffice: a sender's next-but-one fingerprinted message
+ * to a PE comes only after that PE compared this one, since every call that sends one either needs
+ * every member to have entered it (barrier, reduction, all-to-all, fcollect: the receiver has left
+ * the call before) or waits for that very receiver (a broadcast's ready and hello, notify.h), and
  * a reduction's later chunks wait for the partner's previous chunk, sent after its check.
- * Broadcasts carry theirs in the ready words (broadcast.c). Each PE also keeps the arguments
- * of its last two fingerprinted calls in the scratch (struct record); a PE that meets a
- * different fingerprint reads the sender's (a load or a fabric read: the slow path only) and
- * names both calls. The check costs a load and a compare per message received, and a few
- * stores per call.
+ * Broadcasts carry theirs in the ready words (broadcast.c). Each PE also keeps the arguments of
+ * its last two fingerprinted calls in the scratch (fingerprint.c's records, at REC_OFF); a PE that
+ * meets a different fingerprint reads the sender's and names both calls. The check costs a load
+ * and a compare per message received, and a few stores per call.
  *
  * shmem_finalize synchronizes on a region of its own, so its arrivals are never counted by a
  * user's collective: a PE that finalizes (or exits) while a peer waits in a barrier leaves
  * that barrier waiting, and the peer's liveness probe (live.c) names it.
  *
- * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE an 8-byte cell (its arrival
- * counter and two fingerprints) and 16 bytes of mailboxes in the world region, the same in
- * the active-set region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB (active sets); and the
- * arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at least enough for a
- * team of every PE (about 24 bytes per PE: a split as large as the world always fits).
- * Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
+ * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE an 8-byte cell (its arrival counter
+ * and two fingerprints) and 16 bytes of mailboxes in the world region, the same in the active-set
+ * region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB
+ * (active sets); and the arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at
+ * least enough for a team of every PE (about 24 bytes per PE: a split as large as the world always
+ * fits). Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
  * checked).
  */
 #include "notify.h"
@@ -108,6 +106,7 @@
 
 #include "error.h"
 #include "fabric.h"
+#include "fingerprint.h"
 #include "heap.h"
 #include "local.h"
 #include "rma.h"
@@ -129,7 +128,8 @@
 #define TEAM_PAGES 59 /* of the 61: a team of every PE fits, */
 #define HALF_PAGES 30 /* and two of half of them */
 #define HEAD 192 /* the data-less arrivals' source and sink words, a landing word, records */
-#define REC_OFF 64 /* the two records of this PE's last fingerprinted calls */
+#define REC_OFF 64 /* fingerprint.c's records of this PE's last two fingerprinted calls */
+_Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scratch's head");
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
 #define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
@@ -146,14 +146,7 @@ static struct {
     uint64_t *zero; /* source of data-less arrivals, registered */
     uint64_t sink_off; /* where data-less arrivals land */
     bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
-    uint64_t recs;  /* records published */
-    unsigned cur;   /* the record of the call in progress */
 } notify_mem;
-
-/* One fingerprinted call's arguments (fsh_notify_fingerprint), 64 bytes in the scratch. */
-struct record {
-    uint64_t fp, kind, arg[4], seq, spare;
-};
 
 static size_t align64(size_t n)
 {
@@ -336,8 +329,8 @@ int fsh_notify_init(int npes, unsigned max_teams)
     notify_mem.zero = (uint64_t *)notify_mem.scratch;
     notify_mem.sink_off = notify_mem.scratch_off + sizeof(uint64_t);
     notify_mem.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
-    notify_mem.recs = 0;
-    notify_mem.cur = 0;
+    fsh_fingerprint_open(notify_mem.scratch + REC_OFF, notify_mem.scratch_off + REC_OFF,
+                         (uint64_t *)(notify_mem.scratch + 2 * sizeof(uint64_t)));
     char *p = notify_mem.scratch + HEAD;
     int rc = job_region(&notify_mem.world, CODE_WORLD, &p, npes, WORLD_LAND, true);
     if (rc == 0) {
@@ -607,61 +600,6 @@ int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t
 
 /* ------------------------------------------------------------------ fingerprints */
 
-static struct record *records(void)
-{
-    return (struct record *)(notify_mem.scratch + REC_OFF);
-}
-
-static bool same_call(const struct record *r, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
-                      uint64_t c, uint64_t d)
-{
-    return r->kind == (uint64_t)kind && r->arg[0] == a && r->arg[1] == b && r->arg[2] == c &&
-           r->arg[3] == d && r->fp != 0;
-}
-
-uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, uint64_t c,
-                                uint64_t d)
-{
-    /* The same call as one of the last two (a loop of barriers, of the same reduction, of
-     * malloc and free): its record stands, no hash and no stores. */
-    if (notify_mem.scratch) {
-        struct record *r = records();
-        if (same_call(&r[notify_mem.cur], kind, a, b, c, d)) {
-            return (uint16_t)r[notify_mem.cur].fp;
-        }
-        if (same_call(&r[notify_mem.cur ^ 1], kind, a, b, c, d)) {
-            notify_mem.cur ^= 1;
-            return (uint16_t)r[notify_mem.cur].fp;
-        }
-    }
-    /* Each argument times its own odd constant (independent multiplies: a few cycles in
-     * all), then one multiply-xorshift round: a difference in any argument changes the 15 bits
-     * kept with probability about 1 - 2^-15; bit 15 marks a fingerprint (never 0). */
-    uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15ull) ^ (a * 0xbf58476d1ce4e5b9ull) ^
-                 ((b + 0x5851f42d4c957f2dull) * 0x94d049bb133111ebull) ^
-                 (((c << 32) | (c >> 32)) * 0xd6e8feb86659fd93ull) ^ (d * 0xa0761d6478bd642full);
-    h ^= h >> 29;
-    h *= 0xe7037ed1a0b428dbull;
-    h ^= h >> 32;
-    uint16_t fp15 = (uint16_t)((h ^ (h >> 15)) & 0x7fffu);
-    uint16_t fp = (uint16_t)(0x8000u | (fp15 ? fp15 : 1)); /* 15 bits never 0 (fp_cell) */
-    if (notify_mem.scratch) {
-        /* Published for a peer that meets a different fingerprint (report()); the last two
-         * different calls, since a peer may be one call ahead when it looks. */
-        notify_mem.cur ^= 1;
-        struct record *r = &records()[notify_mem.cur];
-        __atomic_store_n(&r->fp, 0, __ATOMIC_RELAXED);
-        r->kind = kind;
-        r->arg[0] = a;
-        r->arg[1] = b;
-        r->arg[2] = c;
-        r->arg[3] = d;
-        r->seq = ++notify_mem.recs;
-        __atomic_store_n(&r->fp, fp, __ATOMIC_RELEASE);
-    }
-    return fp;
-}
-
 /* A cell half holds bit 1 of the message's number (bit 0 picks the half) over the 15 bits of
  * its fingerprint: the receiver tells this message's value from the one two messages before,
  * which matters where the engine stores it (an immediate's upper half): the count a receiver
@@ -776,134 +714,8 @@ int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
         return 0;
     }
     /* theirs: 0 when none ever came; the report matches the sender's records on 15 bits. */
-    return fsh_notify_fp_report(t, i, fp, fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0);
-}
-
-/* ---- naming a mismatch (the slow path) */
-
-static const char *const kind_names[FSH_FP_NKINDS] = {
-    [FSH_FP_BCAST] = "a broadcast",
-    [FSH_FP_REDUCE] = "a reduction",
-    [FSH_FP_ALLTOALL] = "an all-to-all",
-    [FSH_FP_ALLTOALLS] = "a strided all-to-all",
-    [FSH_FP_FCOLLECT] = "an fcollect",
-    [FSH_FP_MALLOC] = "shmem_malloc",
-    [FSH_FP_CALLOC] = "shmem_calloc",
-    [FSH_FP_ALIGN] = "shmem_align",
-    [FSH_FP_REALLOC] = "shmem_realloc",
-    [FSH_FP_FREE] = "shmem_free",
-    [FSH_FP_MALLOC_DEVICE] = "shmemx_malloc_device",
-    [FSH_FP_FREE_DEVICE] = "shmemx_free_device",
-};
-/* The arguments' names per kind (NULL: not shown). */
-static const char *const arg_names[FSH_FP_NKINDS][4] = {
-    [FSH_FP_BCAST] = {"nelems", "PE_root", "element size"},
-    [FSH_FP_REDUCE] = {"nreduce", "type", "operation", "element size"},
-    [FSH_FP_ALLTOALL] = {"nelems", "element size"},
-    [FSH_FP_ALLTOALLS] = {"nelems", "dst", "sst", "element size"},
-    [FSH_FP_FCOLLECT] = {"nelems", "element size"},
-};
-
-static bool is_alloc(uint64_t kind)
-{
-    return kind >= FSH_FP_MALLOC && kind < FSH_FP_NKINDS;
-}
-
-/* "shmem_malloc(1024)", "a reduction (nreduce 10, type 4, operation 5, element size 8)". */
-static void describe(char *buf, size_t size, const struct record *r)
-{
-    const char *name = r->kind < FSH_FP_NKINDS && kind_names[r->kind] ? kind_names[r->kind]
-                                                                       : "an unknown call";
-    if (r->kind == FSH_FP_FREE || r->kind == FSH_FP_FREE_DEVICE) {
-        /* api.c passes the offset plus one, the segment in the top byte */
-        snprintf(buf, size, "%s of the block at offset %#llx", name,
-                 (unsigned long long)((r->arg[0] - 1) & (((uint64_t)1 << 56) - 1)));
-        return;
-    }
-    if (r->kind == FSH_FP_ALIGN) {
-        snprintf(buf, size, "%s(%llu, %llu)", name, (unsigned long long)r->arg[1],
-                 (unsigned long long)r->arg[0]);
-        return;
-    }
-    if (is_alloc(r->kind)) {
-        snprintf(buf, size, "%s(%llu)", name, (unsigned long long)r->arg[0]);
-        return;
-    }
-    size_t at = (size_t)snprintf(buf, size, "%s", name);
-    const char *sep = " (";
-    for (int k = 0; k < 4 && r->kind < FSH_FP_NKINDS && at < size; k++) {
-        if (arg_names[r->kind][k]) {
-            at += (size_t)snprintf(buf + at, size - at, "%s%s %llu", sep, arg_names[r->kind][k],
-                                   (unsigned long long)r->arg[k]);
-            sep = ", ";
-        }
-    }
-    if (sep[0] == ',' && at < size) {
-        snprintf(buf + at, size - at, ")");
-    }
-}
-
-/* World PE pe's record of the call whose fingerprint was theirs, read from its scratch (a
- * load when mapped here, else a fabric read): false when it has moved two calls on since. */
-static bool peer_record(int pe, uint16_t theirs, struct record *out)
-{
-    uint64_t *landing = (uint64_t *)(notify_mem.scratch + 2 * sizeof(uint64_t));
-    for (int k = 0; k < 2; k++) {
-        uint64_t *w = (uint64_t *)out;
-        uint64_t base = notify_mem.scratch_off + REC_OFF + (uint64_t)k * sizeof(struct record);
-        for (size_t j = 0; j < sizeof(*out) / sizeof(uint64_t); j++) {
-            if (fsh_rma_read_word(pe, base + j * sizeof(uint64_t), landing, sizeof(uint64_t),
-                                  &w[j], "collective: reading a peer's arguments") != 0) {
-                fsh_err_clear();
-                return false;
-            }
-        }
-        if (theirs != 0 && ((out->fp ^ theirs) & 0x7fffu) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_t theirs)
-{
-    int pe = fsh_team_world_pe(t, i);
-    struct record me = records()[notify_mem.cur], peer;
-    if (me.fp != mine) {
-        memset(&me, 0, sizeof(me));
-    }
-    bool alloc = is_alloc(me.kind);
-    const char *fix = alloc ? "symmetric allocation is collective: every PE must make the same allocation calls with the same sizes in the same order"
-                            : "every PE of the team must call the same collectives in the same order, with the same nelems, PE_root, strides, type and operation";
-    char a[160], b[160];
-    describe(a, sizeof(a), &me);
-    if (theirs == 0) {
-        return fsh_err(-EPROTO, fix,
-                       "PE %d sent no fingerprint where PE %d's %s expected one: it is in "
-                       "another collective call (collective fingerprint)", pe, fsh_rt.pe, a);
-    }
-    if (!peer_record(pe, theirs, &peer)) {
-        return fsh_err(-EPROTO, fix,
-                       "PE %d is in another collective call than PE %d's %s, or passed other "
-                       "arguments (fingerprint %#x, PE %d's %#x; it has made two calls since) "
-                       "(collective fingerprint)",
-                       pe, fsh_rt.pe, a, theirs & 0x7fffu, fsh_rt.pe, mine & 0x7fffu);
-    }
-    if (peer.kind == me.kind && !alloc) {
-        for (int k = 0; k < 4; k++) {
-            const char *an = me.kind < FSH_FP_NKINDS ? arg_names[me.kind][k] : NULL;
-            if (an && peer.arg[k] != me.arg[k]) {
-                return fsh_err(-EPROTO, fix, "PE %d passed %s %llu, PE %d passed %llu "
-                               "(collective fingerprint)", fsh_rt.pe, an,
-                               (unsigned long long)me.arg[k], pe,
-                               (unsigned long long)peer.arg[k]);
-            }
-        }
-    }
-    describe(b, sizeof(b), &peer);
-    return fsh_err(-EPROTO, alloc || is_alloc(peer.kind) ? "symmetric allocation is collective: every PE must make the same allocation calls with the same sizes in the same order" : fix,
-                   "PE %d called %s while PE %d called %s (collective fingerprint)", pe, b,
-                   fsh_rt.pe, a);
+    return fsh_fingerprint_report(fsh_team_world_pe(t, i), fp,
+                                  fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0);
 }
 
 int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,

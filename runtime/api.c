@@ -22,6 +22,7 @@
 #include "coll.h"
 #include "devmem.h"
 #include "error.h"
+#include "fingerprint.h"
 #include "heap.h"
 #include "init.h"
 #include "local.h"
@@ -739,7 +740,7 @@ static uint64_t block_at(const void *p)
 static void alloc_barrier(const char *fn, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
                           uint64_t c)
 {
-    done(fn, fsh_coll_barrier_all_fp(fsh_notify_fingerprint(kind, a, b, c, 0)));
+    done(fn, fsh_coll_barrier_all_fp(fsh_fingerprint_of(kind, a, b, c, 0)));
 }
 
 static void *alloc_done(const char *fn, enum fsh_fp_kind kind, void *p, size_t size,
