@@ -21,14 +21,13 @@
  *
  * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
  * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
- * the launcher. Modules never exit.
+ * the launcher. Modules never exit. What init prints (SHMEM_INFO, the phases' timings) and the
+ * checks that only report are init_info.c's.
  */
-#define _GNU_SOURCE /* on_exit, dladdr, dl_iterate_phdr */
+#define _GNU_SOURCE /* on_exit */
 #include "init.h"
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,8 +45,8 @@
 #include "error.h"
 #include "exchange.h"
 #include "fabric.h"
-#include "footprint.h"
 #include "heap.h"
+#include "init_info.h"
 #include "live.h"
 #include "lock.h"
 #include "local.h"
@@ -191,133 +190,6 @@ static int cores_online(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
-}
-
-/* Init's phases on this PE, in milliseconds: wall time (CLOCK_MONOTONIC), so a phase that waits
- * for slower peers (the exchange's fence, the barrier) shows the wait, which is where a crowded
- * node's time goes. The total is measured from the start, not summed, so a phase that went
- * unnamed shows as a gap between the sum and the total. */
-#define MAX_PHASES 20
-static struct {
-    double start, last;
-    int n;
-    struct {
-        const char *name;
-        double ms;
-    } ph[MAX_PHASES];
-} phase_times;
-
-/* The phase that just ended is name; phase(NULL) starts the clock. */
-static void phase(const char *name)
-{
-    double t = fsh_progress_now() * 1e3;
-    if (!name) {
-        phase_times.start = t;
-        phase_times.n = 0;
-    } else if (phase_times.n < MAX_PHASES) {
-        phase_times.ph[phase_times.n].name = name;
-        phase_times.ph[phase_times.n++].ms = t - phase_times.last;
-    }
-    phase_times.last = t;
-}
-
-/* "pmix 12.1 ms, topology 40.2 ms, ..., total 98.0 ms": every phase, then the total. */
-static void format_phases(char *line, size_t len)
-{
-    size_t n = 0;
-    for (int i = 0; i < phase_times.n && n < len; i++) {
-        n += (size_t)snprintf(line + n, len - n, "%s %.1f ms, ", phase_times.ph[i].name,
-                              phase_times.ph[i].ms);
-    }
-    if (n < len) {
-        snprintf(line + n, len - n, "total %.1f ms", phase_times.last - phase_times.start);
-    }
-}
-
-static void print_info(const struct fsh_config *cfg)
-{
-    char fab[512];
-    fsh_fabric_describe(fab, sizeof(fab));
-    printf("%s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
-           SHMEM_MINOR_VERSION);
-    printf("  job: %d PEs on %d node(s), bootstrap %s, %s\n", fsh_rt.npes,
-           fsh_rt.num_nodes ? fsh_rt.num_nodes : 0, fsh_boot_name(),
-           fsh_rt.oversubscribed ? "oversubscribed (waits yield the CPU)" : "one core or more per PE");
-    printf("  fabric: %s\n", fab);
-    if (!fsh_fabric_none()) {
-        printf("  puts: %s\n", fsh_progress_counts_writes()
-                                   ? "injected ones counted by the write counter (no completion entry each)"
-                                   : "each tracked by its completion entry");
-        printf("  %s\n", fsh_arrive_describe());
-        char lanes[320];
-        fsh_rma_lanes_describe(lanes, sizeof(lanes));
-        printf("  contexts' own endpoints: %s\n", lanes);
-        fsh_rma_bounce_describe(lanes, sizeof(lanes));
-        printf("  blocking puts' bounce slots: %s\n", lanes);
-    }
-    char loc[160];
-    fsh_local_describe(loc, sizeof(loc));
-    struct fsh_footprint f;
-    char own[320];
-    fsh_footprint(fsh_rt.npes, cfg, fsh_dev_on, &f);
-    fsh_footprint_describe(&f, own, sizeof(own));
-    printf("  symmetric heap: %zu bytes at %p; fabshmem's own: %s (%zu bytes)\n",
-           lifetime.heap_size, lifetime.heap_base, own, f.total);
-    printf("  intra-node: %s\n", loc);
-    fsh_signal_print_info();
-    printf("  %s\n", fsh_dev_describe());
-    printf("  configuration (SHMEM_INFO=1):\n");
-    fsh_env_print(stdout);
-    fflush(stdout);
-}
-
-/* Every PE's line of the topology map, with the endpoint it opened: one write per line, so
- * PEs sharing the launcher's output do not interleave them. */
-static void print_place(void)
-{
-    char topo[1024];
-    const struct fsh_fabric_attr *a = fsh_fabric_attr();
-    fsh_topo_describe(topo, sizeof(topo));
-    printf("  topology: PE %d local %d/%d %s endpoint=%s domain=%s hint=%s\n", fsh_rt.pe,
-           fsh_rt.local_rank, fsh_rt.local_size, topo, a->prov[0] ? a->prov : "none", a->domain,
-           a->nic_hint[0] ? a->nic_hint : "-");
-    fflush(stdout);
-}
-
-/* Does fabshmem's own state fit the symmetric heap? One report with the arithmetic, before any
- * part is reserved (the device staging inboxes, reserved only once the device heap is known
- * to be on, report for themselves). */
-static int footprint_fits(const struct fsh_config *cfg)
-{
-    struct fsh_footprint f;
-    fsh_footprint(fsh_rt.npes, cfg, false, &f);
-    if (f.total <= lifetime.heap_size) {
-        return 0;
-    }
-    char own[320], fix[256];
-    fsh_footprint_describe(&f, own, sizeof(own));
-    /* As much again for the application, in MiB. */
-    snprintf(fix, sizeof(fix), "raise SHMEM_SYMMETRIC_SIZE to %zuM or more (fabshmem's own, and as "
-             "much again for the application), or lower FABSHMEM_MAX_TEAMS, FABSHMEM_SIGNAL_PEERS "
-             "or FABSHMEM_SIGNAL_SLOTS", (2 * f.total + (1u << 20) - 1) >> 20);
-    return fsh_err(-ENOMEM, fix,
-                   "with %d PEs fabshmem's own state takes %s of the symmetric "
-                   "heap, more than SHMEM_SYMMETRIC_SIZE=%zu holds",
-                   fsh_rt.npes, own, lifetime.heap_size);
-}
-
-/* What init reserved must be what the memory model says (README, SHMEM_INFO): a difference
- * is a bug in one of them, reported, never fatal. */
-static void footprint_check(const struct fsh_config *cfg)
-{
-    struct fsh_footprint f;
-    struct fsh_heap_stats st;
-    fsh_footprint(fsh_rt.npes, cfg, fsh_dev_on, &f);
-    fsh_heap_stats(&st);
-    if (st.size - st.free != f.total) {
-        FSH_WARN("fabshmem reserved %zu bytes of the symmetric heap but its memory model says %zu: "
-                 "a bug, please report it", st.size - st.free, f.total);
-    }
 }
 
 /* FABSHMEM_YIELD: auto, always, never (env.c checked the word at load). */
@@ -491,7 +363,7 @@ static int exchange(double timeout)
     if (rc == 0) {
         rc = fsh_exchange_unpack(&x);
     }
-    phase("exchange");
+    fsh_init_info_phase("exchange");
     if (rc == 0) {
         rc = fsh_fabric_insert_peers(x.slots, x.lens, fsh_rt.npes);
     }
@@ -516,65 +388,6 @@ static int exchange(double timeout)
     x.node_of = NULL;
     fsh_exchange_free(&x);
     return rc;
-}
-
-/* ------------------------------------------------------------------ another OpenSHMEM
- * A program built with another implementation's oshcc beside fabshmem (Open MPI's /usr/bin/oshcc
- * picked by a build, fabshmem's library on the link line too) has two runtimes whose shmem_*
- * routines the dynamic linker mixes: it crashes far from the cause. Such libraries are known by
- * their file names (an LD_PRELOADed profiling tool defines shmem_* too, so symbols prove
- * nothing). Found only when fabshmem's shmem_init runs: when the other library comes first in
- * the link order, its own shmem_init is the one called. */
-static const struct {
-    const char *prefix; /* of the file's base name */
-    const char *what;
-} rivals[] = {
-    {"liboshmem.so", "Open MPI's OSHMEM"},
-    {"libsma.so", "Sandia OpenSHMEM or Cray SHMEM"},
-    {"libshmem.so", "OSSS OpenSHMEM or OSHMPI"},
-    {"liboshmpi.so", "OSHMPI"},
-};
-
-struct rival_found {
-    char path[400];
-    const char *what;
-};
-
-static int find_rival(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct rival_found *found = arg;
-    const char *path = info->dlpi_name;
-    if (!path || !path[0]) {
-        return 0;
-    }
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (size_t i = 0; i < sizeof(rivals) / sizeof(rivals[0]); i++) {
-        if (strncmp(base, rivals[i].prefix, strlen(rivals[i].prefix)) == 0) {
-            snprintf(found->path, sizeof(found->path), "%s", path);
-            found->what = rivals[i].what;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int check_no_rival(void)
-{
-    struct rival_found found = {"", NULL};
-    if (!dl_iterate_phdr(find_rival, &found)) {
-        return 0;
-    }
-    Dl_info self;
-    const char *mine = "libfabshmem";
-    if (dladdr((void *)check_no_rival, &self) && self.dli_fname && self.dli_fname[0]) {
-        mine = self.dli_fname;
-    }
-    return fsh_err(-EEXIST, "build with fabshmem's wrapper only (fabshmem-oshcc, or oshcc of fabshmem's bin/: check `which oshcc`), so that ldd ./program lists no other OpenSHMEM library",
-                   "another OpenSHMEM library is loaded in this process: %s (%s), beside "
-                   "fabshmem's %s; their shmem_ routines would mix", found.path, found.what,
-                   mine);
 }
 
 static void finalize_all(const char *fn);
@@ -703,7 +516,7 @@ static int start_pmix(struct start *s)
     fsh_rt.num_nodes = boot->num_nodes;
     fsh_rt.singleton = boot->singleton;
     fsh_rt.oversubscribed = boot->local_size > cores_online();
-    rc = check_no_rival();
+    rc = fsh_init_info_rival();
     if (rc != 0) {
         return rc;
     }
@@ -832,7 +645,7 @@ static int start_liveness(struct start *s)
     const struct fsh_config *cfg = s->cfg;
     int rc = fsh_heap_init(lifetime.heap_base, lifetime.heap_size);
     if (rc == 0) {
-        rc = footprint_fits(cfg);
+        rc = fsh_init_info_fits(cfg, lifetime.heap_size);
     }
     if (rc == 0) {
         rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL);
@@ -887,7 +700,7 @@ static void stop_device(void)
 
 static int start_threads(struct start *s)
 {
-    footprint_check(s->cfg);
+    fsh_init_info_footprint(s->cfg);
     /* Every level is provided: the engine lock makes concurrent calls safe. */
     int requested = s->requested;
     fsh_rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
@@ -935,10 +748,10 @@ static int start_info(struct start *s)
         fflush(stdout);
     }
     if (fsh_rt.pe == 0 && cfg->SHMEM_INFO) {
-        print_info(cfg);
+        fsh_init_info_print(cfg, lifetime.heap_base, lifetime.heap_size);
     }
     if (cfg->SHMEM_INFO) {
-        print_place();
+        fsh_init_info_place();
     }
     return 0;
 }
@@ -1041,10 +854,10 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     startup.fn = fn;
     startup.requested = requested;
     startup.provided = provided;
-    phase(NULL);
+    fsh_init_info_phase(NULL);
     for (int i = 0; i < NPHASES; i++) {
         int rc = phases[i].start(&startup);
-        phase(phases[i].name);
+        fsh_init_info_phase(phases[i].name);
         if (rc != 0) {
             /* The job ends naming the cause, undoing nothing: the process ends at once (the
              * kernel takes back memory and endpoints, end_job removes the shared names), and
@@ -1053,7 +866,7 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         }
     }
     char times[512];
-    format_phases(times, sizeof(times));
+    fsh_init_info_phases(times, sizeof(times));
     if (fsh_rt.pe == 0 && startup.cfg->SHMEM_INFO) {
         printf("  init: %s (PE 0)\n", times);
         fflush(stdout);
