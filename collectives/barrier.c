@@ -10,7 +10,7 @@
  *
  * An arrival is a data-less counted write (notify.c): back-to-back barriers need no reset or
  * epoch, since a peer that already sends the next barrier's arrival only raises its own count.
- * The barrier that ends an allocation carries the allocation's fingerprint (notify.h: size,
+ * The barrier that ends an allocation carries the allocation's fingerprint (fingerprint.h: size,
  * alignment, resulting offset), which the receiver compares with its own: met by a different
  * allocation, or by a plain barrier or another collective (which send none), it ends the job
  * naming both calls instead of letting the PEs go on out of step. A plain barrier carries none,

@@ -27,7 +27,7 @@ struct fsh_team {
     unsigned slot;     /* in this PE's team table (handles) */
     struct fsh_notify_region *nr; /* counters and scratch (notify.h) */
     uint64_t steps;    /* scratch steps taken: their parity picks the scratch buffers */
-    uint16_t fp;       /* the fingerprint of the call in progress (notify.h), set by the API */
+    uint16_t fp;       /* the fingerprint of the call in progress (fingerprint.h), set by the API */
     shmem_team_config_t config;
     long config_mask;
     struct fsh_lane_reserve lanes; /* contexts' endpoints set aside for it (num_contexts) */

@@ -128,7 +128,7 @@ static void check_same(const char *fn, struct fsh_team *t, const char *arg, uint
     }
 }
 
-/* The call's fingerprint on team t (notify.h): the collectives carry and compare it. */
+/* The call's fingerprint on team t (fingerprint.h): the collectives carry and compare it. */
 static inline void fp(struct fsh_team *t, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
                       uint64_t c, uint64_t d)
 {

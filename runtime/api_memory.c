@@ -34,7 +34,7 @@
  * too: NULL and a warning, never a corrupted heap. Barriers are where the spec puts them:
  * after allocation (nobody targets a block before every PE has it), before free (nobody frees
  * a block a peer is still writing). Each of these barriers carries the call's fingerprint
- * (kind, size, alignment, the block's offset: notify.h), so a PE whose call differs from a
+ * (kind, size, alignment, the block's offset: fingerprint.h), so a PE whose call differs from a
  * peer's is named at that call, by default and at no cost ("PE 1 called shmem_malloc(1048576)
  * while PE 0 called shmem_malloc(1024)"), before any put can land in a block that is not
  * where its target has it. */
