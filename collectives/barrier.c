@@ -10,18 +10,18 @@
  *
  * An arrival is a data-less counted write (notify.c): back-to-back barriers need no reset or
  * epoch, since a peer that already sends the next barrier's arrival only raises its own count.
- * The barrier that ends an allocation carries the allocation's fingerprint (fingerprint.h: size,
- * alignment, resulting offset), which the receiver compares with its own: met by a different
- * allocation, or by a plain barrier or another collective (which send none), it ends the job
- * naming both calls instead of letting the PEs go on out of step. A plain barrier carries none,
- * so it costs what it did (its mismatches with fingerprinted calls are named by their side);
- * nor does the finalize sync (a PE may finalize while a peer still waits in a collective:
- * liveness names that).
+ * The barrier that ends an allocation carries the allocation's fingerprint (fingerprint.h:
+ * size, alignment, resulting offset), which the receiver compares with its own: met by a
+ * different allocation, or by a plain barrier or another collective (which send none), it ends
+ * the job naming both calls instead of letting the PEs go on out of step. A plain barrier
+ * carries none, so it costs what it did (its mismatches with fingerprinted calls are named by
+ * their side); nor does the finalize sync (a PE may finalize while a peer still waits in a
+ * collective: liveness names that).
  * barrier_all completes every earlier put (quiet) before its first arrival, and an arrival is
  * counted only after its write landed, so data put before a barrier is visible after it.
  *
- * Its twin carrying an 8-byte word, the AND of a word over a team, is notify.c's
- * (fsh_notify_and_word): team creation, which coll.h's collectives depend on, needs it.
+ * The same rounds carrying an 8-byte word (an AND over the team) are notify.c's
+ * fsh_notify_and_word: team creation needs them, and it sits below the collectives of coll.h.
  */
 #include "coll.h"
 
