@@ -2,15 +2,16 @@
 /*
  * init.c: the one place that knows the order modules come up and go down.
  *
- *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding;
- *          read by the node's leader, loaded from its XML by the others)
- *          -> fabric (on that NIC) -> progress ->
- *          intra-node choice -> memlock check -> heap map (a memfd when PEs share the node)
- *          -> data+bss moved onto a memfd (idem) -> registration (heap, data+bss) -> exchange
- *          (one all-gather of {address, segment bases and keys, memfds}) -> AV insert ->
- *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> signals
- *          -> device heap (GPU opened by each, agreed by all) -> barrier
- *          -> shm provider's region names removed
+ *   init:  the phases of the table below, in order: env, log level, bootstrap (PMIx or
+ *          singleton) -> topology (GPU, NIC, binding; read by the node's leader, loaded from
+ *          its XML by the others) -> intra-node choice, then a provider on that NIC (or none)
+ *          -> progress engine, transport, registrations -> memlock check, heap map (a memfd
+ *          when PEs share the node), data+bss moved onto a memfd (idem) -> registration (heap,
+ *          data+bss) -> exchange (one all-gather of {address, segment bases and keys,
+ *          memfds}) -> AV insert -> peers' segments mapped -> allocator, probes, locks, AMOs,
+ *          arrival counts -> collectives, AMO domain agreed -> signals -> device heap (GPU
+ *          opened by each, agreed by all) -> threads -> running -> peers connected ->
+ *          barrier -> shm provider's region names removed
  *   finalize: quiet -> "in finalize" published -> finalize's own sync (never matched by a
  *             user's barrier) -> probes stopped -> quiet -> fence with progress -> everything
  *             closed in reverse
