@@ -106,7 +106,7 @@ static const struct {
 static const char *const not_simulated[] = {
     "all-gather: fsh_boot_allgather is a PMIx fence and modex over N live processes (its "
     "payload per PE is the blob size below); the simulation copies fabricated blobs instead",
-    "AMO domain agreement (fsh_coll_and_word) and the closing init barrier: collectives over "
+    "AMO domain agreement (fsh_notify_and_word) and the closing init barrier: collectives over "
     "live peers",
     "device heap (fsh_dev_open, fsh_dev_init): a GPU on every PE and an agreement; its staging "
     "inboxes are in the footprint's 'with device heap' figure",

@@ -10,20 +10,18 @@
  *
  * An arrival is a data-less counted write (notify.c): back-to-back barriers need no reset or
  * epoch, since a peer that already sends the next barrier's arrival only raises its own count.
- * The barrier that ends an allocation carries the allocation's fingerprint (notify.h: size,
- * alignment, resulting offset), which the receiver compares with its own: met by a different
- * allocation, or by a plain barrier or another collective (which send none), it ends the job
- * naming both calls instead of letting the PEs go on out of step. A plain barrier carries none,
- * so it costs what it did (its mismatches with fingerprinted calls are named by their side);
- * nor does the finalize sync (a PE may finalize while a peer still waits in a collective:
- * liveness names that).
+ * The barrier that ends an allocation carries the allocation's fingerprint (fingerprint.h:
+ * size, alignment, resulting offset), which the receiver compares with its own: met by a
+ * different allocation, or by a plain barrier or another collective (which send none), it ends
+ * the job naming both calls instead of letting the PEs go on out of step. A plain barrier
+ * carries none, so it costs what it did (its mismatches with fingerprinted calls are named by
+ * their side); nor does the finalize sync (a PE may finalize while a peer still waits in a
+ * collective: liveness names that).
  * barrier_all completes every earlier put (quiet) before its first arrival, and an arrival is
  * counted only after its write landed, so data put before a barrier is visible after it.
  *
- * The same rounds carrying an 8-byte word give an all-reduce for idempotent operations
- * (AND here; hearing a value twice is harmless), which team creation uses to agree on arena
- * pages. The word of round k comes from team PE me - 2^k and lands in that sender's mailbox,
- * as every mailbox write does (notify.c).
+ * The same rounds carrying an 8-byte word (an AND over the team) are notify.c's
+ * fsh_notify_and_word: team creation needs them, and it sits below the collectives of coll.h.
  */
 #include "coll.h"
 
@@ -103,26 +101,4 @@ int fsh_coll_barrier_all_fp(uint16_t fp)
 int fsh_coll_sync_all(void)
 {
     return fsh_coll_sync(&fsh_team_world, "shmem_sync_all");
-}
-
-int fsh_coll_and_word(struct fsh_team *t, uint64_t *word)
-{
-    int n = t->size, me = t->my_pe;
-    uint64_t *in = fsh_notify_words(t, fsh_team_step(t));
-    struct fsh_notify_batch b;
-    fsh_notify_batch_init(&b, t);
-    int rc = 0;
-    for (int dist = 1; dist < n && rc == 0; dist *= 2) {
-        int from = (me - dist + n) % n;
-        rc = fsh_notify_word(&b, (me + dist) % n, &in[me], *word);
-        if (rc == 0) {
-            fsh_notify_expect(t, from, 1);
-            rc = fsh_notify_wait(t, from, "team split: agreeing on a word (AND)");
-        }
-        if (rc == 0) {
-            *word &= __atomic_load_n(&in[from], __ATOMIC_ACQUIRE);
-        }
-    }
-    int crc = fsh_notify_complete(&b, "team split: agreeing on a word (AND)");
-    return rc ? rc : crc;
 }

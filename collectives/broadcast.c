@@ -43,6 +43,7 @@
 
 #include <string.h>
 
+#include "fingerprint.h"
 #include "notify.h"
 
 #define ASK_HELLO ((uint64_t)1 << 47)
@@ -131,7 +132,8 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
             if (__builtin_expect((word & ~ASK_BYTES) != tag, 0)) {
                 /* Another call's fingerprint, or a hello: the child takes itself for the
                  * root. */
-                rc = fsh_notify_fp_report(t, child, t->fp, (uint16_t)(word >> 48));
+                rc = fsh_fingerprint_report(fsh_team_world_pe(t, child), t->fp,
+                                            (uint16_t)(word >> 48));
                 break;
             }
             size_t ask = (size_t)(word & ASK_BYTES);

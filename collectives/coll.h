@@ -38,8 +38,6 @@ int fsh_coll_finalize_sync(void);
 int fsh_coll_sync(struct fsh_team *t, const char *what);
 /* The same carrying fingerprint fp instead of a plain sync's (0: none). */
 int fsh_coll_sync_fp(struct fsh_team *t, const char *what, uint16_t fp);
-/* *word = AND of every member's *word (team creation agrees on arena pages with it); a step. */
-int fsh_coll_and_word(struct fsh_team *t, uint64_t *word);
 
 /* Block i of src (bytes each) to team PE i, landing at dest + me*bytes there. */
 int fsh_coll_alltoall(struct fsh_team *t, void *dest, const void *src, size_t bytes);

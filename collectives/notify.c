@@ -61,41 +61,39 @@
  * the same whichever path a pair uses.
  *
  * Fingerprints. A collective's arguments (kind, sizes, root, type, operation; an allocation's
- * size, alignment and resulting offset: notify.h) are hashed into 16 bits (bit 15 set, so
- * never 0), and each PE compares the fingerprint of what it received with its own. They
- * travel with messages that are sent anyway: a data-less arrival (barrier rounds) writes its
- * 2 bytes into the receiver's cell for the sender instead of into the sink, so the arrival
- * counted after they landed publishes them on every provider (EFA's 4-byte immediate has no
- * room: kind, region and sender fill it); a put carries it in the upper half of an 8-byte
- * immediate, which the progress engine stores in the cell before counting the arrival
- * (providers with 4 bytes, EFA, send and compare none on puts: both sides know, since the
- * immediate size is checked to be the same at init); a mapped peer's cell is written
- * directly, before the release that counts the arrival. A cell keeps two fingerprints, picked
- * by the parity of the number of fingerprinted messages from that sender (counted by both
- * sides, fp_out and fp_in), each stored with bit 1 of that number (fp_cell): a receiver whose
- * count was reached by the sender's next message before the engine handled this one's event
- * polls until the value of this number is there. Every such message is compared by its
- * receiver in the call it belongs to. Two suffice: a sender's next-but-one fingerprinted message to a PE comes only
- * after that PE compared this one, since every call that sends one either needs every member
- * to have entered it (barrier, reduction, all-to-all, fcollect: the receiver has left the
- * call before) or waits for that very receiver (a broadcast's ready and hello, notify.h), and
+ * size, alignment and resulting offset) are hashed into 16 bits by fingerprint.c, and each PE
+ * compares the fingerprint of what it received with its own. They travel with messages that are
+ * sent anyway: a data-less arrival (barrier rounds) writes its 2 bytes into the receiver's cell
+ * for the sender instead of into the sink, so the arrival counted after they landed publishes them
+ * on every provider (EFA's 4-byte immediate has no room: kind, region and sender fill it); a put
+ * carries it in the upper half of an 8-byte immediate, which the progress engine stores in the
+ * cell before counting the arrival (providers with 4 bytes, EFA, send and compare none on puts:
+ * both sides know, since the immediate size is checked to be the same at init); a mapped peer's
+ * cell is written directly, before the release that counts the arrival. A cell keeps two
+ * fingerprints, picked by the parity of the number of fingerprinted messages from that sender
+ * (counted by both sides, fp_out and fp_in), each stored with bit 1 of that number (fp_cell): a
+ * receiver whose count was reached by the sender's next message before the engine handled this
+ * one's event polls until the value of this number is there. Every such message is compared by its
+ * receiver in the call it belongs to. Two suffice: a sender's next-but-one fingerprinted message
+ * to a PE comes only after that PE compared this one, since every call that sends one either needs
+ * every member to have entered it (barrier, reduction, all-to-all, fcollect: the receiver has left
+ * the call before) or waits for that very receiver (a broadcast's ready and hello, notify.h), and
  * a reduction's later chunks wait for the partner's previous chunk, sent after its check.
- * Broadcasts carry theirs in the ready words (broadcast.c). Each PE also keeps the arguments
- * of its last two fingerprinted calls in the scratch (struct record); a PE that meets a
- * different fingerprint reads the sender's (a load or a fabric read: the slow path only) and
- * names both calls. The check costs a load and a compare per message received, and a few
- * stores per call.
+ * Broadcasts carry theirs in the ready words (broadcast.c). Each PE also keeps the arguments of
+ * its last two fingerprinted calls in the scratch (fingerprint.c's records, at REC_OFF); a PE that
+ * meets a different fingerprint reads the sender's and names both calls. The check costs a load
+ * and a compare per message received, and a few stores per call.
  *
  * shmem_finalize synchronizes on a region of its own, so its arrivals are never counted by a
  * user's collective: a PE that finalizes (or exits) while a peer waits in a barrier leaves
  * that barrier waiting, and the peer's liveness probe (live.c) names it.
  *
- * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE an 8-byte cell (its arrival
- * counter and two fingerprints) and 16 bytes of mailboxes in the world region, the same in
- * the active-set region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB (active sets); and the
- * arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at least enough for a
- * team of every PE (about 24 bytes per PE: a split as large as the world always fits).
- * Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
+ * Memory (symmetric heap, fsh_notify_heap_bytes): per world PE an 8-byte cell (its arrival counter
+ * and two fingerprints) and 16 bytes of mailboxes in the world region, the same in the active-set
+ * region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB
+ * (active sets); and the arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at
+ * least enough for a team of every PE (about 24 bytes per PE: a split as large as the world always
+ * fits). Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
  * checked).
  */
 #include "notify.h"
@@ -108,11 +106,12 @@
 
 #include "error.h"
 #include "fabric.h"
+#include "fingerprint.h"
 #include "heap.h"
 #include "local.h"
 #include "rma.h"
 #include "rt.h"
-#include "team.h"
+#include "team_type.h"
 
 #define SENDER_BITS 22
 #define CODE_BITS 6
@@ -129,7 +128,8 @@
 #define TEAM_PAGES 59 /* of the 61: a team of every PE fits, */
 #define HALF_PAGES 30 /* and two of half of them */
 #define HEAD 192 /* the data-less arrivals' source and sink words, a landing word, records */
-#define REC_OFF 64 /* the two records of this PE's last fingerprinted calls */
+#define REC_OFF 64 /* fingerprint.c's records of this PE's last two fingerprinted calls */
+_Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scratch's head");
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
 #define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
@@ -146,14 +146,7 @@ static struct {
     uint64_t *zero; /* source of data-less arrivals, registered */
     uint64_t sink_off; /* where data-less arrivals land */
     bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
-    uint64_t recs;  /* records published */
-    unsigned cur;   /* the record of the call in progress */
-} nt;
-
-/* One fingerprinted call's arguments (fsh_notify_fingerprint), 64 bytes in the scratch. */
-struct record {
-    uint64_t fp, kind, arg[4], seq, spare;
-};
+} notify_mem;
 
 static size_t align64(size_t n)
 {
@@ -247,20 +240,20 @@ static void on_arrival(uint32_t payload, uint32_t high)
     unsigned code = (payload >> SENDER_BITS) & ((1u << CODE_BITS) - 1);
     size_t from = payload & ((1u << SENDER_BITS) - 1);
     struct fsh_notify_cell *cell = NULL;
-    if (!nt.open) {
+    if (!notify_mem.open) {
         return;
     }
     if (code >= CODE_PAGE0) {
         /* An arena region's cells open its first page; the sender may be faster than this
          * PE's own making of the team (rule 3). */
-        size_t at = (code - CODE_PAGE0) * nt.page + from * sizeof(*cell);
-        if (at + sizeof(*cell) <= FSH_NOTIFY_PAGES * nt.page) {
-            cell = (struct fsh_notify_cell *)(nt.arena + at);
+        size_t at = (code - CODE_PAGE0) * notify_mem.page + from * sizeof(*cell);
+        if (at + sizeof(*cell) <= FSH_NOTIFY_PAGES * notify_mem.page) {
+            cell = (struct fsh_notify_cell *)(notify_mem.arena + at);
         }
-    } else if (from < (size_t)nt.npes) {
-        struct fsh_notify_region *r = code == CODE_WORLD  ? &nt.world
-                                      : code == CODE_FINAL ? &nt.final
-                                                           : &nt.aset;
+    } else if (from < (size_t)notify_mem.npes) {
+        struct fsh_notify_region *r = code == CODE_WORLD   ? &notify_mem.world
+                                      : code == CODE_FINAL ? &notify_mem.final
+                                                           : &notify_mem.aset;
         cell = &r->cells[from];
     }
     if (cell) {
@@ -316,96 +309,99 @@ int fsh_notify_init(int npes, unsigned max_teams)
         return fsh_err(-EINVAL, "set FABSHMEM_MAX_TEAMS to 2..62",
                        "FABSHMEM_MAX_TEAMS=%u is out of range", max_teams);
     }
-    nt.npes = npes;
-    nt.page = page_bytes(npes, max_teams);
+    notify_mem.npes = npes;
+    notify_mem.page = page_bytes(npes, max_teams);
     size_t total = fsh_notify_heap_bytes(npes, max_teams);
     char what[160];
     snprintf(what, sizeof(what),
              "the collectives' scratch (%d PEs, a team arena of %d x %zu bytes)", npes,
-             FSH_NOTIFY_PAGES, nt.page);
-    nt.scratch = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_MAX_TEAMS");
-    if (!nt.scratch) {
+             FSH_NOTIFY_PAGES, notify_mem.page);
+    notify_mem.scratch = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_MAX_TEAMS");
+    if (!notify_mem.scratch) {
         return fsh_err_last()->code;
     }
     enum fsh_seg seg;
-    if (fsh_mr_lookup(nt.scratch, total, &seg, &nt.scratch_off) != 0 || seg != FSH_SEG_HEAP) {
+    if (fsh_mr_lookup(notify_mem.scratch, total, &seg, &notify_mem.scratch_off) != 0 ||
+        seg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "collective scratch is not in the registered heap");
     }
     /* Fresh heap memory is zero; no memset: a faster local peer may already count into it. */
-    nt.zero = (uint64_t *)nt.scratch;
-    nt.sink_off = nt.scratch_off + sizeof(uint64_t);
-    nt.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
-    nt.recs = 0;
-    nt.cur = 0;
-    char *p = nt.scratch + HEAD;
-    int rc = job_region(&nt.world, CODE_WORLD, &p, npes, WORLD_LAND, true);
+    notify_mem.zero = (uint64_t *)notify_mem.scratch;
+    notify_mem.sink_off = notify_mem.scratch_off + sizeof(uint64_t);
+    notify_mem.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
+    fsh_fingerprint_open(notify_mem.scratch + REC_OFF, notify_mem.scratch_off + REC_OFF,
+                         (uint64_t *)(notify_mem.scratch + 2 * sizeof(uint64_t)));
+    char *p = notify_mem.scratch + HEAD;
+    int rc = job_region(&notify_mem.world, CODE_WORLD, &p, npes, WORLD_LAND, true);
     if (rc == 0) {
-        rc = job_region(&nt.aset, CODE_ASET, &p, npes, ASET_LAND, true);
+        rc = job_region(&notify_mem.aset, CODE_ASET, &p, npes, ASET_LAND, true);
     }
     if (rc == 0) {
-        rc = job_region(&nt.final, CODE_FINAL, &p, npes, 0, false);
+        rc = job_region(&notify_mem.final, CODE_FINAL, &p, npes, 0, false);
     }
     if (rc != 0) {
         return rc;
     }
-    nt.arena = p;
-    nt.used = 0;
-    if ((size_t)(p - nt.scratch) + FSH_NOTIFY_PAGES * nt.page != total) {
-        return fsh_err(-EFAULT, "", "collective scratch layout (%zu bytes) differs from "
-                       "fsh_notify_heap_bytes (%zu)", (size_t)(p - nt.scratch) +
-                       FSH_NOTIFY_PAGES * nt.page, total);
+    notify_mem.arena = p;
+    notify_mem.used = 0;
+    if ((size_t)(p - notify_mem.scratch) + FSH_NOTIFY_PAGES * notify_mem.page != total) {
+        return fsh_err(-EFAULT, "",
+                       "collective scratch layout (%zu bytes) differs from "
+                       "fsh_notify_heap_bytes (%zu)",
+                       (size_t)(p - notify_mem.scratch) + FSH_NOTIFY_PAGES * notify_mem.page,
+                       total);
     }
-    nt.open = true;
+    notify_mem.open = true;
     return fsh_progress_register_imm(FSH_IMM_COLL, on_arrival);
 }
 
 void fsh_notify_fini(void)
 {
     /* The scratch goes with the heap. */
-    nt.open = false;
-    free(nt.world.expected);
-    free(nt.aset.expected);
-    free(nt.final.expected);
-    nt.world.fp_out = nt.aset.fp_out = nt.final.fp_out = NULL;
-    nt.world.fp_in = nt.aset.fp_in = nt.final.fp_in = NULL;
-    nt.world.expected = nt.aset.expected = nt.final.expected = NULL;
+    notify_mem.open = false;
+    free(notify_mem.world.expected);
+    free(notify_mem.aset.expected);
+    free(notify_mem.final.expected);
+    notify_mem.world.fp_out = notify_mem.aset.fp_out = notify_mem.final.fp_out = NULL;
+    notify_mem.world.fp_in = notify_mem.aset.fp_in = notify_mem.final.fp_in = NULL;
+    notify_mem.world.expected = notify_mem.aset.expected = notify_mem.final.expected = NULL;
 }
 
 struct fsh_notify_region *fsh_notify_world(void)
 {
-    return &nt.world;
+    return &notify_mem.world;
 }
 
 struct fsh_notify_region *fsh_notify_aset(void)
 {
-    return &nt.aset;
+    return &notify_mem.aset;
 }
 
 struct fsh_notify_region *fsh_notify_final(void)
 {
-    return &nt.final;
+    return &notify_mem.final;
 }
 
 /* ------------------------------------------------------------------ the arena */
 
 uint64_t fsh_notify_free_pages(void)
 {
-    return ~nt.used & (((uint64_t)1 << FSH_NOTIFY_PAGES) - 1);
+    return ~notify_mem.used & (((uint64_t)1 << FSH_NOTIFY_PAGES) - 1);
 }
 
 size_t fsh_notify_page_bytes(void)
 {
-    return nt.page;
+    return notify_mem.page;
 }
 
 static unsigned pages_of(size_t bytes)
 {
-    return (unsigned)((bytes + nt.page - 1) / nt.page);
+    return (unsigned)((bytes + notify_mem.page - 1) / notify_mem.page);
 }
 
 unsigned fsh_notify_pages_for(int n)
 {
-    return pages_of(team_bytes(n)); /* nt.page is page_bytes(npes, max_teams) */
+    return pages_of(team_bytes(n)); /* notify_mem.page is page_bytes(npes, max_teams) */
 }
 
 static uint64_t run_mask(unsigned first, unsigned pages)
@@ -432,15 +428,15 @@ int fsh_notify_carve(int n, unsigned first, struct fsh_notify_region **out)
         return fsh_err(-ENOMEM, "free some memory", "out of memory for a team of %d PEs", n);
     }
     unsigned pages = fsh_notify_pages_for(n);
-    char *p = nt.arena + (size_t)first * nt.page;
+    char *p = notify_mem.arena + (size_t)first * notify_mem.page;
     unsigned rounds = rounds_of(n);
     /* The landing buffers take the rest of the region's pages. */
-    size_t chunk = chunk_within(rounds, pages * nt.page - fixed_bytes(n));
+    size_t chunk = chunk_within(rounds, pages * notify_mem.page - fixed_bytes(n));
     lay_out(r, p, n, p + fixed_bytes(n), chunk);
     r->code = CODE_PAGE0 + first;
     r->by_world = false;
     r->pages = run_mask(first, pages);
-    nt.used |= r->pages;
+    notify_mem.used |= r->pages;
     *out = r;
     return 0;
 }
@@ -449,7 +445,7 @@ static void zero_pages(uint64_t pages)
 {
     for (unsigned p = 0; p < FSH_NOTIFY_PAGES; p++) {
         if (pages & ((uint64_t)1 << p)) {
-            memset(nt.arena + (size_t)p * nt.page, 0, nt.page);
+            memset(notify_mem.arena + (size_t)p * notify_mem.page, 0, notify_mem.page);
         }
     }
 }
@@ -462,7 +458,7 @@ void fsh_notify_release(struct fsh_notify_region *r)
     /* Zero for the next team on these pages (rule 3): every arrival of this team has been
      * counted by a call that returned, and no member writes here again. */
     zero_pages(r->pages | r->lease);
-    nt.used &= ~(r->pages | r->lease);
+    notify_mem.used &= ~(r->pages | r->lease);
     free(r->expected);
     free(r);
 }
@@ -481,8 +477,8 @@ void fsh_notify_lease(struct fsh_notify_region *r, uint64_t free)
         if ((unsigned)__builtin_popcountll(free) >= pages + FSH_NOTIFY_PAGES / 2 &&
             fsh_notify_fit(free, pages, &first)) {
             r->lease = run_mask(first, pages);
-            nt.used |= r->lease;
-            r->land = nt.arena + (size_t)first * nt.page;
+            notify_mem.used |= r->lease;
+            r->land = notify_mem.arena + (size_t)first * notify_mem.page;
             r->chunk = c;
             return;
         }
@@ -535,8 +531,9 @@ int fsh_notify_signal(struct fsh_notify_batch *b, int i)
         __atomic_fetch_add(counter, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t),
-                         fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, nt.sink_off, true, imm_of(b));
+    return fsh_rma_write(&fsh_ctx_default, &b->sync, notify_mem.zero, sizeof(uint64_t),
+                         fsh_team_world_pe(b->t, i), FSH_SEG_HEAP, notify_mem.sink_off, true,
+                         imm_of(b));
 }
 
 int fsh_notify_word(struct fsh_notify_batch *b, int i, uint64_t *word, uint64_t value)
@@ -603,61 +600,6 @@ int fsh_notify_put(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t
 
 /* ------------------------------------------------------------------ fingerprints */
 
-static struct record *records(void)
-{
-    return (struct record *)(nt.scratch + REC_OFF);
-}
-
-static bool same_call(const struct record *r, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
-                      uint64_t c, uint64_t d)
-{
-    return r->kind == (uint64_t)kind && r->arg[0] == a && r->arg[1] == b && r->arg[2] == c &&
-           r->arg[3] == d && r->fp != 0;
-}
-
-uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, uint64_t c,
-                                uint64_t d)
-{
-    /* The same call as one of the last two (a loop of barriers, of the same reduction, of
-     * malloc and free): its record stands, no hash and no stores. */
-    if (nt.scratch) {
-        struct record *r = records();
-        if (same_call(&r[nt.cur], kind, a, b, c, d)) {
-            return (uint16_t)r[nt.cur].fp;
-        }
-        if (same_call(&r[nt.cur ^ 1], kind, a, b, c, d)) {
-            nt.cur ^= 1;
-            return (uint16_t)r[nt.cur].fp;
-        }
-    }
-    /* Each argument times its own odd constant (independent multiplies: a few cycles in
-     * all), then one multiply-xorshift round: a difference in any argument changes the 15 bits
-     * kept with probability about 1 - 2^-15; bit 15 marks a fingerprint (never 0). */
-    uint64_t h = ((uint64_t)kind * 0x9e3779b97f4a7c15ull) ^ (a * 0xbf58476d1ce4e5b9ull) ^
-                 ((b + 0x5851f42d4c957f2dull) * 0x94d049bb133111ebull) ^
-                 (((c << 32) | (c >> 32)) * 0xd6e8feb86659fd93ull) ^ (d * 0xa0761d6478bd642full);
-    h ^= h >> 29;
-    h *= 0xe7037ed1a0b428dbull;
-    h ^= h >> 32;
-    uint16_t fp15 = (uint16_t)((h ^ (h >> 15)) & 0x7fffu);
-    uint16_t fp = (uint16_t)(0x8000u | (fp15 ? fp15 : 1)); /* 15 bits never 0 (fp_cell) */
-    if (nt.scratch) {
-        /* Published for a peer that meets a different fingerprint (report()); the last two
-         * different calls, since a peer may be one call ahead when it looks. */
-        nt.cur ^= 1;
-        struct record *r = &records()[nt.cur];
-        __atomic_store_n(&r->fp, 0, __ATOMIC_RELAXED);
-        r->kind = kind;
-        r->arg[0] = a;
-        r->arg[1] = b;
-        r->arg[2] = c;
-        r->arg[3] = d;
-        r->seq = ++nt.recs;
-        __atomic_store_n(&r->fp, fp, __ATOMIC_RELEASE);
-    }
-    return fp;
-}
-
 /* A cell half holds bit 1 of the message's number (bit 0 picks the half) over the 15 bits of
  * its fingerprint: the receiver tells this message's value from the one two messages before,
  * which matters where the engine stores it (an immediate's upper half): the count a receiver
@@ -705,7 +647,7 @@ int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp)
 int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                       const void *src, size_t len, uint16_t fp)
 {
-    if (fp == 0 || !nt.fp_data) {
+    if (fp == 0 || !notify_mem.fp_data) {
         return fsh_notify_put(b, i, seg, off, src, len);
     }
     if (len == 0) {
@@ -749,7 +691,7 @@ static bool fp_here_or_never(const void *arg)
 
 int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
 {
-    if (fp == 0 || (data && !nt.fp_data)) {
+    if (fp == 0 || (data && !notify_mem.fp_data)) {
         return 0;
     }
     size_t c = counter_of(t, i);
@@ -772,134 +714,8 @@ int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
         return 0;
     }
     /* theirs: 0 when none ever came; the report matches the sender's records on 15 bits. */
-    return fsh_notify_fp_report(t, i, fp, fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0);
-}
-
-/* ---- naming a mismatch (the slow path) */
-
-static const char *const kind_names[FSH_FP_NKINDS] = {
-    [FSH_FP_BCAST] = "a broadcast",
-    [FSH_FP_REDUCE] = "a reduction",
-    [FSH_FP_ALLTOALL] = "an all-to-all",
-    [FSH_FP_ALLTOALLS] = "a strided all-to-all",
-    [FSH_FP_FCOLLECT] = "an fcollect",
-    [FSH_FP_MALLOC] = "shmem_malloc",
-    [FSH_FP_CALLOC] = "shmem_calloc",
-    [FSH_FP_ALIGN] = "shmem_align",
-    [FSH_FP_REALLOC] = "shmem_realloc",
-    [FSH_FP_FREE] = "shmem_free",
-    [FSH_FP_MALLOC_DEVICE] = "shmemx_malloc_device",
-    [FSH_FP_FREE_DEVICE] = "shmemx_free_device",
-};
-/* The arguments' names per kind (NULL: not shown). */
-static const char *const arg_names[FSH_FP_NKINDS][4] = {
-    [FSH_FP_BCAST] = {"nelems", "PE_root", "element size"},
-    [FSH_FP_REDUCE] = {"nreduce", "type", "operation", "element size"},
-    [FSH_FP_ALLTOALL] = {"nelems", "element size"},
-    [FSH_FP_ALLTOALLS] = {"nelems", "dst", "sst", "element size"},
-    [FSH_FP_FCOLLECT] = {"nelems", "element size"},
-};
-
-static bool is_alloc(uint64_t kind)
-{
-    return kind >= FSH_FP_MALLOC && kind < FSH_FP_NKINDS;
-}
-
-/* "shmem_malloc(1024)", "a reduction (nreduce 10, type 4, operation 5, element size 8)". */
-static void describe(char *buf, size_t size, const struct record *r)
-{
-    const char *name = r->kind < FSH_FP_NKINDS && kind_names[r->kind] ? kind_names[r->kind]
-                                                                       : "an unknown call";
-    if (r->kind == FSH_FP_FREE || r->kind == FSH_FP_FREE_DEVICE) {
-        /* api.c passes the offset plus one, the segment in the top byte */
-        snprintf(buf, size, "%s of the block at offset %#llx", name,
-                 (unsigned long long)((r->arg[0] - 1) & (((uint64_t)1 << 56) - 1)));
-        return;
-    }
-    if (r->kind == FSH_FP_ALIGN) {
-        snprintf(buf, size, "%s(%llu, %llu)", name, (unsigned long long)r->arg[1],
-                 (unsigned long long)r->arg[0]);
-        return;
-    }
-    if (is_alloc(r->kind)) {
-        snprintf(buf, size, "%s(%llu)", name, (unsigned long long)r->arg[0]);
-        return;
-    }
-    size_t at = (size_t)snprintf(buf, size, "%s", name);
-    const char *sep = " (";
-    for (int k = 0; k < 4 && r->kind < FSH_FP_NKINDS && at < size; k++) {
-        if (arg_names[r->kind][k]) {
-            at += (size_t)snprintf(buf + at, size - at, "%s%s %llu", sep, arg_names[r->kind][k],
-                                   (unsigned long long)r->arg[k]);
-            sep = ", ";
-        }
-    }
-    if (sep[0] == ',' && at < size) {
-        snprintf(buf + at, size - at, ")");
-    }
-}
-
-/* World PE pe's record of the call whose fingerprint was theirs, read from its scratch (a
- * load when mapped here, else a fabric read): false when it has moved two calls on since. */
-static bool peer_record(int pe, uint16_t theirs, struct record *out)
-{
-    uint64_t *landing = (uint64_t *)(nt.scratch + 2 * sizeof(uint64_t));
-    for (int k = 0; k < 2; k++) {
-        uint64_t *w = (uint64_t *)out;
-        uint64_t base = nt.scratch_off + REC_OFF + (uint64_t)k * sizeof(struct record);
-        for (size_t j = 0; j < sizeof(*out) / sizeof(uint64_t); j++) {
-            if (fsh_rma_read_word(pe, base + j * sizeof(uint64_t), landing, sizeof(uint64_t),
-                                  &w[j], "collective: reading a peer's arguments") != 0) {
-                fsh_err_clear();
-                return false;
-            }
-        }
-        if (theirs != 0 && ((out->fp ^ theirs) & 0x7fffu) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_t theirs)
-{
-    int pe = fsh_team_world_pe(t, i);
-    struct record me = records()[nt.cur], peer;
-    if (me.fp != mine) {
-        memset(&me, 0, sizeof(me));
-    }
-    bool alloc = is_alloc(me.kind);
-    const char *fix = alloc ? "symmetric allocation is collective: every PE must make the same allocation calls with the same sizes in the same order"
-                            : "every PE of the team must call the same collectives in the same order, with the same nelems, PE_root, strides, type and operation";
-    char a[160], b[160];
-    describe(a, sizeof(a), &me);
-    if (theirs == 0) {
-        return fsh_err(-EPROTO, fix,
-                       "PE %d sent no fingerprint where PE %d's %s expected one: it is in "
-                       "another collective call (collective fingerprint)", pe, fsh_rt.pe, a);
-    }
-    if (!peer_record(pe, theirs, &peer)) {
-        return fsh_err(-EPROTO, fix,
-                       "PE %d is in another collective call than PE %d's %s, or passed other "
-                       "arguments (fingerprint %#x, PE %d's %#x; it has made two calls since) "
-                       "(collective fingerprint)",
-                       pe, fsh_rt.pe, a, theirs & 0x7fffu, fsh_rt.pe, mine & 0x7fffu);
-    }
-    if (peer.kind == me.kind && !alloc) {
-        for (int k = 0; k < 4; k++) {
-            const char *an = me.kind < FSH_FP_NKINDS ? arg_names[me.kind][k] : NULL;
-            if (an && peer.arg[k] != me.arg[k]) {
-                return fsh_err(-EPROTO, fix, "PE %d passed %s %llu, PE %d passed %llu "
-                               "(collective fingerprint)", fsh_rt.pe, an,
-                               (unsigned long long)me.arg[k], pe,
-                               (unsigned long long)peer.arg[k]);
-            }
-        }
-    }
-    describe(b, sizeof(b), &peer);
-    return fsh_err(-EPROTO, alloc || is_alloc(peer.kind) ? "symmetric allocation is collective: every PE must make the same allocation calls with the same sizes in the same order" : fix,
-                   "PE %d called %s while PE %d called %s (collective fingerprint)", pe, b,
-                   fsh_rt.pe, a);
+    return fsh_fingerprint_report(fsh_team_world_pe(t, i), fp,
+                                  fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0);
 }
 
 int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
@@ -915,14 +731,14 @@ int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uin
         __atomic_fetch_add(counter, fsh_notify_pieces(len) + 1, __ATOMIC_RELEASE);
         return 0;
     }
-    if (!nt.fp_data) {
+    if (!notify_mem.fp_data) {
         int rc = fsh_notify_put(b, i, seg, off, src, len);
         return rc ? rc : fsh_notify_signal(b, i);
     }
     uint64_t imm = imm_of(b), plus = imm | (uint64_t)PLUS_HIGH << 32;
     if (len == 0) {
-        return fsh_rma_write(&fsh_ctx_default, &b->sync, nt.zero, sizeof(uint64_t), pe,
-                             FSH_SEG_HEAP, nt.sink_off, true, plus);
+        return fsh_rma_write(&fsh_ctx_default, &b->sync, notify_mem.zero, sizeof(uint64_t), pe,
+                             FSH_SEG_HEAP, notify_mem.sink_off, true, plus);
     }
     return write_pieces(b, pe, seg, off, src, len, imm, plus);
 }
@@ -968,7 +784,7 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
              w.expected);
     /* A collective's arrival comes only from the sender itself: a sender gone into finalize
      * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
-    if (t->nr == &nt.final) {
+    if (t->nr == &notify_mem.final) {
         return fsh_progress_wait(reached, &w, msg, from);
     }
     return fsh_progress_wait_arrival(reached, &w, msg, from);
@@ -1022,6 +838,32 @@ int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, doubl
     return rc;
 }
 
+/* The dissemination rounds of a barrier (barrier.c) carrying an 8-byte word: an all-reduce
+ * for idempotent operations (AND here; hearing a value twice is harmless). The word of round
+ * k comes from team PE me - 2^k and lands in that sender's mailbox, as every mailbox write
+ * does. */
+int fsh_notify_and_word(struct fsh_team *t, uint64_t *word)
+{
+    int n = t->size, me = t->my_pe;
+    uint64_t *in = fsh_notify_words(t, fsh_team_step(t));
+    struct fsh_notify_batch b;
+    fsh_notify_batch_init(&b, t);
+    int rc = 0;
+    for (int dist = 1; dist < n && rc == 0; dist *= 2) {
+        int from = (me - dist + n) % n;
+        rc = fsh_notify_word(&b, (me + dist) % n, &in[me], *word);
+        if (rc == 0) {
+            fsh_notify_expect(t, from, 1);
+            rc = fsh_notify_wait(t, from, "team split: agreeing on a word (AND)");
+        }
+        if (rc == 0) {
+            *word &= __atomic_load_n(&in[from], __ATOMIC_ACQUIRE);
+        }
+    }
+    int crc = fsh_notify_complete(&b, "team split: agreeing on a word (AND)");
+    return rc ? rc : crc;
+}
+
 /* ------------------------------------------------------------------ scratch */
 
 uint64_t *fsh_notify_words(const struct fsh_team *t, unsigned parity)
@@ -1062,5 +904,5 @@ int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *o
 
 uint64_t fsh_notify_scratch_off(const void *p)
 {
-    return nt.scratch_off + (uint64_t)((const char *)p - nt.scratch);
+    return notify_mem.scratch_off + (uint64_t)((const char *)p - notify_mem.scratch);
 }

@@ -12,9 +12,10 @@
  * A region lives in the symmetric heap at the same offset on every member of its team and
  * holds, for a team of n PEs: n cells (an arrival counter and two fingerprints each), 2 x n
  * 8-byte mailboxes (double buffered by the parity of the team's step, fsh_team_step), a few
- * source words for 8-byte writes, and the reductions' landing buffers. The world team, the active sets and shmem_finalize have
- * regions of their own, sized by the job; every other team's region is carved from a small
- * arena of FSH_NOTIFY_PAGES pages when the team is made (team.c agrees on the pages).
+ * source words for 8-byte writes, and the reductions' landing buffers. The world team, the
+ * active sets and shmem_finalize have regions of their own, sized by the job; every other
+ * team's region is carved from a small arena of FSH_NOTIFY_PAGES pages when the team is made
+ * (team.c agrees on the pages).
  */
 #ifndef FSH_NOTIFY_H
 #define FSH_NOTIFY_H
@@ -127,27 +128,9 @@ int fsh_notify_complete(struct fsh_notify_batch *b, const char *what);
  * A collective's arguments travel with the messages it sends anyway, as a 16-bit fingerprint
  * (notify.c says where), and each receiver compares the sender's with its own: a mismatch ends
  * the call with -EPROTO and a recorded error that names both PEs' calls. A fingerprint of 0
- * means none (nothing is sent or checked). */
-enum fsh_fp_kind {
-    FSH_FP_BCAST = 1, /* nelems, PE_root, element size */
-    FSH_FP_REDUCE,   /* nreduce, type, operation, element size */
-    FSH_FP_ALLTOALL, /* nelems, element size */
-    FSH_FP_ALLTOALLS, /* nelems, dst, sst, element size */
-    FSH_FP_FCOLLECT, /* nelems, element size */
-    FSH_FP_MALLOC,   /* size, alignment, offset of the block (0: NULL) */
-    FSH_FP_CALLOC,   /* size, 0, offset */
-    FSH_FP_ALIGN,    /* size, alignment, offset */
-    FSH_FP_REALLOC,  /* size, offset of the old block, offset of the new one */
-    FSH_FP_FREE,     /* offset of the block */
-    FSH_FP_MALLOC_DEVICE, /* size, 0, offset */
-    FSH_FP_FREE_DEVICE,   /* offset */
-    FSH_FP_NKINDS
-};
-/* The fingerprint of a call, and its record: this PE keeps its last two calls' arguments in
- * symmetric memory, where a PE that meets another fingerprint reads them to name both calls. */
-uint16_t fsh_notify_fingerprint(enum fsh_fp_kind kind, uint64_t a, uint64_t b, uint64_t c,
-                                uint64_t d);
-/* A fingerprinted data-less arrival (always carries it), and a fingerprinted fsh_notify_put
+ * means none (nothing is sent or checked). fingerprint.c makes them and names a mismatch.
+ *
+ * A fingerprinted data-less arrival (always carries it), and a fingerprinted fsh_notify_put
  * (carries it in a mapped peer's cell or in the immediate data's upper half; on a provider
  * with 4 bytes of immediate data, EFA, neither side uses data fingerprints: a plain put). */
 int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp);
@@ -156,9 +139,6 @@ int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint6
 /* After a wait for team PE i's arrivals: compare the fingerprint of its next fingerprinted
  * message (a signal; data: a put) with mine. 0, or -EPROTO with the mismatch recorded. */
 int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data);
-/* The same for a fingerprint that came another way (a broadcast's ready word): theirs from
- * team PE i differs from mine; records the report and returns -EPROTO. */
-int fsh_notify_fp_report(const struct fsh_team *t, int i, uint16_t mine, uint16_t theirs);
 
 /* Expect n more arrivals from team PE i; wait until all expected ones arrived. */
 void fsh_notify_expect(const struct fsh_team *t, int i, uint32_t n);
@@ -172,6 +152,10 @@ int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, doubl
  * on EFA a data-less arrival follows it. */
 int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                         const void *src, size_t len);
+
+/* *word = AND of every member's *word, in the rounds of a barrier; takes a step. Team
+ * creation agrees on arena pages with it, init and the API on a flag of every PE. */
+int fsh_notify_and_word(struct fsh_team *t, uint64_t *word);
 
 /* words(t, parity)[i]: the mailbox team PE i writes into in a step of that parity. */
 uint64_t *fsh_notify_words(const struct fsh_team *t, unsigned parity);

@@ -326,7 +326,7 @@ static int lease(struct fsh_team *t)
         return 0;
     }
     uint64_t free_pages = fsh_notify_free_pages();
-    int rc = fsh_coll_and_word(t, &free_pages);
+    int rc = fsh_notify_and_word(t, &free_pages);
     if (rc == 0) {
         fsh_notify_lease(t->nr, free_pages);
     }

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
 #include "error.h"
 #include "log.h"
 #include "notify.h"
@@ -247,7 +246,7 @@ static int agree(struct fsh_team *parent, int want, const int size[2], unsigned 
     if (__builtin_popcountll(slots.all & ~slots.used) >= want) {
         word |= SLOTS_OK;
     }
-    int rc = fsh_coll_and_word(parent, &word);
+    int rc = fsh_notify_and_word(parent, &word);
     if (rc != 0) {
         return rc;
     }

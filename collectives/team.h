@@ -6,35 +6,16 @@
  * the world team and every split of a strided team) or through a member list (the shared team
  * of a node, and splits of it). Each team owns a region: its arrival counters and scratch in
  * notify.c, at the same heap offset on every member (disjoint teams may share one, overlapping
- * ones never do), and a slot: the local index of its handle.
+ * ones never do), and a slot: the local index of its handle. What a team is (struct
+ * fsh_team and its inline accessors) is team_type.h's, so the modules team.c uses (notify.c)
+ * can take a team without depending on this one.
  */
 #ifndef FSH_TEAM_H
 #define FSH_TEAM_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include <shmem.h>
 
-#include "rma.h"
-
-struct fsh_notify_region;
-
-struct fsh_team {
-    int size;
-    int my_pe;         /* my index in the team */
-    int start, stride; /* world PE of index i when members is NULL */
-    int *members;      /* world PE of each index, or NULL */
-    unsigned slot;     /* in this PE's team table (handles) */
-    struct fsh_notify_region *nr; /* counters and scratch (notify.h) */
-    uint64_t steps;    /* scratch steps taken: their parity picks the scratch buffers */
-    uint16_t fp;       /* the fingerprint of the call in progress (notify.h), set by the API */
-    shmem_team_config_t config;
-    long config_mask;
-    struct fsh_lane_reserve lanes; /* contexts' endpoints set aside for it (num_contexts) */
-    bool predefined;   /* world and shared: never destroyed */
-    uintptr_t handle;  /* what the user holds (fsh_team_of) */
-};
+#include "team_type.h"
 
 extern struct fsh_team fsh_team_world;
 extern struct fsh_team fsh_team_shared;
@@ -53,19 +34,8 @@ struct fsh_team *fsh_team_of(shmem_team_t handle);
  * destroyed" or "is not a team handle". */
 const char *fsh_team_why(shmem_team_t handle);
 
-static inline int fsh_team_world_pe(const struct fsh_team *t, int i)
-{
-    return t->members ? t->members[i] : t->start + i * t->stride;
-}
-
 /* The index of world PE `world` in t, or -1. */
 int fsh_team_index(const struct fsh_team *t, int world);
-
-/* The parity of the team's next scratch step, counting it taken. */
-static inline unsigned fsh_team_step(struct fsh_team *t)
-{
-    return (unsigned)(t->steps++ & 1);
-}
 
 /* An active set of the deprecated collectives, as a transient team on the active-set region.
  * Returns -EINVAL (recorded) when the set leaves the world or does not contain this PE. */

@@ -121,7 +121,7 @@ static struct {
     /* supported[op][size == 8] */
     bool supported[NOPS][2];
     bool queried;
-} am;
+} provider_amo;
 
 /* ---- AMOs applied by the target (no provider atomics), see the top of the file ---- */
 #define REQ_SLOTS 16 /* requests in flight from one source to one target */
@@ -173,7 +173,7 @@ static struct {
     int *giving;                /* PEs whose inbox we hold and were asked for back */
     unsigned ngiving;
     int pinned;                 /* the PE a request is being made to: its inbox stays, -1 */
-} tg;
+} target_amo;
 
 static const char *op_name(int op)
 {
@@ -204,16 +204,17 @@ static int by_target_init(long peers);
 int fsh_amo_init(long peers)
 {
     size_t depth = fsh_progress_depth();
-    am.bufs = calloc(depth, sizeof(*am.bufs));
-    if (!am.bufs) {
+    provider_amo.bufs = calloc(depth, sizeof(*provider_amo.bufs));
+    if (!provider_amo.bufs) {
         return fsh_err(-ENOMEM, "lower FABSHMEM_TX_DEPTH", "out of memory for atomics' buffers");
     }
-    int rc = fsh_mr_reg_local(am.bufs, depth * sizeof(*am.bufs), &am.reg);
+    int rc =
+        fsh_mr_reg_local(provider_amo.bufs, depth * sizeof(*provider_amo.bufs), &provider_amo.reg);
     if (rc != 0) {
         return rc;
     }
     for (int r = 0; r < fsh_fabric_nrails(); r++) {
-        am.desc[r] = fsh_mr_set_desc(am.reg, r);
+        provider_amo.desc[r] = fsh_mr_set_desc(provider_amo.reg, r);
     }
     if (fsh_fabric_none()) {
         return 0; /* no fabric: every PE is mapped, every AMO a CPU atomic (local.c) */
@@ -224,27 +225,27 @@ int fsh_amo_init(long peers)
         return by_target_init(peers);
     }
     for (size_t op = 1; op < NOPS; op++) {
-        am.supported[op][0] = query((int)op, sizeof(uint32_t));
-        am.supported[op][1] = query((int)op, sizeof(uint64_t));
+        provider_amo.supported[op][0] = query((int)op, sizeof(uint32_t));
+        provider_amo.supported[op][1] = query((int)op, sizeof(uint64_t));
     }
-    am.queried = true;
+    provider_amo.queried = true;
     return 0;
 }
 
 void fsh_amo_fini(void)
 {
-    if (tg.on) {
+    if (target_amo.on) {
         fsh_progress_set_post_hook(FSH_POST_ANSWERS, NULL);
-        fsh_lease_fini(&tg.pool);
-        free(tg.answers);
-        free(tg.used);
-        free(tg.peer);
-        free(tg.giving);
-        memset(&tg, 0, sizeof(tg));
+        fsh_lease_fini(&target_amo.pool);
+        free(target_amo.answers);
+        free(target_amo.used);
+        free(target_amo.peer);
+        free(target_amo.giving);
+        memset(&target_amo, 0, sizeof(target_amo));
     }
-    fsh_mr_dereg_local(am.reg);
-    free(am.bufs);
-    memset(&am, 0, sizeof(am));
+    fsh_mr_dereg_local(provider_amo.reg);
+    free(provider_amo.bufs);
+    memset(&provider_amo, 0, sizeof(provider_amo));
 }
 
 bool fsh_amo_by_target(void)
@@ -262,7 +263,7 @@ size_t fsh_amo_heap_bytes(int npes, long peers)
 
 static struct req *in_slot(unsigned chunk, unsigned k)
 {
-    return (struct req *)fsh_lease_chunk(&tg.pool, chunk) + k;
+    return (struct req *)fsh_lease_chunk(&target_amo.pool, chunk) + k;
 }
 
 /* Target side, in the engine: a request landed in slot k of chunk c. Apply it, queue the
@@ -270,7 +271,7 @@ static struct req *in_slot(unsigned chunk, unsigned k)
 static void on_request(uint32_t payload, uint32_t high)
 {
     unsigned k = payload & (REQ_SLOTS - 1), c = payload >> SLOT_BITS;
-    int src = fsh_lease_owner(&tg.pool, c);
+    int src = fsh_lease_owner(&target_amo.pool, c);
     if (src < 0) {
         FSH_WARN("atomic request in inbox %u, which no PE holds: dropped", c);
         return;
@@ -292,28 +293,28 @@ static void on_request(uint32_t payload, uint32_t high)
                  "malformed: not applied", src, r->op, r->size, (int)seg,
                  (unsigned long long)off);
     }
-    tg.used[c] = ++tg.clock;
-    tg.answers[tg.nanswers++] = payload;
+    target_amo.used[c] = ++target_amo.clock;
+    target_amo.answers[target_amo.nanswers++] = payload;
 }
 
 /* Target side: a holder was granted chunk c (counts as a use: not asked back at once). */
 static void on_grant(unsigned c)
 {
-    tg.used[c] = ++tg.clock;
+    target_amo.used[c] = ++target_amo.clock;
 }
 
 /* Post the queued answers. */
 static int answer_all(void)
 {
     int rc = 0;
-    while (tg.nanswers && rc == 0) {
-        uint32_t payload = tg.answers[--tg.nanswers];
+    while (target_amo.nanswers && rc == 0) {
+        uint32_t payload = target_amo.answers[--target_amo.nanswers];
         unsigned k = payload & (REQ_SLOTS - 1), c = payload >> SLOT_BITS;
         struct req *r = in_slot(c, k);
         uint32_t imm = ((uint32_t)FSH_IMM_AMO_REPLY << FSH_IMM_KIND_SHIFT) |
                        (r->tag & FSH_IMM_PAYLOAD_MASK);
         rc = fsh_rma_write(&fsh_ctx_default, NULL, &r->old, sizeof(r->old),
-                           fsh_lease_owner(&tg.pool, c), FSH_SEG_HEAP, r->reply, true, imm);
+                           fsh_lease_owner(&target_amo.pool, c), FSH_SEG_HEAP, r->reply, true, imm);
     }
     return rc;
 }
@@ -323,35 +324,37 @@ static int answer_all(void)
 static int ask_back(void)
 {
     int rc = 0;
-    while (rc == 0 && fsh_lease_waiting(&tg.pool) > tg.pool.nasked) {
-        unsigned best = tg.pool.nchunks;
-        for (unsigned c = 0; c < tg.pool.nchunks; c++) {
-            if (fsh_lease_owner(&tg.pool, c) >= 0 && !fsh_lease_asked(&tg.pool, c) &&
-                (best == tg.pool.nchunks || tg.used[c] < tg.used[best])) {
+    while (rc == 0 && fsh_lease_waiting(&target_amo.pool) > target_amo.pool.nasked) {
+        unsigned best = target_amo.pool.nchunks;
+        for (unsigned c = 0; c < target_amo.pool.nchunks; c++) {
+            if (fsh_lease_owner(&target_amo.pool, c) >= 0 &&
+                !fsh_lease_asked(&target_amo.pool, c) &&
+                (best == target_amo.pool.nchunks || target_amo.used[c] < target_amo.used[best])) {
                 best = c;
             }
         }
-        if (best == tg.pool.nchunks) {
+        if (best == target_amo.pool.nchunks) {
             break; /* every inbox is asked for already */
         }
         FSH_TRACE("atomics: %u claim(s) wait for an inbox here: asking PE %d for inbox %u back",
-                  fsh_lease_waiting(&tg.pool), fsh_lease_owner(&tg.pool, best), best);
-        rc = fsh_lease_ask(&tg.pool, best);
+                  fsh_lease_waiting(&target_amo.pool), fsh_lease_owner(&target_amo.pool, best),
+                  best);
+        rc = fsh_lease_ask(&target_amo.pool, best);
     }
     return rc;
 }
 
-/* Source side: the PEs whose inbox we hold and were asked for back (tg.giving). */
+/* Source side: the PEs whose inbox we hold and were asked for back (target_amo.giving). */
 static void list_giving(int pe)
 {
-    tg.giving[tg.ngiving++] = pe;
+    target_amo.giving[target_amo.ngiving++] = pe;
 }
 
 static void unlist_giving(int pe)
 {
-    for (unsigned i = 0; i < tg.ngiving; i++) {
-        if (tg.giving[i] == pe) {
-            tg.giving[i] = tg.giving[--tg.ngiving];
+    for (unsigned i = 0; i < target_amo.ngiving; i++) {
+        if (target_amo.giving[i] == pe) {
+            target_amo.giving[i] = target_amo.giving[--target_amo.ngiving];
             return;
         }
     }
@@ -360,23 +363,23 @@ static void unlist_giving(int pe)
 /* Give our inbox at pe back. Only once none of our requests there is in flight. */
 static int give_back(int pe)
 {
-    struct peer *q = &tg.peer[pe];
+    struct peer *q = &target_amo.peer[pe];
     q->box = NO_BOX;
     if (q->asked) {
         q->asked = false;
         unlist_giving(pe);
     }
     FSH_TRACE("atomics: giving our inbox at PE %d back", pe);
-    return fsh_lease_release(&tg.pool, pe);
+    return fsh_lease_release(&target_amo.pool, pe);
 }
 
 /* Source side: give back the inboxes asked for that have nothing in flight. */
 static int give_back_idle(void)
 {
     int rc = 0;
-    for (unsigned i = 0; i < tg.ngiving && rc == 0;) {
-        int pe = tg.giving[i];
-        if (tg.peer[pe].busy || pe == tg.pinned) {
+    for (unsigned i = 0; i < target_amo.ngiving && rc == 0;) {
+        int pe = target_amo.giving[i];
+        if (target_amo.peer[pe].busy || pe == target_amo.pinned) {
             i++;
         } else {
             rc = give_back(pe); /* takes giving[i] out: the next one moved there */
@@ -390,11 +393,11 @@ static int give_back_idle(void)
  * nested poll queued. */
 static int at_poll_end(void)
 {
-    if (tg.in_hook || (tg.nanswers == 0 && tg.ngiving == 0 &&
-                       fsh_lease_waiting(&tg.pool) <= tg.pool.nasked)) {
+    if (target_amo.in_hook || (target_amo.nanswers == 0 && target_amo.ngiving == 0 &&
+                               fsh_lease_waiting(&target_amo.pool) <= target_amo.pool.nasked)) {
         return 0;
     }
-    tg.in_hook = true;
+    target_amo.in_hook = true;
     int rc = answer_all();
     if (rc == 0) {
         rc = ask_back();
@@ -402,7 +405,7 @@ static int at_poll_end(void)
     if (rc == 0) {
         rc = give_back_idle();
     }
-    tg.in_hook = false;
+    target_amo.in_hook = false;
     return rc;
 }
 
@@ -410,8 +413,8 @@ static int at_poll_end(void)
  * there and claim none is from before we gave it back: ignored. */
 static void on_ask(int pe)
 {
-    struct peer *q = &tg.peer[pe];
-    if (q->asked || (q->box == NO_BOX && tg.pinned != pe)) {
+    struct peer *q = &target_amo.peer[pe];
+    if (q->asked || (q->box == NO_BOX && target_amo.pinned != pe)) {
         return;
     }
     q->asked = true;
@@ -423,15 +426,15 @@ static void on_ask(int pe)
 /* Source side, in the engine: the target applied the request of outbox slot tag. */
 static void on_answer(uint32_t tag, uint32_t high)
 {
-    struct pending *p = tag < OUT_SLOTS ? &tg.pend[tag] : NULL;
+    struct pending *p = tag < OUT_SLOTS ? &target_amo.pend[tag] : NULL;
     if (!p || !p->rec) {
         FSH_WARN("answer to atomic request %u, which is not in flight: dropped", tag);
         return;
     }
     struct fsh_op *rec = p->rec;
     p->rec = NULL;
-    tg.peer[p->pe].busy &= (uint16_t)~(1u << p->k);
-    tg.out_busy &= ~(1ULL << tag);
+    target_amo.peer[p->pe].busy &= (uint16_t)~(1u << p->k);
+    target_amo.out_busy &= ~(1ULL << tag);
     fsh_progress_op_complete(rec);
 }
 
@@ -442,34 +445,35 @@ static int by_target_init(long peers)
     char what[160];
     snprintf(what, sizeof(what), "atomics' inboxes (%u sources x %d requests x %zu bytes)",
              chunks, REQ_SLOTS, sizeof(struct req));
-    int rc = fsh_lease_init(&tg.pool, FSH_LEASE_AMO, chunks, REQ_SLOTS * sizeof(struct req),
+    int rc = fsh_lease_init(&target_amo.pool, FSH_LEASE_AMO, chunks, REQ_SLOTS * sizeof(struct req),
                             on_grant, what, "lower FABSHMEM_AMO_PEERS");
     if (rc != 0) {
         return rc;
     }
-    tg.pool.on_ask = on_ask;
-    tg.pinned = -1;
-    tg.on = true;
-    tg.out = fsh_heap_reserve(OUT_SLOTS * sizeof(struct req), 64, "atomics' outgoing requests",
-                              NULL);
-    if (!tg.out) {
+    target_amo.pool.on_ask = on_ask;
+    target_amo.pinned = -1;
+    target_amo.on = true;
+    target_amo.out =
+        fsh_heap_reserve(OUT_SLOTS * sizeof(struct req), 64, "atomics' outgoing requests", NULL);
+    if (!target_amo.out) {
         return fsh_err_last()->code;
     }
     enum fsh_seg seg;
-    if (fsh_mr_lookup(tg.out, OUT_SLOTS * sizeof(struct req), &seg, &tg.out_off) != 0 ||
+    size_t out_bytes = OUT_SLOTS * sizeof(struct req);
+    if (fsh_mr_lookup(target_amo.out, out_bytes, &seg, &target_amo.out_off) != 0 ||
         seg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "atomics' outgoing requests are not in the registered heap");
     }
     size_t n = (size_t)fsh_rt.npes;
-    tg.answers = calloc((size_t)chunks * REQ_SLOTS, sizeof(uint32_t));
-    tg.used = calloc(chunks, sizeof(uint64_t));
-    tg.peer = calloc(n, sizeof(struct peer));
-    tg.giving = malloc(n * sizeof(int));
-    if (!tg.answers || !tg.used || !tg.peer || !tg.giving) {
+    target_amo.answers = calloc((size_t)chunks * REQ_SLOTS, sizeof(uint32_t));
+    target_amo.used = calloc(chunks, sizeof(uint64_t));
+    target_amo.peer = calloc(n, sizeof(struct peer));
+    target_amo.giving = malloc(n * sizeof(int));
+    if (!target_amo.answers || !target_amo.used || !target_amo.peer || !target_amo.giving) {
         return fsh_err(-ENOMEM, "", "out of memory for the atomics' state of %zu PEs", n);
     }
     for (size_t i = 0; i < n; i++) {
-        tg.peer[i].box = NO_BOX;
+        target_amo.peer[i].box = NO_BOX;
     }
     rc = fsh_progress_register_imm(FSH_IMM_AMO, on_request);
     if (rc == 0) {
@@ -487,21 +491,22 @@ struct slot_wait {
 static bool slot_free(const void *arg)
 {
     const struct slot_wait *w = arg;
-    return tg.peer[w->pe].busy != (uint16_t)((1u << REQ_SLOTS) - 1) && tg.out_busy != ~0ULL;
+    return target_amo.peer[w->pe].busy != (uint16_t)((1u << REQ_SLOTS) - 1) &&
+           target_amo.out_busy != ~0ULL;
 }
 
 /* Nothing of ours in flight in our inbox at pe. */
 static bool drained(const void *arg)
 {
     const struct slot_wait *w = arg;
-    return tg.peer[w->pe].busy == 0;
+    return target_amo.peer[w->pe].busy == 0;
 }
 
 /* Our inbox at pe for the next request: the one we hold, unless pe asked for it back (then it
  * goes back once what is in flight there was answered, and we queue for one again). */
 static int inbox(int pe)
 {
-    struct peer *q = &tg.peer[pe];
+    struct peer *q = &target_amo.peer[pe];
     struct slot_wait w = {pe};
     int rc = 0;
     if (q->box != NO_BOX && q->asked) {
@@ -514,7 +519,7 @@ static int inbox(int pe)
         }
     }
     if (rc == 0 && q->box == NO_BOX) {
-        int c = fsh_lease_claim_wait(&tg.pool, pe);
+        int c = fsh_lease_claim_wait(&target_amo.pool, pe);
         if (c < 0) {
             return c;
         }
@@ -533,7 +538,7 @@ static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
                    struct fsh_op_track *sync)
 {
     FSH_ASSERT_ENGINE_HELD();
-    struct peer *q = &tg.peer[pe];
+    struct peer *q = &target_amo.peer[pe];
     int rc = inbox(pe);
     if (rc != 0) {
         return rc;
@@ -551,11 +556,11 @@ static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
         return fsh_err_last() ? fsh_err_last()->code : -EIO;
     }
     unsigned k = (unsigned)__builtin_ctz(~(unsigned)q->busy);
-    unsigned tag = (unsigned)__builtin_ctzll(~tg.out_busy);
-    struct req *r = &tg.out[tag];
+    unsigned tag = (unsigned)__builtin_ctzll(~target_amo.out_busy);
+    struct req *r = &target_amo.out[tag];
     *r = (struct req){
         .addr = ((uint64_t)seg << SEG_SHIFT) | off,
-        .reply = tg.out_off + tag * sizeof(struct req) + offsetof(struct req, old),
+        .reply = target_amo.out_off + tag * sizeof(struct req) + offsetof(struct req, old),
         .op = (uint32_t)op,
         .size = (uint32_t)size,
         .tag = tag,
@@ -574,19 +579,20 @@ static int request(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off,
         rec->copy_len = size;
     }
     q->busy |= (uint16_t)(1u << k);
-    tg.out_busy |= 1ULL << tag;
-    tg.pend[tag] = (struct pending){rec, pe, k};
+    target_amo.out_busy |= 1ULL << tag;
+    target_amo.pend[tag] = (struct pending){rec, pe, k};
     /* Counted before the request goes: its answer may arrive within the post's own polls. */
     fsh_progress_op_posted(rec, NULL, false);
-    uint64_t slot = fsh_lease_chunk_off(&tg.pool, (unsigned)q->box) + k * sizeof(struct req);
+    uint64_t slot =
+        fsh_lease_chunk_off(&target_amo.pool, (unsigned)q->box) + k * sizeof(struct req);
     uint32_t imm = ((uint32_t)FSH_IMM_AMO << FSH_IMM_KIND_SHIFT) |
                    ((uint32_t)q->box << SLOT_BITS) | k;
     /* On the default context: the record, on ctx's track, covers it (answered means landed). */
     rc = fsh_rma_write(&fsh_ctx_default, NULL, r, sizeof(*r), pe, FSH_SEG_HEAP, slot, true, imm);
-    if (rc != 0 && tg.pend[tag].rec == rec) {
-        tg.pend[tag].rec = NULL;
+    if (rc != 0 && target_amo.pend[tag].rec == rec) {
+        target_amo.pend[tag].rec = NULL;
         q->busy &= (uint16_t)~(1u << k);
-        tg.out_busy &= ~(1ULL << tag);
+        target_amo.out_busy &= ~(1ULL << tag);
         fsh_progress_op_unissued(rec, false);
     }
     return rc;
@@ -607,10 +613,10 @@ static int by_target(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off
     fsh_progress_lock();
     /* Our inbox at pe stays ours until the request is in it (the post hook gives back
      * others, polled meanwhile). */
-    int pinned = tg.pinned;
-    tg.pinned = pe;
+    int pinned = target_amo.pinned;
+    target_amo.pinned = pe;
     int rc = request(ctx, op, seg, off, value, cond, fetch, size, pe, wait ? &sync : NULL);
-    tg.pinned = pinned;
+    target_amo.pinned = pinned;
     fsh_progress_unlock();
     if (rc == 0 && wait) {
         rc = fsh_progress_wait_track(&sync, "atomic: waiting for the target to apply it");
@@ -634,10 +640,10 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         /* Unreachable in a one-node job where every PE is mapped; a segment that does not
          * exist (no data) falls through to the fabric's error. */
     }
-    if (tg.on) {
+    if (target_amo.on) {
         return by_target(ctx, op, seg, off, value, cond, fetch, size, pe, nbi);
     }
-    if (!am.queried || !am.supported[op][size == 8]) {
+    if (!provider_amo.queried || !provider_amo.supported[op][size == 8]) {
         return fsh_err(-ENOTSUP, "choose a provider with atomics (efa, shm, tcp;ofi_rxm: FI_PROVIDER)",
                        "provider %s cannot do atomic %s on %zu-byte integers",
                        fsh_fabric_attr()->prov, op_name(op), size);
@@ -670,7 +676,8 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         o->track = lane ? &ctx->ltrack : &ctx->track;
         o->sync = wait ? &sync : NULL;
         _Static_assert(sizeof(struct bounce) <= FSH_LANE_SCRATCH, "a bounce fits a lane's scratch");
-        struct bounce *b = lane ? fsh_lane_scratch(lane, o) : &am.bufs[fsh_progress_op_index(o)];
+        struct bounce *b =
+            lane ? fsh_lane_scratch(lane, o) : &provider_amo.bufs[fsh_progress_op_index(o)];
         b->operand = 0;
         if (m->operand_is_one) {
             b->operand = 1;
@@ -688,7 +695,7 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         r.local = &b->operand;
         r.result = &b->result;
         r.compare = &b->compare;
-        r.desc = r.result_desc = r.compare_desc = lane ? NULL : am.desc[r.path.rail];
+        r.desc = r.result_desc = r.compare_desc = lane ? NULL : provider_amo.desc[r.path.rail];
         rc = lane ? fsh_xport_post_lane(lane, &r) : fsh_xport_post(&r);
     }
     if (lane) {

@@ -27,6 +27,7 @@
 #include "backend.h"
 #include "coll.h"
 #include "error.h"
+#include "fingerprint.h"
 #include "log.h"
 #include "notify.h"
 #include "team.h"
@@ -127,11 +128,11 @@ static void check_same(const char *fn, struct fsh_team *t, const char *arg, uint
     }
 }
 
-/* The call's fingerprint on team t (notify.h): the collectives carry and compare it. */
+/* The call's fingerprint on team t (fingerprint.h): the collectives carry and compare it. */
 static inline void fp(struct fsh_team *t, enum fsh_fp_kind kind, uint64_t a, uint64_t b,
                       uint64_t c, uint64_t d)
 {
-    t->fp = fsh_notify_fingerprint(kind, a, b, c, d);
+    t->fp = fsh_fingerprint_of(kind, a, b, c, d);
 }
 
 /* A broadcast that met another member's size: it moved no more than that member asked for;

@@ -63,7 +63,7 @@ static struct {
     int *free_slot;     /* lane slots not in use (engine lock) */
     int nfree;
     fsh_arrive_read_fn read; /* reads the targets' counts (rma.c's, given at init) */
-} ar;
+} arrive_counts;
 
 bool fsh_arrive_counts(void)
 {
@@ -109,12 +109,12 @@ static void on_arrival(uint32_t payload, uint32_t high)
     if (!fsh_arrive_active) {
         return; /* after finalize's counting ended: nobody waits for it */
     }
-    if (idx >= (size_t)ar.nslots * (size_t)fsh_rt.npes) {
+    if (idx >= (size_t)arrive_counts.nslots * (size_t)fsh_rt.npes) {
         FSH_WARN("a write's arrival names PE %zu (slot %zu) of %d: not counted",
                  idx % (size_t)fsh_rt.npes, idx / (size_t)fsh_rt.npes, fsh_rt.npes);
         return;
     }
-    __atomic_store_n(&ar.count[idx], ar.count[idx] + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&arrive_counts.count[idx], arrive_counts.count[idx] + 1, __ATOMIC_RELEASE);
 }
 
 static void posted(struct sender *s, int pe)
@@ -130,12 +130,12 @@ static void posted(struct sender *s, int pe)
 
 void fsh_arrive_posted(int slot, int pe)
 {
-    posted(&ar.s[slot], pe);
+    posted(&arrive_counts.s[slot], pe);
 }
 
 bool fsh_arrive_quieting(int slot)
 {
-    return ar.s[slot].quiets > 0;
+    return arrive_counts.s[slot].quiets > 0;
 }
 
 /* A sender's private arrays (its landing is in the heap block, set by the caller). */
@@ -181,24 +181,25 @@ int fsh_arrive_init(fsh_arrive_read_fn read)
         return fsh_err_last()->code;
     }
     enum fsh_seg seg;
-    if (fsh_mr_lookup(block, 2 * words, &seg, &ar.count_off) != 0 || seg != FSH_SEG_HEAP) {
+    if (fsh_mr_lookup(block, 2 * words, &seg, &arrive_counts.count_off) != 0 ||
+        seg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "the arrival counts are not in the registered heap");
     }
-    ar.count = (uint64_t *)block;
-    ar.nslots = nslots;
-    ar.read = read;
-    ar.s = calloc((size_t)nslots, sizeof(*ar.s));
-    ar.free_slot = calloc((size_t)nslots, sizeof(int));
-    if (!ar.s || !ar.free_slot) {
+    arrive_counts.count = (uint64_t *)block;
+    arrive_counts.nslots = nslots;
+    arrive_counts.read = read;
+    arrive_counts.s = calloc((size_t)nslots, sizeof(*arrive_counts.s));
+    arrive_counts.free_slot = calloc((size_t)nslots, sizeof(int));
+    if (!arrive_counts.s || !arrive_counts.free_slot) {
         return fsh_err(-ENOMEM, "", "out of memory for the arrival counts of %d senders", nslots);
     }
     for (int i = 0; i < nslots; i++) {
-        ar.s[i].landing = (uint64_t *)(block + words + (size_t)i * per_slot);
+        arrive_counts.s[i].landing = (uint64_t *)(block + words + (size_t)i * per_slot);
     }
     for (int i = nslots - 1; i >= 1; i--) {
-        ar.free_slot[ar.nfree++] = i;
+        arrive_counts.free_slot[arrive_counts.nfree++] = i;
     }
-    int rc = sender_alloc(&ar.s[0], npes);
+    int rc = sender_alloc(&arrive_counts.s[0], npes);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_ARRIVE, on_arrival);
     }
@@ -210,12 +211,12 @@ int fsh_arrive_init(fsh_arrive_read_fn read)
 
 void fsh_arrive_fini(void)
 {
-    for (int i = 0; ar.s && i < ar.nslots; i++) {
-        sender_free(&ar.s[i]);
+    for (int i = 0; arrive_counts.s && i < arrive_counts.nslots; i++) {
+        sender_free(&arrive_counts.s[i]);
     }
-    free(ar.s);
-    free(ar.free_slot);
-    memset(&ar, 0, sizeof(ar));
+    free(arrive_counts.s);
+    free(arrive_counts.free_slot);
+    memset(&arrive_counts, 0, sizeof(arrive_counts));
     fsh_arrive_active = false;
 }
 
@@ -223,11 +224,11 @@ void fsh_arrive_fini(void)
  * had (the context then posts through the engine). Counting off: 0, nothing to count. */
 int fsh_arrive_slot_take(void)
 {
-    if (!fsh_arrive_active || ar.nfree == 0) {
+    if (!fsh_arrive_active || arrive_counts.nfree == 0) {
         return 0;
     }
-    int slot = ar.free_slot[ar.nfree - 1];
-    struct sender *s = &ar.s[slot];
+    int slot = arrive_counts.free_slot[arrive_counts.nfree - 1];
+    struct sender *s = &arrive_counts.s[slot];
     if (!s->sent && sender_alloc(s, fsh_rt.npes) != 0) {
         sender_free(s);
         uint64_t *landing = s->landing;
@@ -236,14 +237,14 @@ int fsh_arrive_slot_take(void)
         fsh_err_clear();
         return 0;
     }
-    ar.nfree--;
+    arrive_counts.nfree--;
     return slot;
 }
 
 void fsh_arrive_slot_give(int slot)
 {
     if (slot > 0) {
-        ar.free_slot[ar.nfree++] = slot;
+        arrive_counts.free_slot[arrive_counts.nfree++] = slot;
     }
 }
 
@@ -276,9 +277,9 @@ struct arrival_wait {
 static uint64_t count_off(int pe, const void *s)
 {
     (void)pe;
-    size_t slot = (size_t)((const struct sender *)s - ar.s);
-    return ar.count_off + ((uint64_t)slot * (uint64_t)fsh_rt.npes + (uint64_t)fsh_rt.pe) *
-                              sizeof(uint64_t);
+    size_t slot = (size_t)((const struct sender *)s - arrive_counts.s);
+    return arrive_counts.count_off +
+           ((uint64_t)slot * (uint64_t)fsh_rt.npes + (uint64_t)fsh_rt.pe) * sizeof(uint64_t);
 }
 
 /* Read the count of every PE still waited for; keep those behind. The engine's under the
@@ -286,8 +287,8 @@ static uint64_t count_off(int pe, const void *s)
 static bool all_arrived(const void *arg)
 {
     struct arrival_wait *w = (struct arrival_wait *)arg;
-    w->err = ar.read(w->ctx, w->pe, w->n, w->s->landing, count_off, w->s,
-                     "quiet: reading targets' arrival counts");
+    w->err = arrive_counts.read(w->ctx, w->pe, w->n, w->s->landing, count_off, w->s,
+                                "quiet: reading targets' arrival counts");
     if (w->err != 0) {
         return true;
     }
@@ -347,7 +348,7 @@ static void arrivals_forget(struct sender *s)
 static int wait_arrivals(int only)
 {
     fsh_progress_lock();
-    struct sender *s = &ar.s[0];
+    struct sender *s = &arrive_counts.s[0];
     struct arrival_wait w = {NULL, NULL, s, 0, s->wait_pe, s->wait_want, 0};
     arrivals_to_wait(&w, only);
     int rc = 0;
@@ -365,7 +366,8 @@ int fsh_arrive_quiet(void)
 {
     /* Without the lock: a write another thread posts at this moment is not one this quiet
      * must complete. */
-    if (!fsh_arrive_active || __atomic_load_n(&ar.s[0].npending, __ATOMIC_RELAXED) == 0) {
+    if (!fsh_arrive_active ||
+        __atomic_load_n(&arrive_counts.s[0].npending, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
     return wait_arrivals(-1);
@@ -377,7 +379,7 @@ int fsh_arrive_quiet(void)
  * of all contexts) reads with lists of its own. */
 int fsh_arrive_lane_quiet(struct fsh_ctx *ctx, struct fsh_lane *lane, int slot)
 {
-    struct sender *s = &ar.s[slot];
+    struct sender *s = &arrive_counts.s[slot];
     if (__atomic_load_n(&s->npending, __ATOMIC_RELAXED) == 0) {
         return 0;
     }

@@ -52,7 +52,7 @@ static struct {
     uintptr_t lo[NRANGES], hi[NRANGES]; /* the library's executable segments */
     int nranges;
     void *altstack; /* ours, installed for the thread of shmem_init; NULL: none */
-} cr;
+} crash_handler;
 
 static int reported;
 
@@ -115,8 +115,8 @@ static void emit(struct line *l)
 
 static bool ours(uintptr_t pc)
 {
-    for (int i = 0; i < cr.nranges; i++) {
-        if (pc >= cr.lo[i] && pc < cr.hi[i]) {
+    for (int i = 0; i < crash_handler.nranges; i++) {
+        if (pc >= crash_handler.lo[i] && pc < crash_handler.hi[i]) {
             return true;
         }
     }
@@ -136,12 +136,13 @@ static int find_ranges(struct dl_phdr_info *info, size_t size, void *arg)
     if (!mine) {
         return 0;
     }
-    for (int i = 0; i < info->dlpi_phnum && cr.nranges < NRANGES; i++) {
+    for (int i = 0; i < info->dlpi_phnum && crash_handler.nranges < NRANGES; i++) {
         const ElfW(Phdr) *p = &info->dlpi_phdr[i];
         if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
-            cr.lo[cr.nranges] = info->dlpi_addr + p->p_vaddr;
-            cr.hi[cr.nranges] = cr.lo[cr.nranges] + p->p_memsz;
-            cr.nranges++;
+            crash_handler.lo[crash_handler.nranges] = info->dlpi_addr + p->p_vaddr;
+            crash_handler.hi[crash_handler.nranges] =
+                crash_handler.lo[crash_handler.nranges] + p->p_memsz;
+            crash_handler.nranges++;
         }
     }
     return 1;
@@ -295,7 +296,7 @@ static void report(int sig, const siginfo_t *si, bool pc_ours, void *const *fram
 
 static void chain(int k, int sig, siginfo_t *si, void *uc)
 {
-    const struct sigaction *p = &cr.prev[k];
+    const struct sigaction *p = &crash_handler.prev[k];
     if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
         p->sa_sigaction(sig, si, uc);
         return;
@@ -347,10 +348,10 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 void fsh_crash_install(void)
 {
-    if (cr.on) {
+    if (crash_handler.on) {
         return;
     }
-    cr.nranges = 0;
+    crash_handler.nranges = 0;
     dl_iterate_phdr(find_ranges, (void *)(uintptr_t)&fsh_crash_install);
     void *prime[2];
     (void)backtrace(prime, 2); /* loads the unwinder now, not in the handler */
@@ -359,7 +360,7 @@ void fsh_crash_install(void)
         void *p = mmap(NULL, ALTSTACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK, .ss_flags = 0};
         if (p != MAP_FAILED && sigaltstack(&ss, NULL) == 0) {
-            cr.altstack = p;
+            crash_handler.altstack = p;
         } else if (p != MAP_FAILED) {
             munmap(p, ALTSTACK);
         }
@@ -370,35 +371,35 @@ void fsh_crash_install(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     for (int k = 0; k < NSIGS; k++) {
-        if (sigaction(sigs[k], &sa, &cr.prev[k]) != 0) {
-            memset(&cr.prev[k], 0, sizeof(cr.prev[k]));
-            cr.prev[k].sa_handler = SIG_DFL;
+        if (sigaction(sigs[k], &sa, &crash_handler.prev[k]) != 0) {
+            memset(&crash_handler.prev[k], 0, sizeof(crash_handler.prev[k]));
+            crash_handler.prev[k].sa_handler = SIG_DFL;
         }
     }
     __atomic_store_n(&reported, 0, __ATOMIC_RELAXED);
-    cr.on = true;
+    crash_handler.on = true;
 }
 
 void fsh_crash_remove(void)
 {
-    if (!cr.on) {
+    if (!crash_handler.on) {
         return;
     }
     for (int k = 0; k < NSIGS; k++) {
         struct sigaction cur;
         if (sigaction(sigs[k], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
             cur.sa_sigaction == on_signal) {
-            sigaction(sigs[k], &cr.prev[k], NULL);
+            sigaction(sigs[k], &crash_handler.prev[k], NULL);
         }
     }
     stack_t cur;
-    if (cr.altstack && sigaltstack(NULL, &cur) == 0 && cur.ss_sp == cr.altstack &&
-        !(cur.ss_flags & SS_ONSTACK)) {
+    if (crash_handler.altstack && sigaltstack(NULL, &cur) == 0 &&
+        cur.ss_sp == crash_handler.altstack && !(cur.ss_flags & SS_ONSTACK)) {
         stack_t off = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
         if (sigaltstack(&off, NULL) == 0) {
-            munmap(cr.altstack, ALTSTACK);
+            munmap(crash_handler.altstack, ALTSTACK);
         }
     }
-    cr.altstack = NULL;
-    cr.on = false;
+    crash_handler.altstack = NULL;
+    crash_handler.on = false;
 }

@@ -2,15 +2,16 @@
 /*
  * init.c: the one place that knows the order modules come up and go down.
  *
- *   init:  env -> log level -> bootstrap (PMIx or singleton) -> topology (GPU, NIC, binding;
- *          read by the node's leader, loaded from its XML by the others)
- *          -> fabric (on that NIC) -> progress ->
- *          intra-node choice -> memlock check -> heap map (a memfd when PEs share the node)
- *          -> data+bss moved onto a memfd (idem) -> registration (heap, data+bss) -> exchange
- *          (one all-gather of {address, segment bases and keys, memfds}) -> AV insert ->
- *          peers' segments mapped -> allocator -> collectives -> AMO domain agreed -> signals
- *          -> device heap (GPU opened by each, agreed by all) -> barrier
- *          -> shm provider's region names removed
+ *   init:  the phases of the table below, in order: env, log level, bootstrap (PMIx or
+ *          singleton) -> topology (GPU, NIC, binding; read by the node's leader, loaded from
+ *          its XML by the others) -> intra-node choice, then a provider on that NIC (or none)
+ *          -> progress engine, transport, registrations -> memlock check, heap map (a memfd
+ *          when PEs share the node), data+bss moved onto a memfd (idem) -> registration (heap,
+ *          data+bss) -> exchange (one all-gather of {address, segment bases and keys,
+ *          memfds}) -> AV insert -> peers' segments mapped -> allocator, probes, locks, AMOs,
+ *          arrival counts -> collectives, AMO domain agreed -> signals -> device heap (GPU
+ *          opened by each, agreed by all) -> threads -> running -> peers connected ->
+ *          barrier -> shm provider's region names removed
  *   finalize: quiet -> "in finalize" published -> finalize's own sync (never matched by a
  *             user's barrier) -> probes stopped -> quiet -> fence with progress -> everything
  *             closed in reverse
@@ -21,14 +22,13 @@
  *
  * It also owns the fatal path: a module records cause and fix (fsh_err), the API boundary
  * calls fsh_init_fatal_err, and this file prints the two-line report and ends the job through
- * the launcher. Modules never exit.
+ * the launcher. Modules never exit. What init prints (SHMEM_INFO, the phases' timings) and the
+ * checks that only report are init_info.c's.
  */
-#define _GNU_SOURCE /* on_exit, dladdr, dl_iterate_phdr */
+#define _GNU_SOURCE /* on_exit */
 #include "init.h"
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,13 +46,14 @@
 #include "error.h"
 #include "exchange.h"
 #include "fabric.h"
-#include "footprint.h"
 #include "heap.h"
+#include "init_info.h"
 #include "live.h"
 #include "lock.h"
 #include "local.h"
 #include "log.h"
 #include "mr.h"
+#include "notify.h"
 #include "progress.h"
 #include "amo.h"
 #include "rma.h"
@@ -71,7 +72,7 @@ static struct {
      * again while initialized; only the finalize matching the first one finalizes). Atomic:
      * at SHMEM_THREAD_MULTIPLE threads may nest their own init/finalize pairs. */
     int depth;
-} lc;
+} lifetime;
 
 static void report(const char *fn, const char *fix, const char *msg)
 {
@@ -192,131 +193,6 @@ static int cores_online(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* Init's phases on this PE, in milliseconds: wall time (CLOCK_MONOTONIC), so a phase that waits
- * for slower peers (the exchange's fence, the barrier) shows the wait, which is where a crowded
- * node's time goes. The total is measured from the start, not summed, so a phase that went
- * unnamed shows as a gap between the sum and the total. */
-#define MAX_PHASES 20
-static struct {
-    double start, last;
-    int n;
-    struct {
-        const char *name;
-        double ms;
-    } ph[MAX_PHASES];
-} it;
-
-/* The phase that just ended is name; phase(NULL) starts the clock. */
-static void phase(const char *name)
-{
-    double t = fsh_progress_now() * 1e3;
-    if (!name) {
-        it.start = t;
-        it.n = 0;
-    } else if (it.n < MAX_PHASES) {
-        it.ph[it.n].name = name;
-        it.ph[it.n++].ms = t - it.last;
-    }
-    it.last = t;
-}
-
-/* "pmix 12.1 ms, topology 40.2 ms, ..., total 98.0 ms": every phase, then the total. */
-static void format_phases(char *line, size_t len)
-{
-    size_t n = 0;
-    for (int i = 0; i < it.n && n < len; i++) {
-        n += (size_t)snprintf(line + n, len - n, "%s %.1f ms, ", it.ph[i].name, it.ph[i].ms);
-    }
-    if (n < len) {
-        snprintf(line + n, len - n, "total %.1f ms", it.last - it.start);
-    }
-}
-
-static void print_info(const struct fsh_config *cfg)
-{
-    char fab[512];
-    fsh_fabric_describe(fab, sizeof(fab));
-    printf("%s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
-           SHMEM_MINOR_VERSION);
-    printf("  job: %d PEs on %d node(s), bootstrap %s, %s\n", fsh_rt.npes,
-           fsh_rt.num_nodes ? fsh_rt.num_nodes : 0, fsh_boot_name(),
-           fsh_rt.oversubscribed ? "oversubscribed (waits yield the CPU)" : "one core or more per PE");
-    printf("  fabric: %s\n", fab);
-    if (!fsh_fabric_none()) {
-        printf("  puts: %s\n", fsh_progress_counts_writes()
-                                   ? "injected ones counted by the write counter (no completion entry each)"
-                                   : "each tracked by its completion entry");
-        printf("  %s\n", fsh_arrive_describe());
-        char lanes[320];
-        fsh_rma_lanes_describe(lanes, sizeof(lanes));
-        printf("  contexts' own endpoints: %s\n", lanes);
-        fsh_rma_bounce_describe(lanes, sizeof(lanes));
-        printf("  blocking puts' bounce slots: %s\n", lanes);
-    }
-    char loc[160];
-    fsh_local_describe(loc, sizeof(loc));
-    struct fsh_footprint f;
-    char own[320];
-    fsh_footprint(fsh_rt.npes, cfg, fsh_dev_on, &f);
-    fsh_footprint_describe(&f, own, sizeof(own));
-    printf("  symmetric heap: %zu bytes at %p; fabshmem's own: %s (%zu bytes)\n", lc.heap_size,
-           lc.heap_base, own, f.total);
-    printf("  intra-node: %s\n", loc);
-    fsh_signal_print_info();
-    printf("  %s\n", fsh_dev_describe());
-    printf("  configuration (SHMEM_INFO=1):\n");
-    fsh_env_print(stdout);
-    fflush(stdout);
-}
-
-/* Every PE's line of the topology map, with the endpoint it opened: one write per line, so
- * PEs sharing the launcher's output do not interleave them. */
-static void print_place(void)
-{
-    char topo[1024];
-    const struct fsh_fabric_attr *a = fsh_fabric_attr();
-    fsh_topo_describe(topo, sizeof(topo));
-    printf("  topology: PE %d local %d/%d %s endpoint=%s domain=%s hint=%s\n", fsh_rt.pe,
-           fsh_rt.local_rank, fsh_rt.local_size, topo, a->prov[0] ? a->prov : "none", a->domain,
-           a->nic_hint[0] ? a->nic_hint : "-");
-    fflush(stdout);
-}
-
-/* Does fabshmem's own state fit the symmetric heap? One report with the arithmetic, before any
- * part is reserved (the device staging inboxes, reserved only once the device heap is known
- * to be on, report for themselves). */
-static int footprint_fits(const struct fsh_config *cfg)
-{
-    struct fsh_footprint f;
-    fsh_footprint(fsh_rt.npes, cfg, false, &f);
-    if (f.total <= lc.heap_size) {
-        return 0;
-    }
-    char own[320], fix[256];
-    fsh_footprint_describe(&f, own, sizeof(own));
-    /* As much again for the application, in MiB. */
-    snprintf(fix, sizeof(fix), "raise SHMEM_SYMMETRIC_SIZE to %zuM or more (fabshmem's own, and as "
-             "much again for the application), or lower FABSHMEM_MAX_TEAMS, FABSHMEM_SIGNAL_PEERS "
-             "or FABSHMEM_SIGNAL_SLOTS", (2 * f.total + (1u << 20) - 1) >> 20);
-    return fsh_err(-ENOMEM, fix, "with %d PEs fabshmem's own state takes %s of the symmetric "
-                   "heap, more than SHMEM_SYMMETRIC_SIZE=%zu holds", fsh_rt.npes, own,
-                   lc.heap_size);
-}
-
-/* What init reserved must be what the memory model says (README, SHMEM_INFO): a difference
- * is a bug in one of them, reported, never fatal. */
-static void footprint_check(const struct fsh_config *cfg)
-{
-    struct fsh_footprint f;
-    struct fsh_heap_stats st;
-    fsh_footprint(fsh_rt.npes, cfg, fsh_dev_on, &f);
-    fsh_heap_stats(&st);
-    if (st.size - st.free != f.total) {
-        FSH_WARN("fabshmem reserved %zu bytes of the symmetric heap but its memory model says %zu: "
-                 "a bug, please report it", st.size - st.free, f.total);
-    }
-}
-
 /* FABSHMEM_YIELD: auto, always, never (env.c checked the word at load). */
 static bool want_yield(void)
 {
@@ -430,7 +306,7 @@ static int topology_setup(const struct fsh_config *cfg, const struct fsh_boot_in
 static int agree_amo_domain(bool all_mapped)
 {
     uint64_t word = all_mapped && fsh_rt.num_nodes == 1;
-    int rc = fsh_coll_and_word(&fsh_team_world, &word);
+    int rc = fsh_notify_and_word(&fsh_team_world, &word);
     fsh_local.cpu_atomics = rc == 0 && word;
     return rc;
 }
@@ -445,7 +321,7 @@ static int device_setup(const struct fsh_config *cfg)
     }
     uint64_t everywhere = fsh_dev_open(cfg) == 0;
     bool registered;
-    int rc = fsh_coll_and_word(&fsh_team_world, &everywhere);
+    int rc = fsh_notify_and_word(&fsh_team_world, &everywhere);
     if (rc == 0) {
         rc = fsh_dev_init(cfg, everywhere != 0, &registered);
     }
@@ -453,7 +329,7 @@ static int device_setup(const struct fsh_config *cfg)
         return rc;
     }
     uint64_t all_registered = registered;
-    rc = fsh_coll_and_word(&fsh_team_world, &all_registered);
+    rc = fsh_notify_and_word(&fsh_team_world, &all_registered);
     if (rc == 0) {
         rc = fsh_dev_start(cfg, all_registered != 0);
     }
@@ -488,7 +364,7 @@ static int exchange(double timeout)
     if (rc == 0) {
         rc = fsh_exchange_unpack(&x);
     }
-    phase("exchange");
+    fsh_init_info_phase("exchange");
     if (rc == 0) {
         rc = fsh_fabric_insert_peers(x.slots, x.lens, fsh_rt.npes);
     }
@@ -513,65 +389,6 @@ static int exchange(double timeout)
     x.node_of = NULL;
     fsh_exchange_free(&x);
     return rc;
-}
-
-/* ------------------------------------------------------------------ another OpenSHMEM
- * A program built with another implementation's oshcc beside fabshmem (Open MPI's /usr/bin/oshcc
- * picked by a build, fabshmem's library on the link line too) has two runtimes whose shmem_*
- * routines the dynamic linker mixes: it crashes far from the cause. Such libraries are known by
- * their file names (an LD_PRELOADed profiling tool defines shmem_* too, so symbols prove
- * nothing). Found only when fabshmem's shmem_init runs: when the other library comes first in
- * the link order, its own shmem_init is the one called. */
-static const struct {
-    const char *prefix; /* of the file's base name */
-    const char *what;
-} rivals[] = {
-    {"liboshmem.so", "Open MPI's OSHMEM"},
-    {"libsma.so", "Sandia OpenSHMEM or Cray SHMEM"},
-    {"libshmem.so", "OSSS OpenSHMEM or OSHMPI"},
-    {"liboshmpi.so", "OSHMPI"},
-};
-
-struct rival_found {
-    char path[400];
-    const char *what;
-};
-
-static int find_rival(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct rival_found *found = arg;
-    const char *path = info->dlpi_name;
-    if (!path || !path[0]) {
-        return 0;
-    }
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (size_t i = 0; i < sizeof(rivals) / sizeof(rivals[0]); i++) {
-        if (strncmp(base, rivals[i].prefix, strlen(rivals[i].prefix)) == 0) {
-            snprintf(found->path, sizeof(found->path), "%s", path);
-            found->what = rivals[i].what;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int check_no_rival(void)
-{
-    struct rival_found found = {"", NULL};
-    if (!dl_iterate_phdr(find_rival, &found)) {
-        return 0;
-    }
-    Dl_info self;
-    const char *mine = "libfabshmem";
-    if (dladdr((void *)check_no_rival, &self) && self.dli_fname && self.dli_fname[0]) {
-        mine = self.dli_fname;
-    }
-    return fsh_err(-EEXIST, "build with fabshmem's wrapper only (fabshmem-oshcc, or oshcc of fabshmem's bin/: check `which oshcc`), so that ldd ./program lists no other OpenSHMEM library",
-                   "another OpenSHMEM library is loaded in this process: %s (%s), beside "
-                   "fabshmem's %s; their shmem_ routines would mix", found.path, found.what,
-                   mine);
 }
 
 static void finalize_all(const char *fn);
@@ -660,7 +477,7 @@ static struct start {
     void *data_base;
     size_t data_len;
     bool all_mapped;
-} st;
+} startup;
 
 /* Environment, log level, bootstrap (PMIx or singleton) and the checks that need the PE's
  * rank. The bootstrap has no undo: it outlives shmem_finalize (a later shmem_init may need it)
@@ -700,7 +517,7 @@ static int start_pmix(struct start *s)
     fsh_rt.num_nodes = boot->num_nodes;
     fsh_rt.singleton = boot->singleton;
     fsh_rt.oversubscribed = boot->local_size > cores_online();
-    rc = check_no_rival();
+    rc = fsh_init_info_rival();
     if (rc != 0) {
         return rc;
     }
@@ -783,12 +600,13 @@ static void stop_engine(void)
  * unmapped after the stops (finalize_all): after fsh_local_fini, which closes its memfd. */
 static int start_segments(struct start *s)
 {
-    lc.heap_size = (s->cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
+    lifetime.heap_size = (s->cfg->SHMEM_SYMMETRIC_SIZE + 4095) & ~(size_t)4095;
     fsh_mr_find_data_segment(&s->data_base, &s->data_len);
-    int rc = fsh_mr_check_memlock(lc.heap_size + s->data_len);
+    int rc = fsh_mr_check_memlock(lifetime.heap_size + s->data_len);
     if (rc == 0) {
-        lc.heap_base = fsh_heap_map(lc.heap_size, fsh_local_heap_fd(lc.heap_size));
-        rc = lc.heap_base ? 0 : fsh_err_last()->code;
+        lifetime.heap_base =
+            fsh_heap_map(lifetime.heap_size, fsh_local_heap_fd(lifetime.heap_size));
+        rc = lifetime.heap_base ? 0 : fsh_err_last()->code;
     }
     if (rc == 0) {
         fsh_local_share_data(s->data_base, s->data_len);
@@ -799,7 +617,7 @@ static int start_segments(struct start *s)
 /* Deregistered by fsh_mr_fini (the engine's undo). */
 static int start_registration(struct start *s)
 {
-    int rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lc.heap_base, lc.heap_size);
+    int rc = fsh_mr_reg_segment(FSH_SEG_HEAP, lifetime.heap_base, lifetime.heap_size);
     if (rc == 0) {
         rc = fsh_mr_reg_segment(FSH_SEG_DATA, s->data_base, s->data_len);
     }
@@ -826,9 +644,9 @@ static int start_mapping(struct start *s)
 static int start_liveness(struct start *s)
 {
     const struct fsh_config *cfg = s->cfg;
-    int rc = fsh_heap_init(lc.heap_base, lc.heap_size);
+    int rc = fsh_heap_init(lifetime.heap_base, lifetime.heap_size);
     if (rc == 0) {
-        rc = footprint_fits(cfg);
+        rc = fsh_init_info_fits(cfg, lifetime.heap_size);
     }
     if (rc == 0) {
         rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL);
@@ -883,7 +701,7 @@ static void stop_device(void)
 
 static int start_threads(struct start *s)
 {
-    footprint_check(s->cfg);
+    fsh_init_info_footprint(s->cfg);
     /* Every level is provided: the engine lock makes concurrent calls safe. */
     int requested = s->requested;
     fsh_rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
@@ -918,12 +736,12 @@ static int start_info(struct start *s)
     if (s->provided) {
         *s->provided = fsh_rt.thread_level;
     }
-    __atomic_store_n(&lc.depth, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&lifetime.depth, 1, __ATOMIC_RELEASE);
     fsh_rt.state = FSH_STATE_RUNNING;
     fsh_live_publish(FSH_LIVE_RUNNING, 0);
-    if (!lc.atexit_done) {
+    if (!lifetime.atexit_done) {
         on_exit(at_exit, NULL);
-        lc.atexit_done = 1;
+        lifetime.atexit_done = 1;
     }
     if (fsh_rt.pe == 0 && cfg->SHMEM_VERSION) {
         printf("fabshmem: %s, OpenSHMEM %d.%d\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
@@ -931,10 +749,10 @@ static int start_info(struct start *s)
         fflush(stdout);
     }
     if (fsh_rt.pe == 0 && cfg->SHMEM_INFO) {
-        print_info(cfg);
+        fsh_init_info_print(cfg, lifetime.heap_base, lifetime.heap_size);
     }
     if (cfg->SHMEM_INFO) {
-        print_place();
+        fsh_init_info_place();
     }
     return 0;
 }
@@ -1008,7 +826,7 @@ static void stop_phases(void)
  * than requested, and a program that asks for more is told. */
 static void init_nested(const char *fn, int requested, int *provided)
 {
-    __atomic_add_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&lifetime.depth, 1, __ATOMIC_ACQ_REL);
     if (provided) {
         *provided = fsh_rt.thread_level;
     }
@@ -1033,14 +851,14 @@ void fsh_init_run(const char *fn, int requested, int *provided)
     }
     fsh_crash_enter(fn);
     fsh_crash_install();
-    memset(&st, 0, sizeof(st));
-    st.fn = fn;
-    st.requested = requested;
-    st.provided = provided;
-    phase(NULL);
+    memset(&startup, 0, sizeof(startup));
+    startup.fn = fn;
+    startup.requested = requested;
+    startup.provided = provided;
+    fsh_init_info_phase(NULL);
     for (int i = 0; i < NPHASES; i++) {
-        int rc = phases[i].start(&st);
-        phase(phases[i].name);
+        int rc = phases[i].start(&startup);
+        fsh_init_info_phase(phases[i].name);
         if (rc != 0) {
             /* The job ends naming the cause, undoing nothing: the process ends at once (the
              * kernel takes back memory and endpoints, end_job removes the shared names), and
@@ -1049,8 +867,8 @@ void fsh_init_run(const char *fn, int requested, int *provided)
         }
     }
     char times[512];
-    format_phases(times, sizeof(times));
-    if (fsh_rt.pe == 0 && st.cfg->SHMEM_INFO) {
+    fsh_init_info_phases(times, sizeof(times));
+    if (fsh_rt.pe == 0 && startup.cfg->SHMEM_INFO) {
         printf("  init: %s (PE 0)\n", times);
         fflush(stdout);
     }
@@ -1071,7 +889,7 @@ static void finalize_all(const char *fn)
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
-    __atomic_store_n(&lc.depth, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&lifetime.depth, 0, __ATOMIC_RELEASE);
     /* Everything this PE issued completes before it says it is in finalize (a peer seeing
      * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
      * barrier is not released by it), and our own notifications are delivered (quiet again)
@@ -1098,8 +916,8 @@ static void finalize_all(const char *fn)
      * the topology (its peers' mappings outlive every module that reads them), and the heap,
      * mapped by the segments phase, is unmapped once local.c has closed its memfd. */
     fsh_local_fini();
-    fsh_heap_unmap(lc.heap_base, lc.heap_size);
-    lc.heap_base = NULL;
+    fsh_heap_unmap(lifetime.heap_base, lifetime.heap_size);
+    lifetime.heap_base = NULL;
     fsh_crash_remove();
 }
 
@@ -1108,7 +926,7 @@ void fsh_init_finalize(const char *fn)
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
     }
-    if (__atomic_sub_fetch(&lc.depth, 1, __ATOMIC_ACQ_REL) > 0) {
+    if (__atomic_sub_fetch(&lifetime.depth, 1, __ATOMIC_ACQ_REL) > 0) {
         /* A nested finalize: the library stays up for the initializations still open. What
          * this PE issued completes (the local half of finalize), with no collective step: the
          * PEs need not nest alike. */

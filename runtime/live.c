@@ -124,7 +124,7 @@ static struct {
     uint64_t events;     /* the progress engine's count of CQ entries at the last probe */
     double quiet_since;  /* since when it has not moved */
     bool busy;           /* a probe is running (a probe's own post may wait) */
-} lv;
+} peer_watch;
 
 static struct fsh_ctx probe_ctx; /* not on the contexts' list: quiet never waits for probes */
 
@@ -134,16 +134,16 @@ static int probe_one(int pe, bool arrival, const char *what, double t);
 
 void fsh_live_publish(enum fsh_live_state state, int status)
 {
-    if (!lv.word) {
+    if (!peer_watch.word) {
         return;
     }
-    uint64_t cur = __atomic_load_n(lv.word, __ATOMIC_RELAXED);
+    uint64_t cur = __atomic_load_n(peer_watch.word, __ATOMIC_RELAXED);
     if (state == FSH_LIVE_FINALIZE && (cur & 0xff) == FSH_LIVE_EXIT) {
         return;
     }
     uint64_t w = (uint64_t)state | ((uint64_t)(status & 0xff) << 8) |
                  (fsh_progress_serves() ? SERVES_BIT : 0);
-    __atomic_store_n(lv.word, w, __ATOMIC_RELEASE);
+    __atomic_store_n(peer_watch.word, w, __ATOMIC_RELEASE);
 }
 
 /* A word that shows the peer cannot arrive any more, for a wait that needs it to. */
@@ -169,7 +169,7 @@ static int left(int pe, uint64_t w, bool arrival, const char *what)
 static bool warn_due(double *next, double lasted)
 {
     if (*next == 0) {
-        *next = QUIET_WARN * lv.interval;
+        *next = QUIET_WARN * peer_watch.interval;
     }
     if (lasted < *next) {
         return false;
@@ -202,13 +202,14 @@ static char proc_state(int pid)
  * probe (this PE stopped waiting for it) starts a new one. */
 static void stopped(int pe, int pid, const char *what, double t)
 {
-    if (lv.stopped_at[pe] == 0 || t - lv.stopped_seen[pe] > QUIET_WARN * lv.interval) {
-        lv.stopped_at[pe] = t;
-        lv.stop_warn[pe] = 0;
+    if (peer_watch.stopped_at[pe] == 0 ||
+        t - peer_watch.stopped_seen[pe] > QUIET_WARN * peer_watch.interval) {
+        peer_watch.stopped_at[pe] = t;
+        peer_watch.stop_warn[pe] = 0;
     }
-    lv.stopped_seen[pe] = t;
-    double lasted = t - lv.stopped_at[pe];
-    if (warn_due(&lv.stop_warn[pe], lasted)) {
+    peer_watch.stopped_seen[pe] = t;
+    double lasted = t - peer_watch.stopped_at[pe];
+    if (warn_due(&peer_watch.stop_warn[pe], lasted)) {
         FSH_WARN("PE %d (pid %d on %s) is stopped (SIGSTOP or ^Z) for %.0f s while PE %d waits in %s; "
                  "waiting for it to be continued (kill -CONT %d): a stopped PE holds up every PE "
                  "that waits for it (FABSHMEM_TIMEOUT limits such waits)",
@@ -218,14 +219,14 @@ static void stopped(int pe, int pid, const char *what, double t)
 
 static void running(int pe)
 {
-    lv.stopped_at[pe] = 0;
-    lv.stop_warn[pe] = 0;
+    peer_watch.stopped_at[pe] = 0;
+    peer_watch.stop_warn[pe] = 0;
 }
 
 /* A PE of this node: its word through the mapping, then its process. */
 static int probe_local(int pe, bool arrival, const char *what, double t)
 {
-    const uint64_t *w = fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off);
+    const uint64_t *w = fsh_local_addr(pe, FSH_SEG_HEAP, peer_watch.word_off);
     if (w) {
         int rc = left(pe, __atomic_load_n(w, __ATOMIC_ACQUIRE), arrival, what);
         if (rc != 0) {
@@ -254,8 +255,8 @@ static int probe_local(int pe, bool arrival, const char *what, double t)
 static struct slot *slot_of(int pe, int way)
 {
     for (int i = 0; i < SLOTS; i++) {
-        if (lv.slots[i].pe == pe && (way < 0 || lv.slots[i].way == (unsigned)way)) {
-            return &lv.slots[i];
+        if (peer_watch.slots[i].pe == pe && (way < 0 || peer_watch.slots[i].way == (unsigned)way)) {
+            return &peer_watch.slots[i];
         }
     }
     return NULL;
@@ -265,37 +266,39 @@ static struct slot *slot_of(int pe, int way)
 static int probe_way(int pe, unsigned way, bool arrival, const char *what, double t)
 {
     struct slot *s = slot_of(pe, (int)way);
-    bool serves = lv.seen[pe] ? (lv.seen[pe] & SERVES_BIT) != 0 : fsh_progress_serves();
+    bool serves =
+        peer_watch.seen[pe] ? (peer_watch.seen[pe] & SERVES_BIT) != 0 : fsh_progress_serves();
     if (s && fsh_progress_track_done(&s->track)) {
-        const uint64_t *d = &lv.dst[BLOCK_WORDS * (size_t)(s - lv.slots)];
+        const uint64_t *d = &peer_watch.dst[BLOCK_WORDS * (size_t)(s - peer_watch.slots)];
         uint64_t w = __atomic_load_n(&d[0], __ATOMIC_ACQUIRE), beat = d[1];
         s->pe = -1;
-        if (s->posted > lv.answered[pe]) {
-            lv.answered[pe] = s->posted;
-            lv.answered_way[pe] = (int)way;
+        if (s->posted > peer_watch.answered[pe]) {
+            peer_watch.answered[pe] = s->posted;
+            peer_watch.answered_way[pe] = (int)way;
         }
         if (!fsh_fabric_way_alive(pe, way)) {
             return 0; /* a dead way's probe, answered on another: only the slot is freed */
         }
-        lv.seen[pe] = w | 1ull << 63;
+        peer_watch.seen[pe] = w | 1ull << 63;
         sighted(pe, d, s->posted);
         serves = (w & SERVES_BIT) != 0;
         int rc = left(pe, w, arrival, what);
         if (rc != 0) {
             return rc;
         }
-        if (beat != lv.beat[pe] || lv.beat_at[pe] == 0) {
-            lv.beat[pe] = beat;
-            lv.beat_at[pe] = t;
-            lv.still_warn[pe] = 0;
+        if (beat != peer_watch.beat[pe] || peer_watch.beat_at[pe] == 0) {
+            peer_watch.beat[pe] = beat;
+            peer_watch.beat_at[pe] = t;
+            peer_watch.still_warn[pe] = 0;
         } else if (serves && (w & 0xff) != FSH_LIVE_INIT &&
-                   warn_due(&lv.still_warn[pe], t - lv.beat_at[pe])) {
+                   warn_due(&peer_watch.still_warn[pe], t - peer_watch.beat_at[pe])) {
             /* Reads answered by the NIC (EFA) or by the reader (shm's CMA) while the process
              * does not run: stopped, or hung. Either way alive as far as anyone can tell. */
-            FSH_WARN("PE %d (pid %d on another node) answers fabric probes but its progress engine has not run for %.0f s "
+            FSH_WARN("PE %d (pid %d on another node) answers fabric probes but its progress engine "
+                     "has not run for %.0f s "
                      "while PE %d waits in %s: it is stopped (SIGSTOP, ^Z, a debugger) or hung; "
                      "waiting for it (FABSHMEM_TIMEOUT limits such waits)",
-                     pe, fsh_local_pid(pe), t - lv.beat_at[pe], fsh_rt.pe, what);
+                     pe, fsh_local_pid(pe), t - peer_watch.beat_at[pe], fsh_rt.pe, what);
         }
         s = NULL;
     }
@@ -303,24 +306,28 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
         return 0;
     }
     if (s) {
-        if (fsh_fabric_ways_all(pe) > 1 && t - s->posted >= RAIL_AFTER * lv.interval &&
-            lv.answered[pe] > s->posted) {
+        if (fsh_fabric_ways_all(pe) > 1 && t - s->posted >= RAIL_AFTER * peer_watch.interval &&
+            peer_watch.answered[pe] > s->posted) {
             char why[160];
-            snprintf(why, sizeof(why), "does not answer a probe on this way for %.0f s while it "
-                     "answers on rail %s", t - s->posted,
-                     fsh_fabric_rail_name(fsh_fabric_path_way(pe, (unsigned)lv.answered_way[pe]).rail));
+            snprintf(why, sizeof(why),
+                     "does not answer a probe on this way for %.0f s while it "
+                     "answers on rail %s",
+                     t - s->posted,
+                     fsh_fabric_rail_name(
+                         fsh_fabric_path_way(pe, (unsigned)peer_watch.answered_way[pe]).rail));
             return fsh_xport_fail_way(pe, way, why);
         }
         /* Unanswered only counts while nothing moves: a congested link is not a cut one. */
-        double waited = t - (s->posted > lv.quiet_since ? s->posted : lv.quiet_since);
+        double waited =
+            t - (s->posted > peer_watch.quiet_since ? s->posted : peer_watch.quiet_since);
         int after = UNREACH_AFTER;
-        if (lv.same_node[pe]) {
+        if (peer_watch.same_node[pe]) {
             /* Its process runs (probe_one looked): counted from its last stop. */
-            double since = t - lv.stopped_seen[pe];
+            double since = t - peer_watch.stopped_seen[pe];
             waited = waited < since ? waited : since;
             after = LOCAL_UNREACH_AFTER;
         }
-        if (serves && waited >= after * lv.interval) {
+        if (serves && waited >= after * peer_watch.interval) {
             return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
                            "PE %d does not answer a fabric probe for %.0f s, and nothing arrived from any PE meanwhile: unreachable or stopped (PE %d waits in %s)",
                            pe, waited, fsh_rt.pe, what);
@@ -328,8 +335,8 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
         return 0;
     }
     for (int i = 0; i < SLOTS && !s; i++) {
-        if (lv.slots[i].pe < 0) {
-            s = &lv.slots[i];
+        if (peer_watch.slots[i].pe < 0) {
+            s = &peer_watch.slots[i];
         }
     }
     if (!s) {
@@ -338,8 +345,9 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
     s->pe = pe;
     s->way = way;
     s->posted = t;
-    int rc = fsh_rma_read_way(&probe_ctx, &s->track, &lv.dst[BLOCK_WORDS * (size_t)(s - lv.slots)],
-                              BLOCK_WORDS * sizeof(uint64_t), pe, FSH_SEG_HEAP, lv.word_off, way);
+    int rc = fsh_rma_read_way(
+        &probe_ctx, &s->track, &peer_watch.dst[BLOCK_WORDS * (size_t)(s - peer_watch.slots)],
+        BLOCK_WORDS * sizeof(uint64_t), pe, FSH_SEG_HEAP, peer_watch.word_off, way);
     if (rc != 0) {
         s->pe = -1;
     }
@@ -358,7 +366,7 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
         if (state == 'T') {
             stopped(pe, pid, what, t);
         }
-        lv.beat_at[pe] = 0; /* a still heartbeat is explained; counted anew once it runs */
+        peer_watch.beat_at[pe] = 0; /* a still heartbeat is explained; counted anew once it runs */
         return 0;
     }
     running(pe);
@@ -415,14 +423,14 @@ static struct {
     double first;        /* when the first of the stable rounds began */
     int stable;          /* complete rounds in a row that matched the one before */
     uint64_t sum;        /* the watched variables' checksum at the last probe */
-} dl;
+} deadlock_watch;
 
 static void sighted(int pe, const uint64_t *block, double at)
 {
-    if (!dl.now) {
+    if (!deadlock_watch.now) {
         return;
     }
-    struct sight *g = &dl.now[pe];
+    struct sight *g = &deadlock_watch.now[pe];
     g->word = __atomic_load_n(&block[0], __ATOMIC_ACQUIRE);
     g->beat = __atomic_load_n(&block[1], __ATOMIC_ACQUIRE);
     g->wait = __atomic_load_n(&block[WAIT_WORD], __ATOMIC_ACQUIRE);
@@ -446,19 +454,19 @@ static uint64_t checksum(const void *p, size_t len)
 static void publish_wait(void)
 {
     struct fsh_wait_now *w = fsh_progress_wait_now();
-    if (!lv.word || w->depth == 0) {
+    if (!peer_watch.word || w->depth == 0) {
         return; /* a retry loop, not a wait */
     }
-    uint64_t *moves = &lv.word[MOVES_WORD];
+    uint64_t *moves = &peer_watch.word[MOVES_WORD];
     if (w->watch) {
         uint64_t sum = checksum(w->watch, w->watch_len);
-        if (w->published && sum != dl.sum) {
+        if (w->published && sum != deadlock_watch.sum) {
             __atomic_store_n(moves, *moves + 1, __ATOMIC_RELEASE);
         }
-        dl.sum = sum;
+        deadlock_watch.sum = sum;
     }
     if (!w->published) {
-        char *what = (char *)&lv.word[WHAT_WORD];
+        char *what = (char *)&peer_watch.word[WHAT_WORD];
         if (w->watch) {
             snprintf(what, WHAT_BYTES, "%s (for a change of its %zu-byte variable at %p)",
                      w->what, w->watch_len, w->watch);
@@ -470,18 +478,19 @@ static void publish_wait(void)
     bool flight = fsh_progress_ops_in_flight(&probe_ctx.track);
     uint64_t word = W_IN | (one ? W_ONE : 0) | (flight ? W_FLIGHT : 0) |
                     (uint64_t)(uint32_t)(w->peer + 1) << 32;
-    __atomic_store_n(&lv.word[WAIT_WORD], word, __ATOMIC_RELEASE);
+    __atomic_store_n(&peer_watch.word[WAIT_WORD], word, __ATOMIC_RELEASE);
     w->published = true;
 }
 
 /* progress.c: a wait publish_wait published has ended. */
 static void wait_ended(void)
 {
-    if (!lv.word) {
+    if (!peer_watch.word) {
         return;
     }
-    __atomic_store_n(&lv.word[WAIT_WORD], 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&lv.word[MOVES_WORD], lv.word[MOVES_WORD] + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&peer_watch.word[WAIT_WORD], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&peer_watch.word[MOVES_WORD], peer_watch.word[MOVES_WORD] + 1,
+                     __ATOMIC_RELEASE);
 }
 
 static bool stuck(const struct sight *g)
@@ -506,16 +515,20 @@ static void describe(char *buf, size_t len, int pe, const struct sight *g)
 static int deadlock_report(double t)
 {
     char msg[sizeof(((struct fsh_error *)0)->msg)];
-    size_t at = (size_t)snprintf(msg, sizeof(msg), lv.npes > 1 ? "deadlock: every PE waits in the library for another PE, and nothing moved for %.0f s:"
-                                                               : "deadlock: the job's only PE waits in the library for what no PE can do (nothing moved for %.0f s):",
-                                 t - dl.first);
+    size_t at =
+        (size_t)snprintf(msg, sizeof(msg),
+                         peer_watch.npes > 1 ? "deadlock: every PE waits in the library for "
+                                               "another PE, and nothing moved for %.0f s:"
+                                             : "deadlock: the job's only PE waits in the library "
+                                               "for what no PE can do (nothing moved for %.0f s):",
+                         t - deadlock_watch.first);
     bool exited = false, lock = false;
-    for (int pe = 0; pe < lv.npes; pe++) {
+    for (int pe = 0; pe < peer_watch.npes; pe++) {
         char line[WHAT_BYTES + 128];
-        describe(line, sizeof(line), pe, &dl.now[pe]);
-        exited |= (dl.now[pe].word & 0xff) == FSH_LIVE_EXIT;
-        lock |= strstr(dl.now[pe].what, "shmem_set_lock") != NULL;
-        if (lv.npes > 2 && pe < 64) {
+        describe(line, sizeof(line), pe, &deadlock_watch.now[pe]);
+        exited |= (deadlock_watch.now[pe].word & 0xff) == FSH_LIVE_EXIT;
+        lock |= strstr(deadlock_watch.now[pe].what, "shmem_set_lock") != NULL;
+        if (peer_watch.npes > 2 && pe < 64) {
             FSH_ERROR("deadlock: %s", line);
         }
         if (at < sizeof(msg)) {
@@ -534,82 +547,83 @@ static int deadlock_report(double t)
 /* PE 0's look at every PE, once per probe (see above). 0, or -EDEADLK (recorded). */
 static int deadlock_check(const char *what, double t)
 {
-    if (!dl.now || fsh_rt.pe != 0 || fsh_progress_wait_now()->depth == 0) {
+    if (!deadlock_watch.now || fsh_rt.pe != 0 || fsh_progress_wait_now()->depth == 0) {
         return 0;
     }
-    sighted(fsh_rt.pe, lv.word, t);
-    if (!stuck(&dl.now[fsh_rt.pe])) {
-        dl.round = 0;
-        dl.stable = 0;
+    sighted(fsh_rt.pe, peer_watch.word, t);
+    if (!stuck(&deadlock_watch.now[fsh_rt.pe])) {
+        deadlock_watch.round = 0;
+        deadlock_watch.stable = 0;
         return 0;
     }
-    if (dl.round == 0) {
-        dl.round = t;
+    if (deadlock_watch.round == 0) {
+        deadlock_watch.round = t;
     }
-    for (int pe = 0; pe < lv.npes; pe++) {
+    for (int pe = 0; pe < peer_watch.npes; pe++) {
         if (pe != fsh_rt.pe) {
-            const uint64_t *b = lv.same_node[pe] ? fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off)
-                                                 : NULL;
+            const uint64_t *b = peer_watch.same_node[pe]
+                                    ? fsh_local_addr(pe, FSH_SEG_HEAP, peer_watch.word_off)
+                                    : NULL;
             if (b) {
                 sighted(pe, b, t);
-            } else if (dl.now[pe].at < dl.round) {
+            } else if (deadlock_watch.now[pe].at < deadlock_watch.round) {
                 /* Collects the answer of the read in flight (sighted), posts the next. */
                 int rc = probe_one(pe, false, what, t);
                 if (rc != 0) {
                     return rc;
                 }
-                if (dl.now[pe].at < dl.round) {
+                if (deadlock_watch.now[pe].at < deadlock_watch.round) {
                     continue;
                 }
             }
         }
-        if (!stuck(&dl.now[pe])) {
-            dl.round = 0; /* that PE acts (or may): no deadlock now */
-            dl.stable = 0;
-            dl.have_prev = false;
+        if (!stuck(&deadlock_watch.now[pe])) {
+            deadlock_watch.round = 0; /* that PE acts (or may): no deadlock now */
+            deadlock_watch.stable = 0;
+            deadlock_watch.have_prev = false;
             return 0;
         }
     }
     bool complete = true;
-    for (int pe = 0; pe < lv.npes && complete; pe++) {
-        complete = dl.now[pe].at >= dl.round;
+    for (int pe = 0; pe < peer_watch.npes && complete; pe++) {
+        complete = deadlock_watch.now[pe].at >= deadlock_watch.round;
     }
     if (!complete) {
         return 0;
     }
-    bool same = dl.have_prev;
-    for (int pe = 0; pe < lv.npes && same; pe++) {
-        const struct sight *a = &dl.prev[pe], *b = &dl.now[pe];
+    bool same = deadlock_watch.have_prev;
+    for (int pe = 0; pe < peer_watch.npes && same; pe++) {
+        const struct sight *a = &deadlock_watch.prev[pe], *b = &deadlock_watch.now[pe];
         same = a->wait == b->wait && a->moves == b->moves && (pe == fsh_rt.pe || a->beat != b->beat);
     }
     if (!same) {
-        dl.stable = 0;
-        dl.first = dl.round;
+        deadlock_watch.stable = 0;
+        deadlock_watch.first = deadlock_watch.round;
     } else {
-        dl.stable++;
+        deadlock_watch.stable++;
     }
-    memcpy(dl.prev, dl.now, sizeof(struct sight) * (size_t)lv.npes);
-    dl.have_prev = true;
-    dl.round = t;
-    return dl.stable >= STABLE_ROUNDS ? deadlock_report(t) : 0;
+    memcpy(deadlock_watch.prev, deadlock_watch.now, sizeof(struct sight) * (size_t)peer_watch.npes);
+    deadlock_watch.have_prev = true;
+    deadlock_watch.round = t;
+    return deadlock_watch.stable >= STABLE_ROUNDS ? deadlock_report(t) : 0;
 }
 
 static int probe_one(int pe, bool arrival, const char *what, double t)
 {
-    if (pe < 0 || pe >= lv.npes || pe == fsh_rt.pe) {
+    if (pe < 0 || pe >= peer_watch.npes || pe == fsh_rt.pe) {
         return 0;
     }
-    if (!lv.same_node[pe]) {
+    if (!peer_watch.same_node[pe]) {
         return probe_remote(pe, arrival, what, t);
     }
     /* A PE of this node whose heap is not mapped (FABSHMEM_INTRANODE=fabric): its process
      * first (gone or stopped is named without a fabric read), then its word over the fabric,
      * as for a PE elsewhere. */
     int rc = probe_local(pe, arrival, what, t);
-    if (rc != 0 || fsh_local_addr(pe, FSH_SEG_HEAP, lv.word_off)) {
+    if (rc != 0 || fsh_local_addr(pe, FSH_SEG_HEAP, peer_watch.word_off)) {
         return rc;
     }
-    if (lv.stopped_at[pe] != 0) {
+    if (peer_watch.stopped_at[pe] != 0) {
         /* Stopped, as its process says: it answers nothing, and that is no evidence of a cut
          * path; an answer is due only from its next run on. */
         return 0;
@@ -620,16 +634,16 @@ static int probe_one(int pe, bool arrival, const char *what, double t)
 static int probe(const int *pes, int npes, bool arrival, const char *what)
 {
     fsh_progress_lock();
-    if (lv.busy) {
+    if (peer_watch.busy) {
         fsh_progress_unlock();
         return 0;
     }
-    lv.busy = true;
+    peer_watch.busy = true;
     double t = fsh_progress_now();
     uint64_t events = fsh_progress_events();
-    if (events != lv.events) {
-        lv.events = events;
-        lv.quiet_since = t;
+    if (events != peer_watch.events) {
+        peer_watch.events = events;
+        peer_watch.quiet_since = t;
     }
     int rc = 0;
     for (int i = 0; i < npes && rc == 0; i++) {
@@ -637,15 +651,15 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
     }
     if (npes == 0) {
         /* Nobody named: every local PE, and the remote ones in turn. */
-        for (int pe = 0; pe < lv.npes && rc == 0; pe++) {
-            if (lv.same_node[pe] || slot_of(pe, -1)) {
+        for (int pe = 0; pe < peer_watch.npes && rc == 0; pe++) {
+            if (peer_watch.same_node[pe] || slot_of(pe, -1)) {
                 rc = probe_one(pe, arrival, what, t);
             }
         }
-        for (int k = 0; k < lv.npes && rc == 0 && slot_of(-1, -1); k++) {
-            int pe = lv.next_remote;
-            lv.next_remote = (lv.next_remote + 1) % lv.npes;
-            if (!lv.same_node[pe] && !slot_of(pe, -1)) {
+        for (int k = 0; k < peer_watch.npes && rc == 0 && slot_of(-1, -1); k++) {
+            int pe = peer_watch.next_remote;
+            peer_watch.next_remote = (peer_watch.next_remote + 1) % peer_watch.npes;
+            if (!peer_watch.same_node[pe] && !slot_of(pe, -1)) {
                 rc = probe_one(pe, arrival, what, t);
             }
         }
@@ -654,7 +668,7 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
         publish_wait();
         rc = deadlock_check(what, t);
     }
-    lv.busy = false;
+    peer_watch.busy = false;
     fsh_progress_unlock();
     return rc;
 }
@@ -671,47 +685,50 @@ int fsh_live_init(const int *node_of, double interval)
         return fsh_err(-EINVAL, "use seconds between 0.1 and 3600 (0: no probes), e.g. FABSHMEM_PROBE_INTERVAL=2",
                        "FABSHMEM_PROBE_INTERVAL=%g is out of range", interval);
     }
-    memset(&lv, 0, sizeof(lv));
+    memset(&peer_watch, 0, sizeof(peer_watch));
     memset(&probe_ctx, 0, sizeof(probe_ctx));
-    lv.npes = fsh_rt.npes;
-    lv.interval = interval;
+    peer_watch.npes = fsh_rt.npes;
+    peer_watch.interval = interval;
     size_t bytes = fsh_live_heap_bytes();
-    lv.word = fsh_heap_alloc(bytes, 64);
-    lv.same_node = calloc((size_t)lv.npes, sizeof(bool));
-    lv.stopped_at = calloc((size_t)lv.npes, sizeof(double));
-    lv.stopped_seen = calloc((size_t)lv.npes, sizeof(double));
-    lv.stop_warn = calloc((size_t)lv.npes, sizeof(double));
-    lv.still_warn = calloc((size_t)lv.npes, sizeof(double));
-    lv.seen = calloc((size_t)lv.npes, sizeof(uint64_t));
-    lv.beat = calloc((size_t)lv.npes, sizeof(uint64_t));
-    lv.beat_at = calloc((size_t)lv.npes, sizeof(double));
-    lv.answered = calloc((size_t)lv.npes, sizeof(double));
-    lv.answered_way = calloc((size_t)lv.npes, sizeof(int));
-    memset(&dl, 0, sizeof(dl));
+    peer_watch.word = fsh_heap_alloc(bytes, 64);
+    peer_watch.same_node = calloc((size_t)peer_watch.npes, sizeof(bool));
+    peer_watch.stopped_at = calloc((size_t)peer_watch.npes, sizeof(double));
+    peer_watch.stopped_seen = calloc((size_t)peer_watch.npes, sizeof(double));
+    peer_watch.stop_warn = calloc((size_t)peer_watch.npes, sizeof(double));
+    peer_watch.still_warn = calloc((size_t)peer_watch.npes, sizeof(double));
+    peer_watch.seen = calloc((size_t)peer_watch.npes, sizeof(uint64_t));
+    peer_watch.beat = calloc((size_t)peer_watch.npes, sizeof(uint64_t));
+    peer_watch.beat_at = calloc((size_t)peer_watch.npes, sizeof(double));
+    peer_watch.answered = calloc((size_t)peer_watch.npes, sizeof(double));
+    peer_watch.answered_way = calloc((size_t)peer_watch.npes, sizeof(int));
+    memset(&deadlock_watch, 0, sizeof(deadlock_watch));
     if (fsh_rt.pe == 0) { /* the one PE that looks for deadlocks */
-        dl.now = calloc((size_t)lv.npes, sizeof(struct sight));
-        dl.prev = calloc((size_t)lv.npes, sizeof(struct sight));
+        deadlock_watch.now = calloc((size_t)peer_watch.npes, sizeof(struct sight));
+        deadlock_watch.prev = calloc((size_t)peer_watch.npes, sizeof(struct sight));
     }
-    if (!lv.word || !lv.same_node || !lv.stopped_at || !lv.stopped_seen || !lv.stop_warn ||
-        !lv.still_warn || !lv.seen || !lv.beat || !lv.beat_at || !lv.answered ||
-        !lv.answered_way || (fsh_rt.pe == 0 && (!dl.now || !dl.prev))) {
-        return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the liveness word of %d PEs",
-                       lv.npes);
+    if (!peer_watch.word || !peer_watch.same_node || !peer_watch.stopped_at ||
+        !peer_watch.stopped_seen || !peer_watch.stop_warn || !peer_watch.still_warn ||
+        !peer_watch.seen || !peer_watch.beat || !peer_watch.beat_at || !peer_watch.answered ||
+        !peer_watch.answered_way ||
+        (fsh_rt.pe == 0 && (!deadlock_watch.now || !deadlock_watch.prev))) {
+        return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE",
+                       "no room for the liveness word of %d PEs", peer_watch.npes);
     }
     enum fsh_seg seg;
-    if (fsh_mr_lookup(lv.word, bytes, &seg, &lv.word_off) != 0 || seg != FSH_SEG_HEAP) {
+    if (fsh_mr_lookup(peer_watch.word, bytes, &seg, &peer_watch.word_off) != 0 ||
+        seg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "the liveness word is not in the registered heap");
     }
-    lv.dst = lv.word + BLOCK_WORDS;
-    fsh_progress_set_heartbeat(lv.word + 1);
-    for (int pe = 0; pe < lv.npes; pe++) {
-        lv.same_node[pe] = node_of[pe] == node_of[fsh_rt.pe];
+    peer_watch.dst = peer_watch.word + BLOCK_WORDS;
+    fsh_progress_set_heartbeat(peer_watch.word + 1);
+    for (int pe = 0; pe < peer_watch.npes; pe++) {
+        peer_watch.same_node[pe] = node_of[pe] == node_of[fsh_rt.pe];
     }
     for (int i = 0; i < SLOTS; i++) {
-        lv.slots[i].pe = -1;
+        peer_watch.slots[i].pe = -1;
     }
-    lv.on = interval > 0;
-    if (lv.on) {
+    peer_watch.on = interval > 0;
+    if (peer_watch.on) {
         fsh_progress_set_probe(probe, interval);
         fsh_progress_set_wait_end(wait_ended);
     }
@@ -722,9 +739,9 @@ void fsh_live_stop(void)
 {
     fsh_progress_set_probe(NULL, 0);
     for (int i = 0; i < SLOTS; i++) {
-        if (lv.slots[i].pe >= 0) {
-            (void)fsh_progress_wait_track(&lv.slots[i].track, "finalize: a liveness probe");
-            lv.slots[i].pe = -1;
+        if (peer_watch.slots[i].pe >= 0) {
+            (void)fsh_progress_wait_track(&peer_watch.slots[i].track, "finalize: a liveness probe");
+            peer_watch.slots[i].pe = -1;
         }
     }
 }
@@ -733,19 +750,19 @@ void fsh_live_fini(void)
 {
     fsh_progress_set_probe(NULL, 0);
     fsh_progress_set_wait_end(NULL);
-    free(dl.now);
-    free(dl.prev);
-    memset(&dl, 0, sizeof(dl));
+    free(deadlock_watch.now);
+    free(deadlock_watch.prev);
+    memset(&deadlock_watch, 0, sizeof(deadlock_watch));
     fsh_progress_set_heartbeat(NULL);
-    free(lv.beat);
-    free(lv.beat_at);
-    free(lv.answered);
-    free(lv.answered_way);
-    free(lv.same_node);
-    free(lv.stopped_at);
-    free(lv.stopped_seen);
-    free(lv.stop_warn);
-    free(lv.still_warn);
-    free(lv.seen);
-    memset(&lv, 0, sizeof(lv));
+    free(peer_watch.beat);
+    free(peer_watch.beat_at);
+    free(peer_watch.answered);
+    free(peer_watch.answered_way);
+    free(peer_watch.same_node);
+    free(peer_watch.stopped_at);
+    free(peer_watch.stopped_seen);
+    free(peer_watch.stop_warn);
+    free(peer_watch.still_warn);
+    free(peer_watch.seen);
+    memset(&peer_watch, 0, sizeof(peer_watch));
 }

@@ -114,10 +114,10 @@ static struct {
     struct mapping *maps;  /* [pe * FSH_NSEGS + seg]: peers' segments mapped here */
     int mapped;            /* peers mapped */
     char why[192];         /* the first peer that could not be mapped, and why */
-} lo;
+} peer_maps;
 
 /* This PE's own memfd mappings, for the fork child handler. The data segment stays on its
- * memfd after shmem_finalize, so its entry outlives lo. */
+ * memfd after shmem_finalize, so its entry outlives peer_maps. */
 struct own_seg {
     uint8_t *addr; /* NULL: nothing to make private */
     size_t len;
@@ -129,35 +129,36 @@ static struct {
     bool registered;
     struct own_seg seg[FSH_NSEGS];
     int pipe[2]; /* child -> parent: "my copy is taken" */
-} fk = {.lock = PTHREAD_MUTEX_INITIALIZER, .pipe = {-1, -1}};
+} fork_copy = {.lock = PTHREAD_MUTEX_INITIALIZER, .pipe = {-1, -1}};
 
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&fk.lock);
-    fk.pipe[0] = fk.pipe[1] = -1;
+    pthread_mutex_lock(&fork_copy.lock);
+    fork_copy.pipe[0] = fork_copy.pipe[1] = -1;
     bool any = false;
     for (int s = 0; s < FSH_NSEGS; s++) {
-        any = any || fk.seg[s].addr;
+        any = any || fork_copy.seg[s].addr;
     }
-    if (any && pipe2(fk.pipe, O_CLOEXEC) != 0) {
-        fk.pipe[0] = fk.pipe[1] = -1; /* the child copies all the same, unsynchronized */
+    if (any && pipe2(fork_copy.pipe, O_CLOEXEC) != 0) {
+        fork_copy.pipe[0] = fork_copy.pipe[1] =
+            -1; /* the child copies all the same, unsynchronized */
     }
 }
 
 static void fork_parent(void)
 {
     /* Our write end closed first: if fork failed, no child holds one and read sees EOF. */
-    if (fk.pipe[1] >= 0) {
-        close(fk.pipe[1]);
+    if (fork_copy.pipe[1] >= 0) {
+        close(fork_copy.pipe[1]);
     }
-    if (fk.pipe[0] >= 0) {
+    if (fork_copy.pipe[0] >= 0) {
         char c;
-        while (read(fk.pipe[0], &c, 1) < 0 && errno == EINTR) {
+        while (read(fork_copy.pipe[0], &c, 1) < 0 && errno == EINTR) {
         }
-        close(fk.pipe[0]);
+        close(fork_copy.pipe[0]);
     }
-    fk.pipe[0] = fk.pipe[1] = -1;
-    pthread_mutex_unlock(&fk.lock);
+    fork_copy.pipe[0] = fork_copy.pipe[1] = -1;
+    pthread_mutex_unlock(&fork_copy.lock);
 }
 
 /* In the child, so only async-signal-safe calls. A failure cannot be left behind (the child
@@ -233,24 +234,24 @@ static void make_private(const struct own_seg *sg)
 
 static void fork_child(void)
 {
-    /* The data segment first: with the library linked statically, fk and lo live in it, and
-     * until it is private every store there would land in the parent. */
+    /* The data segment first: with the library linked statically, fork_copy and peer_maps live
+     * in it, and until it is private every store there would land in the parent. */
     static const enum fsh_seg order[] = {FSH_SEG_DATA, FSH_SEG_HEAP};
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-        if (fk.seg[order[i]].addr) {
-            make_private(&fk.seg[order[i]]);
+        if (fork_copy.seg[order[i]].addr) {
+            make_private(&fork_copy.seg[order[i]]);
         }
     }
     for (int s = 0; s < FSH_NSEGS; s++) {
-        if (fk.seg[s].addr) {
-            close(fk.seg[s].fd);
-            fk.seg[s] = (struct own_seg){NULL, 0, -1};
+        if (fork_copy.seg[s].addr) {
+            close(fork_copy.seg[s].fd);
+            fork_copy.seg[s] = (struct own_seg){NULL, 0, -1};
         }
     }
-    for (size_t i = 0; lo.maps && i < (size_t)lo.npes * FSH_NSEGS; i++) {
-        if (lo.maps[i].addr && mmap(lo.maps[i].addr, lo.maps[i].len, PROT_NONE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-                                    -1, 0) == MAP_FAILED) {
+    for (size_t i = 0; peer_maps.maps && i < (size_t)peer_maps.npes * FSH_NSEGS; i++) {
+        if (peer_maps.maps[i].addr &&
+            mmap(peer_maps.maps[i].addr, peer_maps.maps[i].len, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED) {
             fork_fail("unmapping a peer's symmetric memory");
         }
     }
@@ -261,24 +262,24 @@ static void fork_child(void)
         fsh_rt.state = FSH_STATE_FINALIZED;
     }
     fsh_rt.forked = true;
-    if (fk.pipe[1] >= 0) {
+    if (fork_copy.pipe[1] >= 0) {
         char c = 1;
-        if (write(fk.pipe[1], &c, 1) < 0) {
+        if (write(fork_copy.pipe[1], &c, 1) < 0) {
             c = 0; /* the parent then sees EOF at our exit: the same */
         }
-        close(fk.pipe[1]);
-        close(fk.pipe[0]);
+        close(fork_copy.pipe[1]);
+        close(fork_copy.pipe[0]);
     }
-    fk.pipe[0] = fk.pipe[1] = -1;
-    pthread_mutex_unlock(&fk.lock);
+    fork_copy.pipe[0] = fork_copy.pipe[1] = -1;
+    pthread_mutex_unlock(&fork_copy.lock);
 }
 
 /* This PE's memfd mapping of seg, made private in a forked child (addr NULL: forget it). */
 static void fork_track(enum fsh_seg seg, void *addr, size_t len, int fd)
 {
-    pthread_mutex_lock(&fk.lock);
-    fk.seg[seg] = (struct own_seg){addr, len, addr ? fd : -1};
-    pthread_mutex_unlock(&fk.lock);
+    pthread_mutex_lock(&fork_copy.lock);
+    fork_copy.seg[seg] = (struct own_seg){addr, len, addr ? fd : -1};
+    pthread_mutex_unlock(&fork_copy.lock);
 }
 
 int fsh_local_parse_mode(const char *value, enum fsh_intranode *mode)
@@ -330,36 +331,36 @@ static uint64_t host_key(void)
 
 int fsh_local_init(enum fsh_intranode mode, int npes, int local_size)
 {
-    memset(&lo, 0, sizeof(lo));
-    lo.npes = npes;
-    lo.self = mode == FSH_INTRANODE_AUTO;
-    lo.share = lo.self && local_size > 1;
-    lo.mine.pid = (int32_t)getpid();
-    lo.mine.host = host_key();
+    memset(&peer_maps, 0, sizeof(peer_maps));
+    peer_maps.npes = npes;
+    peer_maps.self = mode == FSH_INTRANODE_AUTO;
+    peer_maps.share = peer_maps.self && local_size > 1;
+    peer_maps.mine.pid = (int32_t)getpid();
+    peer_maps.mine.host = host_key();
     for (int s = 0; s < FSH_NSEGS; s++) {
-        lo.mine.fd[s] = -1;
+        peer_maps.mine.fd[s] = -1;
     }
     fsh_local.cpu_atomics = false;
     fsh_local.base = NULL;
-    if (!fk.registered) {
+    if (!fork_copy.registered) {
         /* Also without shared memory: a forked child must not run the at-exit finalize. */
         int rc = pthread_atfork(fork_prepare, fork_parent, fork_child);
         if (rc != 0) {
             return fsh_err(-rc, "", "pthread_atfork: %s", strerror(rc));
         }
-        fk.registered = true;
+        fork_copy.registered = true;
     }
     /* Kept in both modes: the pids tell live.c whether a PE of this node still runs. */
-    lo.peers = calloc((size_t)npes, sizeof(*lo.peers));
-    if (!lo.peers) {
+    peer_maps.peers = calloc((size_t)npes, sizeof(*peer_maps.peers));
+    if (!peer_maps.peers) {
         return fsh_err(-ENOMEM, "", "out of memory for the intra-node table of %d PEs", npes);
     }
-    if (!lo.self) {
+    if (!peer_maps.self) {
         return 0;
     }
     fsh_local.base = calloc((size_t)npes * FSH_NSEGS, sizeof(*fsh_local.base));
-    lo.maps = calloc((size_t)npes * FSH_NSEGS, sizeof(*lo.maps));
-    if (!fsh_local.base || !lo.peers || !lo.maps) {
+    peer_maps.maps = calloc((size_t)npes * FSH_NSEGS, sizeof(*peer_maps.maps));
+    if (!fsh_local.base || !peer_maps.peers || !peer_maps.maps) {
         return fsh_err(-ENOMEM, "", "out of memory for the intra-node table of %d PEs", npes);
     }
     return 0;
@@ -382,16 +383,16 @@ static int make_memfd(const char *name, size_t size)
 
 int fsh_local_heap_fd(size_t size)
 {
-    lo.mine.len[FSH_SEG_HEAP] = size; /* published even when not shared: peers then know */
-    if (!lo.share) {
+    peer_maps.mine.len[FSH_SEG_HEAP] = size; /* published even when not shared: peers then know */
+    if (!peer_maps.share) {
         return -1;
     }
     int fd = make_memfd("fabshmem-heap", size);
     if (fd < 0) {
-        lo.share = false;
+        peer_maps.share = false;
         return -1;
     }
-    lo.mine.fd[FSH_SEG_HEAP] = fd;
+    peer_maps.mine.fd[FSH_SEG_HEAP] = fd;
     return fd;
 }
 
@@ -411,7 +412,7 @@ static WHOLE_SEGMENT bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
-/* Copy [lo, hi) into fd at offset 0, skipping all-zero pages (a memfd reads as zeros). */
+/* Copy [from, from + len) into fd at offset 0, skipping all-zero pages (a memfd reads as zeros). */
 static WHOLE_SEGMENT int copy_pages(int fd, const uint8_t *from, size_t len, size_t page)
 {
     for (size_t at = 0; at < len;) {
@@ -460,16 +461,16 @@ static struct {
     long mover;       /* its thread id */
     bool installed;
     struct sigaction prev;
-} mv;
+} seg_move;
 
 static __thread uintptr_t retried __attribute__((tls_model("initial-exec")));
 
 static void move_fault(int sig, siginfo_t *si, void *ctx)
 {
     uintptr_t a = (uintptr_t)si->si_addr;
-    if (a >= mv.start && a < mv.end && syscall(SYS_gettid) != mv.mover) {
-        if (__atomic_load_n(&mv.moving, __ATOMIC_ACQUIRE)) {
-            while (__atomic_load_n(&mv.moving, __ATOMIC_ACQUIRE)) {
+    if (a >= seg_move.start && a < seg_move.end && syscall(SYS_gettid) != seg_move.mover) {
+        if (__atomic_load_n(&seg_move.moving, __ATOMIC_ACQUIRE)) {
+            while (__atomic_load_n(&seg_move.moving, __ATOMIC_ACQUIRE)) {
                 syscall(SYS_sched_yield);
             }
             retried = a;
@@ -481,37 +482,37 @@ static void move_fault(int sig, siginfo_t *si, void *ctx)
         }
     }
     retried = 0;
-    if (mv.prev.sa_handler == SIG_DFL || mv.prev.sa_handler == SIG_IGN) {
+    if (seg_move.prev.sa_handler == SIG_DFL || seg_move.prev.sa_handler == SIG_IGN) {
         /* The default action, taken by the faulting instruction when it runs again (a fault
          * cannot be ignored). */
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
         sigaction(SIGSEGV, &dfl, NULL);
-    } else if (mv.prev.sa_flags & SA_SIGINFO) {
-        mv.prev.sa_sigaction(sig, si, ctx);
+    } else if (seg_move.prev.sa_flags & SA_SIGINFO) {
+        seg_move.prev.sa_sigaction(sig, si, ctx);
     } else {
-        mv.prev.sa_handler(sig);
+        seg_move.prev.sa_handler(sig);
     }
 }
 
 static int move_data(int fd, uintptr_t start, size_t span, size_t page)
 {
-    if (!mv.installed) {
+    if (!seg_move.installed) {
         struct sigaction sa;
         memset(&sa, 0, sizeof(sa));
         sa.sa_sigaction = move_fault;
         sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGSEGV, &sa, &mv.prev) != 0) {
+        if (sigaction(SIGSEGV, &sa, &seg_move.prev) != 0) {
             return -1;
         }
-        mv.installed = true;
+        seg_move.installed = true;
     }
-    mv.start = start;
-    mv.end = start + span;
-    mv.mover = syscall(SYS_gettid); /* also binds syscall before the window */
-    __atomic_store_n(&mv.moving, 1, __ATOMIC_RELEASE);
+    seg_move.start = start;
+    seg_move.end = start + span;
+    seg_move.mover = syscall(SYS_gettid); /* also binds syscall before the window */
+    __atomic_store_n(&seg_move.moving, 1, __ATOMIC_RELEASE);
     int rc = -1;
     if (syscall(SYS_mprotect, start, span, PROT_READ) == 0) {
         /* The window: from here to the mmap this thread stores nothing in the segment. MAP_FIXED
@@ -526,21 +527,21 @@ static int move_data(int fd, uintptr_t start, size_t span, size_t page)
             errno = e;
         }
     }
-    __atomic_store_n(&mv.moving, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&seg_move.moving, 0, __ATOMIC_RELEASE);
     return rc;
 }
 
 void fsh_local_share_data(void *base, size_t len)
 {
-    if (!lo.self || len == 0) {
+    if (!peer_maps.self || len == 0) {
         return;
     }
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t start = (uintptr_t)base & ~(page - 1);
     uintptr_t end = ((uintptr_t)base + len + page - 1) & ~(page - 1);
     size_t span = end - start;
-    lo.mine.len[FSH_SEG_DATA] = span; /* published even when not shared: peers then know */
-    if (!lo.share) {
+    peer_maps.mine.len[FSH_SEG_DATA] = span; /* published even when not shared: peers then know */
+    if (!peer_maps.share) {
         return;
     }
 #if FSH_TSAN
@@ -550,10 +551,11 @@ void fsh_local_share_data(void *base, size_t len)
     FSH_INFO("ThreadSanitizer build: the data segment is not shared");
     return;
 #endif
-    lo.mine.page_off = (uint32_t)((uintptr_t)base - start);
-    if (fk.seg[FSH_SEG_DATA].addr == (uint8_t *)start && fk.seg[FSH_SEG_DATA].len == span) {
+    peer_maps.mine.page_off = (uint32_t)((uintptr_t)base - start);
+    if (fork_copy.seg[FSH_SEG_DATA].addr == (uint8_t *)start &&
+        fork_copy.seg[FSH_SEG_DATA].len == span) {
         /* An earlier shmem_init of this process moved it already (it stays on its memfd). */
-        lo.mine.fd[FSH_SEG_DATA] = fk.seg[FSH_SEG_DATA].fd;
+        peer_maps.mine.fd[FSH_SEG_DATA] = fork_copy.seg[FSH_SEG_DATA].fd;
         return;
     }
     int fd = make_memfd("fabshmem-data", span);
@@ -566,7 +568,7 @@ void fsh_local_share_data(void *base, size_t len)
         close(fd);
         return;
     }
-    lo.mine.fd[FSH_SEG_DATA] = fd;
+    peer_maps.mine.fd[FSH_SEG_DATA] = fd;
     fork_track(FSH_SEG_DATA, (void *)start, span, fd);
 }
 
@@ -577,13 +579,13 @@ size_t fsh_local_blob_size(void)
 
 void fsh_local_blob_pack(void *blob)
 {
-    memcpy(blob, &lo.mine, sizeof(lo.mine));
+    memcpy(blob, &peer_maps.mine, sizeof(peer_maps.mine));
 }
 
 void fsh_local_blob_unpack(int pe, const void *blob)
 {
-    if (lo.peers) {
-        memcpy(&lo.peers[pe], blob, sizeof(struct blob));
+    if (peer_maps.peers) {
+        memcpy(&peer_maps.peers[pe], blob, sizeof(struct blob));
     }
 }
 
@@ -592,14 +594,14 @@ void fsh_local_blob_unpack(int pe, const void *blob)
 static bool not_mapped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static bool not_mapped(const char *fmt, ...)
 {
-    char msg[sizeof(lo.why)];
+    char msg[sizeof(peer_maps.why)];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     FSH_INFO("%s: reached through the fabric", msg);
-    if (!lo.why[0]) {
-        memcpy(lo.why, msg, sizeof(msg));
+    if (!peer_maps.why[0]) {
+        memcpy(peer_maps.why, msg, sizeof(msg));
     }
     return false;
 }
@@ -607,7 +609,7 @@ static bool not_mapped(const char *fmt, ...)
 /* Map segment seg of peer pe; false (not_mapped) when it cannot be. */
 static bool map_peer(int pe, enum fsh_seg seg)
 {
-    const struct blob *b = &lo.peers[pe];
+    const struct blob *b = &peer_maps.peers[pe];
     const char *what = seg == FSH_SEG_HEAP ? "heap" : "data";
     if (b->len[seg] == 0) {
         return true; /* nothing to map (a program without data) */
@@ -631,7 +633,7 @@ static bool map_peer(int pe, enum fsh_seg seg)
         fsh_err_clear();
         return false;
     }
-    lo.maps[(size_t)pe * FSH_NSEGS + seg] = (struct mapping){p, b->len[seg]};
+    peer_maps.maps[(size_t)pe * FSH_NSEGS + seg] = (struct mapping){p, b->len[seg]};
     fsh_local.base[(size_t)pe * FSH_NSEGS + seg] = p + (seg == FSH_SEG_DATA ? b->page_off : 0);
     return true;
 }
@@ -639,7 +641,7 @@ static bool map_peer(int pe, enum fsh_seg seg)
 static void unmap_peer(int pe)
 {
     for (int s = 0; s < FSH_NSEGS; s++) {
-        struct mapping *m = &lo.maps[(size_t)pe * FSH_NSEGS + s];
+        struct mapping *m = &peer_maps.maps[(size_t)pe * FSH_NSEGS + s];
         if (m->addr) {
             munmap(m->addr, m->len);
         }
@@ -650,8 +652,8 @@ static void unmap_peer(int pe)
 
 int fsh_local_attach(const int *node_of, bool *all_mapped)
 {
-    *all_mapped = lo.self;
-    if (!lo.self) {
+    *all_mapped = peer_maps.self;
+    if (!peer_maps.self) {
         return 0;
     }
     int me = fsh_rt.pe;
@@ -662,19 +664,19 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
             fsh_local.base[(size_t)me * FSH_NSEGS + s] = fsh_mr_local_addr((enum fsh_seg)s, 0);
         }
     }
-    if (lo.mine.fd[FSH_SEG_HEAP] >= 0) {
-        fork_track(FSH_SEG_HEAP, fsh_mr_local_addr(FSH_SEG_HEAP, 0), lo.mine.len[FSH_SEG_HEAP],
-                   lo.mine.fd[FSH_SEG_HEAP]);
+    if (peer_maps.mine.fd[FSH_SEG_HEAP] >= 0) {
+        fork_track(FSH_SEG_HEAP, fsh_mr_local_addr(FSH_SEG_HEAP, 0),
+                   peer_maps.mine.len[FSH_SEG_HEAP], peer_maps.mine.fd[FSH_SEG_HEAP]);
     }
-    for (int pe = 0; pe < lo.npes; pe++) {
+    for (int pe = 0; pe < peer_maps.npes; pe++) {
         if (pe == me || node_of[pe] != node_of[me]) {
             continue;
         }
-        if (!lo.share && !lo.why[0]) {
+        if (!peer_maps.share && !peer_maps.why[0]) {
             not_mapped("this PE could not share its memory with PE %d (memfd_create failed; "
                        "FABSHMEM_LOG=info says why)", pe);
         }
-        if (!lo.share || !map_peer(pe, FSH_SEG_HEAP)) {
+        if (!peer_maps.share || !map_peer(pe, FSH_SEG_HEAP)) {
             unmap_peer(pe);
             *all_mapped = false;
             continue;
@@ -682,7 +684,7 @@ int fsh_local_attach(const int *node_of, bool *all_mapped)
         if (!map_peer(pe, FSH_SEG_DATA)) {
             *all_mapped = false; /* its static data through the fabric, so AMOs too */
         }
-        lo.mapped++;
+        peer_maps.mapped++;
     }
     return 0;
 }
@@ -692,20 +694,20 @@ void fsh_local_fini(void)
     /* The heap is unmapped next (init.c): its memfd goes. The data segment stays on its memfd
      * for the rest of the process, so a fork after shmem_finalize still needs that one. */
     fork_track(FSH_SEG_HEAP, NULL, 0, -1);
-    if (lo.mine.fd[FSH_SEG_HEAP] >= 0) {
-        close(lo.mine.fd[FSH_SEG_HEAP]);
+    if (peer_maps.mine.fd[FSH_SEG_HEAP] >= 0) {
+        close(peer_maps.mine.fd[FSH_SEG_HEAP]);
     }
-    if (lo.maps) {
-        for (int pe = 0; pe < lo.npes; pe++) {
+    if (peer_maps.maps) {
+        for (int pe = 0; pe < peer_maps.npes; pe++) {
             if (pe != fsh_rt.pe) {
                 unmap_peer(pe);
             }
         }
     }
     free(fsh_local.base);
-    free(lo.peers);
-    free(lo.maps);
-    memset(&lo, 0, sizeof(lo));
+    free(peer_maps.peers);
+    free(peer_maps.maps);
+    memset(&peer_maps, 0, sizeof(peer_maps));
     memset(&fsh_local, 0, sizeof(fsh_local));
 }
 
@@ -716,30 +718,30 @@ bool fsh_local_shares_data(void)
 
 const char *fsh_local_unmapped(void)
 {
-    return lo.why[0] ? lo.why : "every peer mapped";
+    return peer_maps.why[0] ? peer_maps.why : "every peer mapped";
 }
 
 int fsh_local_pid(int pe)
 {
-    return lo.peers && pe >= 0 && pe < lo.npes ? (int)lo.peers[pe].pid : 0;
+    return peer_maps.peers && pe >= 0 && pe < peer_maps.npes ? (int)peer_maps.peers[pe].pid : 0;
 }
 
 int fsh_local_visible_pid(int pe)
 {
-    if (!lo.peers || pe < 0 || pe >= lo.npes || lo.mine.host == 0 ||
-        lo.peers[pe].host != lo.mine.host) {
+    if (!peer_maps.peers || pe < 0 || pe >= peer_maps.npes || peer_maps.mine.host == 0 ||
+        peer_maps.peers[pe].host != peer_maps.mine.host) {
         return 0;
     }
-    return (int)lo.peers[pe].pid;
+    return (int)peer_maps.peers[pe].pid;
 }
 
 void fsh_local_describe(char *buf, size_t len)
 {
-    if (!lo.self) {
+    if (!peer_maps.self) {
         snprintf(buf, len, "fabric for every PE (FABSHMEM_INTRANODE=fabric)");
         return;
     }
-    snprintf(buf, len, "load/store to itself and %d PE(s) of this node%s, %s", lo.mapped,
-             lo.share ? "" : " (no sharing)",
+    snprintf(buf, len, "load/store to itself and %d PE(s) of this node%s, %s", peer_maps.mapped,
+             peer_maps.share ? "" : " (no sharing)",
              fsh_local.cpu_atomics ? "AMOs as CPU atomics (one node)" : "AMOs through the fabric");
 }

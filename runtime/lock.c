@@ -60,7 +60,7 @@ static struct {
     struct table *mine;
     uint64_t off;
     double interval;
-} lk;
+} lock_table;
 
 size_t fsh_lock_heap_bytes(void)
 {
@@ -69,13 +69,14 @@ size_t fsh_lock_heap_bytes(void)
 
 int fsh_lock_init(double interval)
 {
-    lk.mine = fsh_heap_alloc(sizeof(struct table), 64);
+    lock_table.mine = fsh_heap_alloc(sizeof(struct table), 64);
     enum fsh_seg seg;
-    if (!lk.mine || fsh_mr_lookup(lk.mine, sizeof(struct table), &seg, &lk.off) != 0) {
+    if (!lock_table.mine ||
+        fsh_mr_lookup(lock_table.mine, sizeof(struct table), &seg, &lock_table.off) != 0) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE", "no room for the lock table");
     }
-    memset(lk.mine, 0, sizeof(struct table));
-    lk.interval = interval; /* 0: FABSHMEM_PROBE_INTERVAL=0, no looks */
+    memset(lock_table.mine, 0, sizeof(struct table));
+    lock_table.interval = interval; /* 0: FABSHMEM_PROBE_INTERVAL=0, no looks */
     return 0;
 }
 
@@ -87,8 +88,8 @@ static uint64_t key_of(enum fsh_seg seg, uint64_t off)
 static struct rec *find(uint64_t key)
 {
     for (int i = 0; i < RECS; i++) {
-        if (__atomic_load_n(&lk.mine->rec[i].key, __ATOMIC_RELAXED) == key) {
-            return &lk.mine->rec[i];
+        if (__atomic_load_n(&lock_table.mine->rec[i].key, __ATOMIC_RELAXED) == key) {
+            return &lock_table.mine->rec[i];
         }
     }
     return NULL;
@@ -99,7 +100,7 @@ static struct rec *record(uint64_t key, uint32_t ticket, bool held)
 {
     struct rec *r = find(0);
     if (!r) {
-        __atomic_fetch_add(&lk.mine->untracked, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&lock_table.mine->untracked, 1, __ATOMIC_RELAXED);
         return NULL;
     }
     __atomic_store_n(&r->ticket, ticket, __ATOMIC_RELAXED);
@@ -113,8 +114,8 @@ static void forget(uint64_t key)
     struct rec *r = find(key);
     if (r) {
         __atomic_store_n(&r->key, 0, __ATOMIC_RELEASE);
-    } else if (lk.mine && lk.mine->untracked) {
-        __atomic_fetch_sub(&lk.mine->untracked, 1, __ATOMIC_RELAXED);
+    } else if (lock_table.mine && lock_table.mine->untracked) {
+        __atomic_fetch_sub(&lock_table.mine->untracked, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -124,7 +125,8 @@ static int owned(uint64_t key, uint32_t ticket, bool *yes)
     struct table t;
     *yes = false;
     for (int pe = 0; pe < fsh_rt.npes && !*yes; pe++) {
-        int rc = fsh_rma_get(&fsh_ctx_default, &t, FSH_SEG_HEAP, lk.off, sizeof(t), pe, false);
+        int rc =
+            fsh_rma_get(&fsh_ctx_default, &t, FSH_SEG_HEAP, lock_table.off, sizeof(t), pe, false);
         if (rc != 0) {
             return rc;
         }
@@ -169,7 +171,7 @@ static bool my_turn(const void *arg)
         return true;
     }
     double t = fsh_progress_now();
-    if (lk.interval <= 0 || t - w->checked < lk.interval) {
+    if (lock_table.interval <= 0 || t - w->checked < lock_table.interval) {
         return false;
     }
     w->checked = t;
@@ -252,7 +254,7 @@ int fsh_lock_clear(enum fsh_seg seg, uint64_t off, const void *addr)
 {
     uint64_t key = key_of(seg, off);
     struct rec *r = find(key);
-    if ((!r || !r->held) && !lk.mine->untracked) {
+    if ((!r || !r->held) && !lock_table.mine->untracked) {
         /* Serving the next ticket for a lock nobody here holds would hand it to two PEs. */
         return fsh_err(-EPERM, "clear only a lock this PE set (shmem_set_lock) or acquired (shmem_test_lock returned 0)",
                        "this PE does not hold lock %p", addr);

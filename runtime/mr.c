@@ -51,16 +51,16 @@ static struct {
     uint64_t *xkeys;           /* [(pe * FSH_NSEGS + seg) * XKEYS + rail - 1], multi-rail only */
     int npes;
     uint64_t next_key;
-} mrs;
+} mr_segs;
 
 int fsh_mr_init(int npes)
 {
-    mrs.remote = calloc((size_t)npes * FSH_NSEGS, sizeof(*mrs.remote));
-    if (!mrs.remote) {
+    mr_segs.remote = calloc((size_t)npes * FSH_NSEGS, sizeof(*mr_segs.remote));
+    if (!mr_segs.remote) {
         return fsh_err(-ENOMEM, "", "out of memory for %d peers' segment tables", npes);
     }
-    mrs.npes = npes;
-    mrs.next_key = FSH_NSEGS * FSH_MAX_RAILS; /* above every segment key of every rail */
+    mr_segs.npes = npes;
+    mr_segs.next_key = FSH_NSEGS * FSH_MAX_RAILS; /* above every segment key of every rail */
     return 0;
 }
 
@@ -77,11 +77,11 @@ static void close_all(struct fid_mr **mr)
 void fsh_mr_fini(void)
 {
     for (int s = 0; s < FSH_NSEGS; s++) {
-        close_all(mrs.local[s].mr);
+        close_all(mr_segs.local[s].mr);
     }
-    free(mrs.remote);
-    free(mrs.xkeys);
-    memset(&mrs, 0, sizeof(mrs));
+    free(mr_segs.remote);
+    free(mr_segs.xkeys);
+    memset(&mr_segs, 0, sizeof(mr_segs));
 }
 
 struct phdr_search {
@@ -206,7 +206,7 @@ static int reg_local(int rail, void *base, size_t len, struct fid_mr **mr)
     int rc, tries = 0;
     do {
         /* Atomic: contexts' endpoints register their bounce slots at once (progress.c). */
-        uint64_t key = __atomic_fetch_add(&mrs.next_key, 1, __ATOMIC_RELAXED);
+        uint64_t key = __atomic_fetch_add(&mr_segs.next_key, 1, __ATOMIC_RELAXED);
         rc = reg(rail, base, len, FI_READ | FI_WRITE, key, mr);
     } while (rc == -FI_ENOKEY && ++tries < 64);
     if (rc == 0 && tries > 0) {
@@ -238,7 +238,7 @@ static int took_key(struct seg_local *l, int r)
 
 int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len)
 {
-    struct seg_local *l = &mrs.local[seg];
+    struct seg_local *l = &mr_segs.local[seg];
     l->base = base;
     l->len = len;
     if (len == 0) {
@@ -261,7 +261,7 @@ int fsh_mr_reg_segment(enum fsh_seg seg, void *base, size_t len)
 int fsh_mr_reg_device(enum fsh_seg seg, void *base, size_t len, int cuda_dev, int dmabuf_fd,
                       bool system)
 {
-    struct seg_local *l = &mrs.local[seg];
+    struct seg_local *l = &mr_segs.local[seg];
     struct iovec iov = {base, len};
     struct fi_mr_attr attr = {
         .mr_iov = &iov,
@@ -310,7 +310,7 @@ int fsh_mr_reg_device(enum fsh_seg seg, void *base, size_t len, int cuda_dev, in
 
 void fsh_mr_dereg_segment(enum fsh_seg seg)
 {
-    struct seg_local *l = &mrs.local[seg];
+    struct seg_local *l = &mr_segs.local[seg];
     close_all(l->mr);
     memset(l, 0, sizeof(*l));
 }
@@ -324,23 +324,23 @@ struct seg_late {
 
 int fsh_mr_exchange_segment(enum fsh_seg seg, double timeout)
 {
-    const struct seg_local *l = &mrs.local[seg];
+    const struct seg_local *l = &mr_segs.local[seg];
     struct seg_late mine = {
         .r = {.raddr = fsh_fabric_attr()->mr_virt_addr ? (uint64_t)(uintptr_t)l->base : 0,
               .key = l->key[0],
               .len = l->len},
     };
     memcpy(mine.xkey, &l->key[1], sizeof(mine.xkey));
-    struct seg_late *all = calloc((size_t)mrs.npes, sizeof(*all));
+    struct seg_late *all = calloc((size_t)mr_segs.npes, sizeof(*all));
     if (!all) {
-        return fsh_err(-ENOMEM, "", "out of memory for %d peers' segment records", mrs.npes);
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' segment records", mr_segs.npes);
     }
     int rc = fsh_boot_allgather(&mine, sizeof(mine), all, timeout);
-    for (int pe = 0; pe < mrs.npes && rc == 0; pe++) {
+    for (int pe = 0; pe < mr_segs.npes && rc == 0; pe++) {
         size_t at = (size_t)pe * FSH_NSEGS + seg;
-        mrs.remote[at] = all[pe].r;
-        if (mrs.xkeys) {
-            memcpy(&mrs.xkeys[at * XKEYS], all[pe].xkey, sizeof(all[pe].xkey));
+        mr_segs.remote[at] = all[pe].r;
+        if (mr_segs.xkeys) {
+            memcpy(&mr_segs.xkeys[at * XKEYS], all[pe].xkey, sizeof(all[pe].xkey));
         }
     }
     free(all);
@@ -355,7 +355,7 @@ size_t fsh_mr_rail_keys_pack(void *buf, size_t room)
         return 0;
     }
     for (int s = 0; s < FSH_NSEGS; s++) {
-        memcpy((uint8_t *)buf + s * per, &mrs.local[s].key[1], per);
+        memcpy((uint8_t *)buf + s * per, &mr_segs.local[s].key[1], per);
     }
     return FSH_NSEGS * per;
 }
@@ -367,14 +367,14 @@ int fsh_mr_rail_keys_unpack(int pe, const void *buf, size_t n)
         return fsh_err(-EPROTO, "run every PE with the same fabshmem",
                        "PE %d's rail keys are malformed (%zu bytes)", pe, n);
     }
-    if (!mrs.xkeys) {
-        mrs.xkeys = calloc((size_t)mrs.npes * FSH_NSEGS * XKEYS, sizeof(uint64_t));
-        if (!mrs.xkeys) {
-            return fsh_err(-ENOMEM, "", "out of memory for %d peers' rail keys", mrs.npes);
+    if (!mr_segs.xkeys) {
+        mr_segs.xkeys = calloc((size_t)mr_segs.npes * FSH_NSEGS * XKEYS, sizeof(uint64_t));
+        if (!mr_segs.xkeys) {
+            return fsh_err(-ENOMEM, "", "out of memory for %d peers' rail keys", mr_segs.npes);
         }
     }
     for (int s = 0; s < FSH_NSEGS; s++) {
-        memcpy(&mrs.xkeys[((size_t)pe * FSH_NSEGS + (size_t)s) * XKEYS],
+        memcpy(&mr_segs.xkeys[((size_t)pe * FSH_NSEGS + (size_t)s) * XKEYS],
                (const uint8_t *)buf + (size_t)s * per, per);
     }
     return 0;
@@ -382,7 +382,7 @@ int fsh_mr_rail_keys_unpack(int pe, const void *buf, size_t n)
 
 void fsh_mr_set_segment(enum fsh_seg seg, void *base, size_t len)
 {
-    struct seg_local *l = &mrs.local[seg];
+    struct seg_local *l = &mr_segs.local[seg];
     l->base = base;
     l->len = len;
 }
@@ -397,23 +397,23 @@ void fsh_mr_blob_pack(void *blob)
     struct seg_remote r[FSH_NSEGS];
     bool virt = fsh_fabric_attr()->mr_virt_addr;
     for (int s = 0; s < FSH_NSEGS; s++) {
-        r[s].raddr = virt ? (uint64_t)(uintptr_t)mrs.local[s].base : 0;
-        r[s].key = mrs.local[s].key[0];
-        r[s].len = mrs.local[s].len;
+        r[s].raddr = virt ? (uint64_t)(uintptr_t)mr_segs.local[s].base : 0;
+        r[s].key = mr_segs.local[s].key[0];
+        r[s].len = mr_segs.local[s].len;
     }
     memcpy(blob, r, sizeof(r));
 }
 
 void fsh_mr_blob_unpack(int pe, const void *blob)
 {
-    memcpy(&mrs.remote[(size_t)pe * FSH_NSEGS], blob, sizeof(struct seg_remote) * FSH_NSEGS);
+    memcpy(&mr_segs.remote[(size_t)pe * FSH_NSEGS], blob, sizeof(struct seg_remote) * FSH_NSEGS);
 }
 
 int fsh_mr_lookup(const void *addr, size_t len, enum fsh_seg *seg, uint64_t *off)
 {
     uintptr_t a = (uintptr_t)addr;
     for (int s = 0; s < FSH_NSEGS; s++) {
-        const struct seg_local *l = &mrs.local[s];
+        const struct seg_local *l = &mr_segs.local[s];
         uintptr_t b = (uintptr_t)l->base;
         if (l->len && a >= b && a - b <= l->len && len <= l->len - (a - b)) {
             *seg = (enum fsh_seg)s;
@@ -426,20 +426,20 @@ int fsh_mr_lookup(const void *addr, size_t len, enum fsh_seg *seg, uint64_t *off
 
 void fsh_mr_remote(int pe, enum fsh_seg seg, uint64_t off, uint64_t *raddr, uint64_t *key)
 {
-    const struct seg_remote *r = &mrs.remote[(size_t)pe * FSH_NSEGS + seg];
+    const struct seg_remote *r = &mr_segs.remote[(size_t)pe * FSH_NSEGS + seg];
     *raddr = r->raddr + off;
     *key = r->key;
 }
 
 uint64_t fsh_mr_key_on(int pe, int dst, uint64_t key0)
 {
-    if (dst == 0 || !mrs.xkeys) {
+    if (dst == 0 || !mr_segs.xkeys) {
         return key0;
     }
     for (int s = 0; s < FSH_NSEGS; s++) {
         size_t at = (size_t)pe * FSH_NSEGS + (size_t)s;
-        if (mrs.remote[at].key == key0 && mrs.remote[at].len) {
-            return mrs.xkeys[at * XKEYS + (size_t)dst - 1];
+        if (mr_segs.remote[at].key == key0 && mr_segs.remote[at].len) {
+            return mr_segs.xkeys[at * XKEYS + (size_t)dst - 1];
         }
     }
     return key0;
@@ -447,7 +447,7 @@ uint64_t fsh_mr_key_on(int pe, int dst, uint64_t key0)
 
 void *fsh_mr_local_addr(enum fsh_seg seg, uint64_t off)
 {
-    return mrs.local[seg].base + off;
+    return mr_segs.local[seg].base + off;
 }
 
 struct fsh_mr_set {
@@ -489,7 +489,7 @@ void *fsh_mr_set_desc(const struct fsh_mr_set *set, int rail)
 
 bool fsh_mr_is_device(const void *addr, size_t len)
 {
-    const struct seg_local *l = &mrs.local[FSH_SEG_DEVICE];
+    const struct seg_local *l = &mr_segs.local[FSH_SEG_DEVICE];
     uintptr_t a = (uintptr_t)addr, b = (uintptr_t)l->base;
     return l->mr[0] && a >= b && a - b <= l->len && len <= l->len - (a - b);
 }
@@ -507,7 +507,7 @@ int fsh_mr_desc(const void *addr, size_t len, int rail, void **desc, struct fsh_
     uint64_t off;
     *tmp = NULL;
     if (fsh_mr_lookup(addr, len, &seg, &off) == 0) {
-        *desc = mrs.local[seg].desc[rail];
+        *desc = mr_segs.local[seg].desc[rail];
         return 0;
     }
     if (!fsh_fabric_attr()->mr_local) {

@@ -178,16 +178,16 @@ static struct {
     int *pending;             /* targets that may have unapplied signals from us */
     size_t npending;
     bool *is_pending;         /* [dst] */
-} sg;
+} sigput;
 
 static struct desc *inbox(unsigned chunk)
 {
-    return fsh_lease_chunk(&sg.pool, chunk);
+    return fsh_lease_chunk(&sigput.pool, chunk);
 }
 
 static uint64_t *applied(unsigned chunk)
 {
-    return (uint64_t *)(inbox(chunk) + sg.slots);
+    return (uint64_t *)(inbox(chunk) + sigput.slots);
 }
 
 static inline uint64_t pack_addr(enum fsh_seg seg, uint64_t off)
@@ -223,13 +223,13 @@ static unsigned desc_slots(size_t len)
  * them and over any applied out of order before (they wait in the mask). */
 static void mark_applied(unsigned chunk, uint64_t first, uint64_t end)
 {
-    uint64_t *mask = &sg.done_mask[chunk];
+    uint64_t *mask = &sigput.done_mask[chunk];
     uint64_t prefix = *applied(chunk);
     for (uint64_t j = first; j < end; j++) {
-        *mask |= 1ULL << (j % sg.slots);
+        *mask |= 1ULL << (j % sigput.slots);
     }
-    while (*mask & (1ULL << (prefix % sg.slots))) {
-        *mask &= ~(1ULL << (prefix % sg.slots));
+    while (*mask & (1ULL << (prefix % sigput.slots))) {
+        *mask &= ~(1ULL << (prefix % sigput.slots));
         prefix++;
     }
     __atomic_store_n(applied(chunk), prefix, __ATOMIC_RELEASE);
@@ -252,11 +252,11 @@ static void on_event(uint32_t payload, bool is_desc)
 {
     unsigned k = payload & ((1u << SLOT_BITS) - 1);
     unsigned chunk = payload >> SLOT_BITS;
-    if (fsh_lease_owner(&sg.pool, chunk) < 0 || k >= sg.slots) {
+    if (fsh_lease_owner(&sigput.pool, chunk) < 0 || k >= sigput.slots) {
         FSH_WARN("signal event for inbox %u slot %u, which no PE holds: dropped", chunk, k);
         return;
     }
-    struct slot_state *st = &sg.state[(size_t)chunk * sg.slots + k];
+    struct slot_state *st = &sigput.state[(size_t)chunk * sigput.slots + k];
     if (is_desc) {
         st->have_desc = 1;
     } else {
@@ -288,7 +288,7 @@ static void on_wide(uint32_t payload, uint32_t high)
     uint64_t body = payload | (uint64_t)high << FSH_IMM_KIND_SHIFT;
     unsigned k = (unsigned)wide_field(body, 0, SLOT_BITS);
     unsigned chunk = (unsigned)wide_field(body, SLOT_BITS, WIDE_CHUNK_BITS);
-    if (fsh_lease_owner(&sg.pool, chunk) < 0 || k >= sg.slots) {
+    if (fsh_lease_owner(&sigput.pool, chunk) < 0 || k >= sigput.slots) {
         FSH_WARN("signal for inbox %u slot %u, which no PE holds: dropped", chunk, k);
         return;
     }
@@ -303,8 +303,8 @@ static void on_wide(uint32_t payload, uint32_t high)
 static bool wide_fits(const void *src, size_t len, bool inject, enum fsh_seg dseg,
                       enum fsh_seg sseg, uint64_t soff, uint64_t value, bool nbi)
 {
-    return sg.wide && len > 0 && len <= fsh_fabric_attr()->max_msg_size &&
-           (nbi || len > sg.inline_max || inject) && dseg != FSH_SEG_DEVICE &&
+    return sigput.wide && len > 0 && len <= fsh_fabric_attr()->max_msg_size &&
+           (nbi || len > sigput.inline_max || inject) && dseg != FSH_SEG_DEVICE &&
            (sseg == FSH_SEG_HEAP || sseg == FSH_SEG_DATA) && !fsh_mr_is_device(src, len) &&
            value >> WIDE_VALUE_BITS == 0 && soff % 8 == 0 && (soff / 8) >> WIDE_OFF_BITS == 0;
 }
@@ -343,55 +343,57 @@ int fsh_signal_init(long slots, long peers)
                        "FABSHMEM_SIGNAL_SLOTS=%ld is not a power of two in 1..64", slots);
     }
     /* peers is 1..FSH_LEASE_MAX_CHUNKS: env.c checks FABSHMEM_SIGNAL_PEERS at load. */
-    sg.slots = (unsigned)slots;
+    sigput.slots = (unsigned)slots;
     /* Up to a quarter of a peer's inbox inline: a stream of such puts still keeps four in
      * flight; at least one slot's worth. */
-    size_t quarter = sg.slots * sizeof(struct desc) / 4;
-    sg.inline_max = (quarter > sizeof(struct desc) ? quarter : sizeof(struct desc)) - HEADER;
+    size_t quarter = sigput.slots * sizeof(struct desc) / 4;
+    sigput.inline_max = (quarter > sizeof(struct desc) ? quarter : sizeof(struct desc)) - HEADER;
     size_t n = (size_t)fsh_rt.npes;
     unsigned chunks = fsh_lease_chunks(fsh_rt.npes, peers);
     char what[192];
     snprintf(what, sizeof(what), "put-with-signal's inboxes (%u sources x %u slots x %zu bytes)",
-             chunks, sg.slots, sizeof(struct desc));
-    int rc = fsh_lease_init(&sg.pool, FSH_LEASE_SIGNAL, chunks, BOX_BYTES(sg.slots), NULL, what,
-                            "lower FABSHMEM_SIGNAL_PEERS or FABSHMEM_SIGNAL_SLOTS");
+             chunks, sigput.slots, sizeof(struct desc));
+    int rc = fsh_lease_init(&sigput.pool, FSH_LEASE_SIGNAL, chunks, BOX_BYTES(sigput.slots), NULL,
+                            what, "lower FABSHMEM_SIGNAL_PEERS or FABSHMEM_SIGNAL_SLOTS");
     if (rc != 0) {
         return rc;
     }
-    sg.ring_slots = ring_size(sg.slots);
-    size_t ring = sg.ring_slots * sizeof(struct desc);
-    snprintf(what, sizeof(what), "put-with-signal's outgoing ring (%u x %zu bytes) and %zu PEs' "
-             "read landings", sg.ring_slots, sizeof(struct desc), n);
-    uint8_t *block = fsh_heap_reserve(ring_block_bytes(sg.slots, fsh_rt.npes), 64, what,
+    sigput.ring_slots = ring_size(sigput.slots);
+    size_t ring = sigput.ring_slots * sizeof(struct desc);
+    snprintf(what, sizeof(what),
+             "put-with-signal's outgoing ring (%u x %zu bytes) and %zu PEs' "
+             "read landings",
+             sigput.ring_slots, sizeof(struct desc), n);
+    uint8_t *block = fsh_heap_reserve(ring_block_bytes(sigput.slots, fsh_rt.npes), 64, what,
                                       "lower FABSHMEM_SIGNAL_SLOTS");
     if (!block) {
         return fsh_err_last()->code;
     }
-    sg.ring = (struct desc *)block;
-    sg.probe = (uint64_t *)(block + ring);
-    sg.state = calloc((size_t)chunks * sg.slots, sizeof(*sg.state));
-    sg.done_mask = calloc(chunks, sizeof(uint64_t));
-    sg.fifo = calloc(sg.ring_slots, sizeof(*sg.fifo));
-    sg.box = malloc(n * sizeof(int16_t));
-    sg.sent = calloc(n, sizeof(uint64_t));
-    sg.known = calloc(n, sizeof(uint64_t));
-    sg.pending = calloc(n, sizeof(int));
-    sg.is_pending = calloc(n, sizeof(bool));
-    if (!sg.state || !sg.done_mask || !sg.fifo || !sg.box || !sg.sent || !sg.known ||
-        !sg.pending || !sg.is_pending) {
+    sigput.ring = (struct desc *)block;
+    sigput.probe = (uint64_t *)(block + ring);
+    sigput.state = calloc((size_t)chunks * sigput.slots, sizeof(*sigput.state));
+    sigput.done_mask = calloc(chunks, sizeof(uint64_t));
+    sigput.fifo = calloc(sigput.ring_slots, sizeof(*sigput.fifo));
+    sigput.box = malloc(n * sizeof(int16_t));
+    sigput.sent = calloc(n, sizeof(uint64_t));
+    sigput.known = calloc(n, sizeof(uint64_t));
+    sigput.pending = calloc(n, sizeof(int));
+    sigput.is_pending = calloc(n, sizeof(bool));
+    if (!sigput.state || !sigput.done_mask || !sigput.fifo || !sigput.box || !sigput.sent ||
+        !sigput.known || !sigput.pending || !sigput.is_pending) {
         return fsh_err(-ENOMEM, "", "out of memory for signal state of %zu peers", n);
     }
     for (size_t i = 0; i < n; i++) {
-        sg.box[i] = NO_BOX;
+        sigput.box[i] = NO_BOX;
     }
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
-    if (fa->rma_iov_limit >= 2 && fa->inject_size > sizeof(struct desc) + sg.inline_max) {
-        sg.pair = malloc(fa->inject_size);
-        if (!sg.pair) {
+    if (fa->rma_iov_limit >= 2 && fa->inject_size > sizeof(struct desc) + sigput.inline_max) {
+        sigput.pair = malloc(fa->inject_size);
+        if (!sigput.pair) {
             return fsh_err(-ENOMEM, "", "out of memory for put-with-signal's staging");
         }
     }
-    sg.wide = fa->cq_data_size >= sizeof(uint64_t);
+    sigput.wide = fa->cq_data_size >= sizeof(uint64_t);
     rc = fsh_progress_register_imm(FSH_IMM_SIG_DESC, on_desc);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_SIG_DATA, on_data);
@@ -405,18 +407,18 @@ int fsh_signal_init(long slots, long peers)
 
 void fsh_signal_fini(void)
 {
-    fsh_lease_fini(&sg.pool);
-    free(sg.state);
-    free(sg.done_mask);
-    free(sg.fifo);
-    free(sg.box);
-    free(sg.sent);
-    free(sg.known);
-    free(sg.pending);
-    free(sg.is_pending);
-    free(sg.pair);
+    fsh_lease_fini(&sigput.pool);
+    free(sigput.state);
+    free(sigput.done_mask);
+    free(sigput.fifo);
+    free(sigput.box);
+    free(sigput.sent);
+    free(sigput.known);
+    free(sigput.pending);
+    free(sigput.is_pending);
+    free(sigput.pair);
     fsh_rma_set_quiet_hook(NULL);
-    memset(&sg, 0, sizeof(sg));
+    memset(&sigput, 0, sizeof(sigput));
 }
 
 struct slot_wait {
@@ -429,56 +431,57 @@ struct slot_wait {
 static uint64_t applied_off(int pe, const void *unused)
 {
     (void)unused;
-    return fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[pe]) + sg.slots * sizeof(struct desc);
+    return fsh_lease_chunk_off(&sigput.pool, (unsigned)sigput.box[pe]) +
+           sigput.slots * sizeof(struct desc);
 }
 
 static void known_at_least(int pe, uint64_t v)
 {
-    if (v > sg.known[pe]) {
-        sg.known[pe] = v;
+    if (v > sigput.known[pe]) {
+        sigput.known[pe] = v;
     }
 }
 
 static void probe_take(int pe)
 {
-    known_at_least(pe, __atomic_load_n(&sg.probe[pe], __ATOMIC_ACQUIRE));
+    known_at_least(pe, __atomic_load_n(&sigput.probe[pe], __ATOMIC_ACQUIRE));
 }
 
 /* Is there a free slot toward pe? Reads pe's applied prefix for us when there is not. */
 static bool slot_free(const void *arg)
 {
     const struct slot_wait *w = arg;
-    if (w->seq + w->need - sg.known[w->pe] <= sg.slots) {
+    if (w->seq + w->need - sigput.known[w->pe] <= sigput.slots) {
         return true;
     }
     uint64_t v;
-    if (fsh_rma_read_word(w->pe, applied_off(w->pe, NULL), &sg.probe[w->pe], sizeof(uint64_t), &v,
-                          "put-with-signal: reading the target's applied count") == 0) {
+    if (fsh_rma_read_word(w->pe, applied_off(w->pe, NULL), &sigput.probe[w->pe], sizeof(uint64_t),
+                          &v, "put-with-signal: reading the target's applied count") == 0) {
         known_at_least(w->pe, v);
     }
-    return w->seq + w->need - sg.known[w->pe] <= sg.slots;
+    return w->seq + w->need - sigput.known[w->pe] <= sigput.slots;
 }
 
 /* Read the applied prefix of every pending target; keep those still behind. */
 static bool all_applied(const void *arg)
 {
     int *err = (int *)arg;
-    *err = fsh_rma_read_words(&fsh_ctx_default, sg.pending, sg.npending, sg.probe,
+    *err = fsh_rma_read_words(&fsh_ctx_default, sigput.pending, sigput.npending, sigput.probe,
                               applied_off, NULL, "quiet: reading targets' applied signal counts");
     if (*err != 0) {
         return true;
     }
     size_t keep = 0;
-    for (size_t i = 0; i < sg.npending; i++) {
-        int pe = sg.pending[i];
+    for (size_t i = 0; i < sigput.npending; i++) {
+        int pe = sigput.pending[i];
         probe_take(pe);
-        if (sg.known[pe] < sg.sent[pe]) {
-            sg.pending[keep++] = pe;
+        if (sigput.known[pe] < sigput.sent[pe]) {
+            sigput.pending[keep++] = pe;
         } else {
-            sg.is_pending[pe] = false;
+            sigput.is_pending[pe] = false;
         }
     }
-    __atomic_store_n(&sg.npending, keep, __ATOMIC_RELAXED);
+    __atomic_store_n(&sigput.npending, keep, __ATOMIC_RELAXED);
     return keep == 0;
 }
 
@@ -486,13 +489,13 @@ static bool all_applied(const void *arg)
 static bool ring_reclaim(void)
 {
     bool freed = false;
-    while (sg.fifo_tail < sg.fifo_head) {
-        const struct ring_entry *e = &sg.fifo[sg.fifo_tail % sg.ring_slots];
-        if (sg.known[e->pe] < e->end) {
+    while (sigput.fifo_tail < sigput.fifo_head) {
+        const struct ring_entry *e = &sigput.fifo[sigput.fifo_tail % sigput.ring_slots];
+        if (sigput.known[e->pe] < e->end) {
             break;
         }
-        sg.tail = e->ring_end;
-        sg.fifo_tail++;
+        sigput.tail = e->ring_end;
+        sigput.fifo_tail++;
         freed = true;
     }
     return freed;
@@ -506,25 +509,27 @@ struct ring_wait {
 static bool ring_room(const void *arg)
 {
     struct ring_wait *w = (struct ring_wait *)arg;
-    if (sg.head + w->need - sg.tail <= sg.ring_slots || ring_reclaim()) {
-        return sg.head + w->need - sg.tail <= sg.ring_slots;
+    if (sigput.head + w->need - sigput.tail <= sigput.ring_slots || ring_reclaim()) {
+        return sigput.head + w->need - sigput.tail <= sigput.ring_slots;
     }
     /* Learn what every target with signals of ours outstanding applied, all reads at once. */
     all_applied(&w->err);
     ring_reclaim();
-    return w->err != 0 || sg.head + w->need - sg.tail <= sg.ring_slots;
+    return w->err != 0 || sigput.head + w->need - sigput.tail <= sigput.ring_slots;
 }
 
 /* m consecutive ring slots (never wrapping) for a descriptor to pe that its target frees by
  * applying sequence number end - 1. */
 static int ring_take(unsigned m, int pe, uint64_t end, struct desc **d)
 {
-    unsigned pos = (unsigned)(sg.head % sg.ring_slots);
-    unsigned pad = pos + m > sg.ring_slots ? sg.ring_slots - pos : 0;
+    unsigned pos = (unsigned)(sigput.head % sigput.ring_slots);
+    unsigned pad = pos + m > sigput.ring_slots ? sigput.ring_slots - pos : 0;
     struct ring_wait w = {pad + m, 0};
     if (!ring_room(&w)) {
-        int rc = fsh_progress_wait(ring_room, &w, "put-with-signal: targets have not applied "
-                                                 "earlier signals", sg.fifo[sg.fifo_tail % sg.ring_slots].pe);
+        int rc = fsh_progress_wait(ring_room, &w,
+                                   "put-with-signal: targets have not applied "
+                                   "earlier signals",
+                                   sigput.fifo[sigput.fifo_tail % sigput.ring_slots].pe);
         if (rc != 0) {
             return rc;
         }
@@ -532,10 +537,10 @@ static int ring_take(unsigned m, int pe, uint64_t end, struct desc **d)
     if (w.err != 0) {
         return w.err;
     }
-    *d = &sg.ring[(sg.head + pad) % sg.ring_slots];
-    sg.head += pad + m;
-    sg.fifo[sg.fifo_head % sg.ring_slots] = (struct ring_entry){pe, end, sg.head};
-    sg.fifo_head++;
+    *d = &sigput.ring[(sigput.head + pad) % sigput.ring_slots];
+    sigput.head += pad + m;
+    sigput.fifo[sigput.fifo_head % sigput.ring_slots] = (struct ring_entry){pe, end, sigput.head};
+    sigput.fifo_head++;
     return 0;
 }
 
@@ -543,15 +548,16 @@ int fsh_signal_quiet(void)
 {
     /* Without the lock: a signal another thread issues at this moment is not one this quiet
      * must complete (it was not issued before the call). */
-    if (__atomic_load_n(&sg.npending, __ATOMIC_RELAXED) == 0) {
+    if (__atomic_load_n(&sigput.npending, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
     int err = 0;
     fsh_progress_lock();
     int rc = all_applied(&err) ? err
                                : fsh_progress_wait(all_applied, &err,
-                                                   "quiet: waiting for targets to apply put-with-signal operations",
-                                                   sg.npending ? sg.pending[0] : -1);
+                                                   "quiet: waiting for targets to apply "
+                                                   "put-with-signal operations",
+                                                   sigput.npending ? sigput.pending[0] : -1);
     fsh_progress_unlock();
     return rc ? rc : err;
 }
@@ -606,16 +612,17 @@ static int put_then_signal(struct sig_call *c)
 /* Our inbox at pe: asked for on the first signal to pe, kept for the job. */
 static int box_of(int pe)
 {
-    if (sg.box[pe] == NO_BOX) {
-        int c = fsh_lease_claim(&sg.pool, pe);
+    if (sigput.box[pe] == NO_BOX) {
+        int c = fsh_lease_claim(&sigput.pool, pe);
         if (c == -ENOSPC) {
             FSH_INFO("put-with-signal: PE %d has no inbox left for this PE (FABSHMEM_SIGNAL_PEERS="
-                     "%u); signals to it travel as a put and an atomic", pe, sg.pool.nchunks);
+                     "%u); signals to it travel as a put and an atomic",
+                     pe, sigput.pool.nchunks);
             c = DENIED_BOX;
         } else if (c < 0) {
             return c;
         }
-        sg.box[pe] = (int16_t)c;
+        sigput.box[pe] = (int16_t)c;
     }
     return 0;
 }
@@ -625,9 +632,9 @@ static int box_of(int pe)
  * on; slots up to the inbox's end that cannot hold them are skipped. */
 static int slots_wait(const struct sig_call *c, unsigned m, uint64_t *q, unsigned *skip)
 {
-    unsigned k0 = (unsigned)(sg.sent[c->pe] % sg.slots);
-    *skip = k0 + m > sg.slots ? sg.slots - k0 : 0;
-    struct slot_wait w = {c->pe, sg.sent[c->pe], *skip + m};
+    unsigned k0 = (unsigned)(sigput.sent[c->pe] % sigput.slots);
+    *skip = k0 + m > sigput.slots ? sigput.slots - k0 : 0;
+    struct slot_wait w = {c->pe, sigput.sent[c->pe], *skip + m};
     if (!slot_free(&w)) {
         int rc = fsh_progress_wait(slot_free, &w, "put-with-signal: the target has not applied the earlier signals", c->pe);
         if (rc != 0) {
@@ -641,18 +648,18 @@ static int slots_wait(const struct sig_call *c, unsigned m, uint64_t *q, unsigne
 /* Sequence numbers up to end are taken: pe has signals outstanding (quiet asks it). */
 static void slots_taken(int pe, uint64_t end)
 {
-    sg.sent[pe] = end;
-    if (!sg.is_pending[pe]) {
-        sg.is_pending[pe] = true;
-        sg.pending[sg.npending] = pe;
-        __atomic_store_n(&sg.npending, sg.npending + 1, __ATOMIC_RELAXED);
+    sigput.sent[pe] = end;
+    if (!sigput.is_pending[pe]) {
+        sigput.is_pending[pe] = true;
+        sigput.pending[sigput.npending] = pe;
+        __atomic_store_n(&sigput.npending, sigput.npending + 1, __ATOMIC_RELAXED);
     }
 }
 
 /* Who sends slot q: the immediate's payload (our inbox at pe, the slot). */
 static uint32_t who_of(int pe, uint64_t q)
 {
-    return ((uint32_t)sg.box[pe] << SLOT_BITS) | (unsigned)(q % sg.slots);
+    return ((uint32_t)sigput.box[pe] << SLOT_BITS) | (unsigned)(q % sigput.slots);
 }
 
 /* The descriptor's header for sequence number q; its slot's offset at pe in *at. */
@@ -665,8 +672,8 @@ static void desc_fill(struct desc *d, const struct sig_call *c, uint64_t q, unsi
     d->sig = pack_addr(c->sseg, c->soff);
     d->value = c->value;
     d->op = (uint32_t)c->op;
-    *at = fsh_lease_chunk_off(&sg.pool, (unsigned)sg.box[c->pe]) +
-          (q % sg.slots) * sizeof(struct desc);
+    *at = fsh_lease_chunk_off(&sigput.pool, (unsigned)sigput.box[c->pe]) +
+          (q % sigput.slots) * sizeof(struct desc);
 }
 
 static uint32_t imm_desc(uint32_t who)
@@ -707,7 +714,7 @@ static bool is_mapped(const struct sig_call *c)
 
 static bool is_denied(const struct sig_call *c)
 {
-    return sg.box[c->pe] == DENIED_BOX;
+    return sigput.box[c->pe] == DENIED_BOX;
 }
 
 static bool is_wide(const struct sig_call *c)
@@ -717,12 +724,12 @@ static bool is_wide(const struct sig_call *c)
 
 static bool is_inline(const struct sig_call *c)
 {
-    return c->len <= sg.inline_max;
+    return c->len <= sigput.inline_max;
 }
 
 static bool is_pair_inject(const struct sig_call *c)
 {
-    return sg.pair && fsh_rma_pair_fits(sizeof(struct desc), c->src, c->len);
+    return sigput.pair && fsh_rma_pair_fits(sizeof(struct desc), c->src, c->len);
 }
 
 static bool is_pair_bounce(const struct sig_call *c)
@@ -818,14 +825,14 @@ static int pieces_send(struct sig_call *c, uint64_t q, unsigned skip)
     return rc != 0 ? rc : desc_send(c, d, sizeof(*d), at, who);
 }
 
-/* sg.pair is injected: no place in the ring (which keeps what must stay until the target
+/* sigput.pair is injected: no place in the ring (which keeps what must stay until the target
  * applied it). */
 static int run_pair_inject(struct sig_call *c)
 {
     uint64_t q;
     unsigned skip;
     int rc = slots_wait(c, 1, &q, &skip);
-    return rc != 0 ? rc : pair_send(c, sg.pair, q, skip);
+    return rc != 0 ? rc : pair_send(c, sigput.pair, q, skip);
 }
 
 /* From a bounce slot (rma.c's, given back when the write completed) while one that holds it
@@ -939,20 +946,20 @@ void fsh_signal_print_info(void)
     }
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
     n += snprintf(line + n, len - (size_t)n, "; fabric PEs (%d):", fabric);
-    if (sg.wide) {
+    if (sigput.wide) {
         n += snprintf(line + n, len - (size_t)n, " 1 B to %s: %s where it fits (host memory, "
                       "value < 2^%u, signal in the heap's first %s or static data",
                       size_str(fa->max_msg_size, a, sizeof(a)), variants[V_WIDE].name,
                       WIDE_VALUE_BITS, size_str((size_t)8 << WIDE_OFF_BITS, b, sizeof(b)));
-        if (fa->inject_size < sg.inline_max) {
+        if (fa->inject_size < sigput.inline_max) {
             n += snprintf(line + n, len - (size_t)n, ", not blocking from %zu B to %zu B",
-                          fa->inject_size + 1, sg.inline_max);
+                          fa->inject_size + 1, sigput.inline_max);
         }
         n += snprintf(line + n, len - (size_t)n, "), else");
     }
-    n += snprintf(line + n, len - (size_t)n, " <= %s: %s", size_str(sg.inline_max, a, sizeof(a)),
-                  variants[V_INLINE].name);
-    if (sg.pair) {
+    n += snprintf(line + n, len - (size_t)n, " <= %s: %s",
+                  size_str(sigput.inline_max, a, sizeof(a)), variants[V_INLINE].name);
+    if (sigput.pair) {
         n += snprintf(line + n, len - (size_t)n, "; <= %s: %s",
                       size_str(fa->inject_size - sizeof(struct desc), a, sizeof(a)),
                       variants[V_PAIR_INJECT].name);
@@ -963,12 +970,14 @@ void fsh_signal_print_info(void)
     } else {
         n += snprintf(line + n, len - (size_t)n, "; larger: %s", variants[V_PIECES].name);
     }
-    if (sg.pool.nchunks >= (unsigned)fsh_rt.npes) {
+    if (sigput.pool.nchunks >= (unsigned)fsh_rt.npes) {
         snprintf(line + n, len - (size_t)n, "; %s: never (%u inboxes for %d PEs)",
-                 variants[V_DENIED].name, sg.pool.nchunks, fsh_rt.npes);
+                 variants[V_DENIED].name, sigput.pool.nchunks, fsh_rt.npes);
     } else {
-        snprintf(line + n, len - (size_t)n, "; %s to a PE whose %u inboxes are taken (run "
-                 "time, FABSHMEM_SIGNAL_PEERS)", variants[V_DENIED].name, sg.pool.nchunks);
+        snprintf(line + n, len - (size_t)n,
+                 "; %s to a PE whose %u inboxes are taken (run "
+                 "time, FABSHMEM_SIGNAL_PEERS)",
+                 variants[V_DENIED].name, sigput.pool.nchunks);
     }
     printf("  %s\n", line);
 }

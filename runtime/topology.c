@@ -705,50 +705,53 @@ static struct {
     bool forced;
     bool shareable; /* read from this machine here: the node's other PEs may load our export */
     char bind[320]; /* how the binding went, for SHMEM_INFO */
-} tp;
+} placement;
 
 static void bind_self(bool none, int local_size)
 {
-    const struct fsh_topo_pe *pe = &tp.pes[tp.local_rank];
+    const struct fsh_topo_pe *pe = &placement.pes[placement.local_rank];
     if (none) {
-        snprintf(tp.bind, sizeof(tp.bind), "none(FABSHMEM_BIND)");
+        snprintf(placement.bind, sizeof(placement.bind), "none(FABSHMEM_BIND)");
         return;
     }
-    if (!tp.m->this_system) {
-        snprintf(tp.bind, sizeof(tp.bind), "none(topology from %s)", tp.m->source);
+    if (!placement.m->this_system) {
+        snprintf(placement.bind, sizeof(placement.bind), "none(topology from %s)",
+                 placement.m->source);
         return;
     }
-    hwloc_topology_t t = tp.m->topo;
+    hwloc_topology_t t = placement.m->topo;
     hwloc_bitmap_t cur = hwloc_bitmap_alloc();
-    hwloc_bitmap_t want = fsh_topo_cpuset(tp.m, pe);
+    hwloc_bitmap_t want = fsh_topo_cpuset(placement.m, pe);
     hwloc_const_bitmap_t all = hwloc_topology_get_allowed_cpuset(t);
     if (cur && hwloc_get_cpubind(t, cur, HWLOC_CPUBIND_PROCESS) == 0 &&
         !hwloc_bitmap_isincluded(all, cur)) {
         /* The launcher bound us (--bind-to): its choice stands, but say when it is far. */
         char have[128];
         hwloc_bitmap_list_snprintf(have, sizeof(have), cur);
-        snprintf(tp.bind, sizeof(tp.bind), "launcher(%s)", have);
-        if (pe->numa >= 0 && !hwloc_bitmap_intersects(cur, tp.m->numa[pe->numa].cpuset)) {
+        snprintf(placement.bind, sizeof(placement.bind), "launcher(%s)", have);
+        if (pe->numa >= 0 && !hwloc_bitmap_intersects(cur, placement.m->numa[pe->numa].cpuset)) {
             char near[128];
-            hwloc_bitmap_list_snprintf(near, sizeof(near), tp.m->numa[pe->numa].cpuset);
+            hwloc_bitmap_list_snprintf(near, sizeof(near), placement.m->numa[pe->numa].cpuset);
             FSH_WARN("the launcher bound this PE to PUs %s, away from its %s (NUMA node %u, PUs "
                      "%s): traffic crosses the socket link; bind by NUMA node (mpirun --map-by "
-                     "numa --bind-to core) or launch with --bind-to none", have,
-                     pe->gpu >= 0 ? "GPU" : "NIC", tp.m->numa[pe->numa].os_index, near);
+                     "numa --bind-to core) or launch with --bind-to none",
+                     have, pe->gpu >= 0 ? "GPU" : "NIC", placement.m->numa[pe->numa].os_index,
+                     near);
         }
     } else if (want && hwloc_bitmap_isincluded(all, want)) {
-        snprintf(tp.bind, sizeof(tp.bind), "none(the PE's share is the whole node)");
+        snprintf(placement.bind, sizeof(placement.bind), "none(the PE's share is the whole node)");
     } else if (!want) {
-        snprintf(tp.bind, sizeof(tp.bind), "none(%d PEs, too few cores to split)", local_size);
+        snprintf(placement.bind, sizeof(placement.bind), "none(%d PEs, too few cores to split)",
+                 local_size);
         FSH_DEBUG("not binding: %d local PEs and not enough cores on NUMA node to give each one",
                   local_size);
     } else {
         char list[128];
         hwloc_bitmap_list_snprintf(list, sizeof(list), want);
         if (hwloc_set_cpubind(t, want, HWLOC_CPUBIND_PROCESS) == 0) {
-            snprintf(tp.bind, sizeof(tp.bind), "fabshmem(%s)", list);
+            snprintf(placement.bind, sizeof(placement.bind), "fabshmem(%s)", list);
         } else {
-            snprintf(tp.bind, sizeof(tp.bind), "failed(%s)", strerror(errno));
+            snprintf(placement.bind, sizeof(placement.bind), "failed(%s)", strerror(errno));
             FSH_INFO("binding to PUs %s failed: %s; running unbound", list, strerror(errno));
         }
     }
@@ -765,14 +768,14 @@ int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size,
     const char *var = cfg->FABSHMEM_TOPOLOGY_XML[0] ? "FABSHMEM_TOPOLOGY_XML" : "HWLOC_XMLFILE";
     const char *xml = cfg->FABSHMEM_TOPOLOGY_XML[0] ? cfg->FABSHMEM_TOPOLOGY_XML
                                                     : cfg->HWLOC_XMLFILE;
-    int rc = load(xml, var, shared_len ? shared : NULL, shared_len, &tp.m);
+    int rc = load(xml, var, shared_len ? shared : NULL, shared_len, &placement.m);
     if (rc != 0 && !xml[0] && shared_len) {
         /* The leader's copy did not load here: read this machine after all. */
         FSH_DEBUG("the node leader's topology: %s; reading this machine", fsh_err_last()->msg);
         fsh_err_clear();
-        rc = load(xml, var, NULL, 0, &tp.m);
+        rc = load(xml, var, NULL, 0, &placement.m);
     }
-    tp.shareable = rc == 0 && !xml[0] && !shared_len;
+    placement.shareable = rc == 0 && !xml[0] && !shared_len;
     if (rc != 0) {
         if (xml[0]) {
             return rc;
@@ -782,9 +785,9 @@ int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size,
         fsh_err_clear();
         return 0;
     }
-    tp.local_rank = local_rank < local_size ? local_rank : 0;
-    tp.pes = calloc((size_t)(local_size > 0 ? local_size : 1), sizeof(*tp.pes));
-    if (!tp.pes) {
+    placement.local_rank = local_rank < local_size ? local_rank : 0;
+    placement.pes = calloc((size_t)(local_size > 0 ? local_size : 1), sizeof(*placement.pes));
+    if (!placement.pes) {
         return fsh_err(-ENOMEM, "", "out of memory for the topology map");
     }
     struct fsh_topo_opts o = {
@@ -795,7 +798,7 @@ int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size,
         .policy = (enum fsh_topo_policy)policy,
     };
     bool uuid = false;
-    rc = fsh_topo_map(tp.m, &o, tp.pes, &uuid);
+    rc = fsh_topo_map(placement.m, &o, placement.pes, &uuid);
     if (rc != 0) {
         return rc;
     }
@@ -803,12 +806,13 @@ int fsh_topo_init(const struct fsh_config *cfg, int local_rank, int local_size,
         FSH_WARN("CUDA_VISIBLE_DEVICES='%s' names GPUs by UUID, which only the CUDA driver can "
                  "map: placing PEs as if every GPU were visible", cfg->CUDA_VISIBLE_DEVICES);
     }
-    tp.forced = cfg->FABSHMEM_NIC[0] != '\0';
+    placement.forced = cfg->FABSHMEM_NIC[0] != '\0';
     bind_self(bind == 1, local_size);
     char line[768];
-    fsh_topo_pe_str(tp.m, &tp.pes[tp.local_rank], line, sizeof(line));
+    fsh_topo_pe_str(placement.m, &placement.pes[placement.local_rank], line, sizeof(line));
     FSH_DEBUG("topology of %s: %d GPU(s), %d NIC(s), %d NUMA node(s); local rank %d: %s bind=%s",
-              tp.m->source, tp.m->ngpus, tp.m->nnics, tp.m->nnuma, local_rank, line, tp.bind);
+              placement.m->source, placement.m->ngpus, placement.m->nnics, placement.m->nnuma,
+              local_rank, line, placement.bind);
     return 0;
 }
 
@@ -816,12 +820,12 @@ int fsh_topo_export(void **xml, size_t *len)
 {
     *xml = NULL;
     *len = 0;
-    if (!tp.shareable) {
+    if (!placement.shareable) {
         return 0;
     }
     char *buf = NULL;
     int n = 0;
-    if (hwloc_topology_export_xmlbuffer(tp.m->topo, &buf, &n, 0) != 0 || n <= 0) {
+    if (hwloc_topology_export_xmlbuffer(placement.m->topo, &buf, &n, 0) != 0 || n <= 0) {
         FSH_DEBUG("hwloc_topology_export_xmlbuffer: %s; the node's PEs read it each",
                   strerror(errno));
         return 0;
@@ -831,39 +835,40 @@ int fsh_topo_export(void **xml, size_t *len)
         memcpy(*xml, buf, (size_t)n);
         *len = (size_t)n;
     }
-    hwloc_free_xmlbuffer(tp.m->topo, buf);
+    hwloc_free_xmlbuffer(placement.m->topo, buf);
     return *xml ? 0 : fsh_err(-ENOMEM, "", "out of memory for the topology's XML (%d bytes)", n);
 }
 
 void fsh_topo_fini(void)
 {
-    fsh_topo_free(tp.m);
-    free(tp.pes);
-    memset(&tp, 0, sizeof(tp));
+    fsh_topo_free(placement.m);
+    free(placement.pes);
+    memset(&placement, 0, sizeof(placement));
 }
 
 const struct fsh_topo_pe *fsh_topo_mine(void)
 {
-    return tp.pes ? &tp.pes[tp.local_rank] : NULL;
+    return placement.pes ? &placement.pes[placement.local_rank] : NULL;
 }
 
 const char *fsh_topo_gpu_busid(int gpu)
 {
-    return tp.m && gpu >= 0 && gpu < tp.m->ngpus ? tp.m->gpus[gpu].busid : NULL;
+    return placement.m && gpu >= 0 && gpu < placement.m->ngpus ? placement.m->gpus[gpu].busid
+                                                               : NULL;
 }
 
 bool fsh_topo_nic_forced(void)
 {
-    return tp.forced;
+    return placement.forced;
 }
 
 void fsh_topo_describe(char *buf, size_t len)
 {
-    if (!tp.pes) {
+    if (!placement.pes) {
         snprintf(buf, len, "gpu=- nic=- via=none cores=- numa=- bind=none(no topology)");
         return;
     }
     char line[768];
-    fsh_topo_pe_str(tp.m, &tp.pes[tp.local_rank], line, sizeof(line));
-    snprintf(buf, len, "%s bind=%s", line, tp.bind);
+    fsh_topo_pe_str(placement.m, &placement.pes[placement.local_rank], line, sizeof(line));
+    snprintf(buf, len, "%s bind=%s", line, placement.bind);
 }

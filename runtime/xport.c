@@ -58,7 +58,7 @@ static struct {
     size_t inject;
     size_t lane_inject;     /* the largest write a lane injects in a multi-rail job */
     int nrails;             /* the fabric's, at init: 0 when the job opened none */
-} xp;
+} xport_reqs;
 
 static const char *type_name(int type)
 {
@@ -239,9 +239,9 @@ static int reroute(struct fsh_xreq *r, struct fsh_op *rec, struct fsh_lane *lane
 /* Post one held operation (random pick). */
 static int release_one(void)
 {
-    size_t k = (size_t)(fsh_progress_random() % xp.nheld);
-    struct held h = xp.held[k];
-    xp.held[k] = xp.held[--xp.nheld];
+    size_t k = (size_t)(fsh_progress_random() % xport_reqs.nheld);
+    struct held h = xport_reqs.held[k];
+    xport_reqs.held[k] = xport_reqs.held[--xport_reqs.nheld];
     if (h.big) {
         h.r.local = h.big;
     } else if (h.r.flags & FSH_XF_INJECT) {
@@ -262,26 +262,26 @@ static int release_one(void)
 /* Poll hook: while anybody polls, held operations trickle out in random order. */
 static void release_some(void)
 {
-    if (xp.releasing || xp.nheld == 0) {
+    if (xport_reqs.releasing || xport_reqs.nheld == 0) {
         return;
     }
-    xp.releasing = true;
-    size_t n = xp.nheld / 2 + 1;
-    while (n-- && xp.nheld) {
+    xport_reqs.releasing = true;
+    size_t n = xport_reqs.nheld / 2 + 1;
+    while (n-- && xport_reqs.nheld) {
         if (release_one() != 0) {
             break;
         }
     }
-    xp.releasing = false;
+    xport_reqs.releasing = false;
 }
 
 int fsh_xport_init(bool chaos_reorder)
 {
-    xp.nrails = fsh_fabric_nrails();
-    xp.reorder = chaos_reorder;
+    xport_reqs.nrails = fsh_fabric_nrails();
+    xport_reqs.reorder = chaos_reorder;
     if (chaos_reorder) {
-        xp.held = calloc(HOLD_MAX, sizeof(*xp.held));
-        if (!xp.held) {
+        xport_reqs.held = calloc(HOLD_MAX, sizeof(*xport_reqs.held));
+        if (!xport_reqs.held) {
             return fsh_err(-ENOMEM, "", "out of memory for FABSHMEM_CHAOS");
         }
         fsh_progress_set_poll_hook(release_some);
@@ -292,23 +292,23 @@ int fsh_xport_init(bool chaos_reorder)
 
 void fsh_xport_fini(void)
 {
-    free(xp.held);
-    free(xp.saved);
-    free(xp.payloads);
-    memset(&xp, 0, sizeof(xp));
+    free(xport_reqs.held);
+    free(xport_reqs.saved);
+    free(xport_reqs.payloads);
+    memset(&xport_reqs, 0, sizeof(xport_reqs));
 }
 
 static int hold(struct fsh_xreq *r)
 {
-    if (xp.nheld == HOLD_MAX) {
-        xp.releasing = true;
+    if (xport_reqs.nheld == HOLD_MAX) {
+        xport_reqs.releasing = true;
         int rc = release_one();
-        xp.releasing = false;
+        xport_reqs.releasing = false;
         if (rc != 0) {
             return rc;
         }
     }
-    struct held *h = &xp.held[xp.nheld];
+    struct held *h = &xport_reqs.held[xport_reqs.nheld];
     memset(h, 0, sizeof(*h));
     h->r = *r;
     if (r->flags & FSH_XF_INJECT) {
@@ -323,7 +323,7 @@ static int hold(struct fsh_xreq *r)
             memcpy(h->big, r->local, r->len);
         }
     }
-    xp.nheld++;
+    xport_reqs.nheld++;
     return 0;
 }
 
@@ -338,17 +338,17 @@ static void give_back(struct fsh_xreq *r)
 static void save(const struct fsh_xreq *r)
 {
     size_t i = fsh_progress_op_index(r->op);
-    xp.saved[i] = *r;
-    if ((r->flags & FSH_XF_INJECT) && r->len <= xp.inject) {
-        memcpy(xp.payloads + i * xp.inject, r->local, r->len);
-        xp.saved[i].local = xp.payloads + i * xp.inject;
+    xport_reqs.saved[i] = *r;
+    if ((r->flags & FSH_XF_INJECT) && r->len <= xport_reqs.inject) {
+        memcpy(xport_reqs.payloads + i * xport_reqs.inject, r->local, r->len);
+        xport_reqs.saved[i].local = xport_reqs.payloads + i * xport_reqs.inject;
     }
 }
 
 int fsh_xport_post(struct fsh_xreq *r)
 {
     FSH_ASSERT_ENGINE_HELD();
-    if (r->path.rail >= xp.nrails) {
+    if (r->path.rail >= xport_reqs.nrails) {
         /* No fabric (a one-node job): every peer is mapped, so nothing should come here. */
         give_back(r);
         return fsh_err(-EHOSTUNREACH, "set FABSHMEM_FABRIC=always to open a provider for what memory mapping cannot reach",
@@ -357,14 +357,14 @@ int fsh_xport_post(struct fsh_xreq *r)
     }
     if (r->op) {
         r->op->way = r->path.way;
-        if (xp.saved) {
+        if (xport_reqs.saved) {
             save(r);
         }
     }
     /* Reorder about one operation in three: enough to mix every pattern up, while most
      * traffic still flows. Reads and fetching atomics are held too: their results must not be
      * assumed early either. */
-    if (xp.reorder && !xp.releasing && fsh_progress_random() % 3 == 0) {
+    if (xport_reqs.reorder && !xport_reqs.releasing && fsh_progress_random() % 3 == 0) {
         int rc = hold(r);
         if (rc != 0) {
             give_back(r);
@@ -397,14 +397,14 @@ static struct fsh_xreq *save_lane(struct fsh_lane *lane, const struct fsh_xreq *
 
 size_t fsh_xport_lane_inject(void)
 {
-    return xp.saved ? xp.lane_inject : SIZE_MAX;
+    return xport_reqs.saved ? xport_reqs.lane_inject : SIZE_MAX;
 }
 
 int fsh_xport_post_lane(struct fsh_lane *lane, struct fsh_xreq *r)
 {
     FSH_ASSERT_LANE_ONCE(lane); /* let go while a full queue is waited out */
     r->op->way = r->path.way;
-    if (xp.saved) {
+    if (xport_reqs.saved) {
         save_lane(lane, r);
     }
     int rc = issue_retry(r, lane);
@@ -423,25 +423,26 @@ static int fail_way(struct fsh_lane *lane, int pe, unsigned way, const char *why
 int fsh_xport_enable_failover(void)
 {
     size_t depth = fsh_progress_depth();
-    xp.inject = fsh_fabric_attr()->inject_size;
-    xp.lane_inject = xp.inject < LANE_INJECT_MAX ? xp.inject : LANE_INJECT_MAX;
-    xp.saved = calloc(depth, sizeof(*xp.saved));
-    xp.payloads = calloc(depth, xp.inject ? xp.inject : 1);
-    if (!xp.saved || !xp.payloads) {
+    xport_reqs.inject = fsh_fabric_attr()->inject_size;
+    xport_reqs.lane_inject =
+        xport_reqs.inject < LANE_INJECT_MAX ? xport_reqs.inject : LANE_INJECT_MAX;
+    xport_reqs.saved = calloc(depth, sizeof(*xport_reqs.saved));
+    xport_reqs.payloads = calloc(depth, xport_reqs.inject ? xport_reqs.inject : 1);
+    if (!xport_reqs.saved || !xport_reqs.payloads) {
         return fsh_err(-ENOMEM, "lower FABSHMEM_TX_DEPTH, or FABSHMEM_RAILS=1",
                        "out of memory for the copies of %zu requests (multi-rail)", depth);
     }
     /* Every write with a record, so that each can be posted again. */
     fsh_progress_stop_counting_writes();
-    size_t keep = (sizeof(struct fsh_xreq) + xp.lane_inject + 7) & ~(size_t)7;
+    size_t keep = (sizeof(struct fsh_xreq) + xport_reqs.lane_inject + 7) & ~(size_t)7;
     return fsh_progress_set_way_hook(fail_way, keep);
 }
 
 /* Is rec's operation held back (chaos), not yet issued? Then release_one reroutes it. */
 static bool is_held(const struct fsh_op *rec)
 {
-    for (size_t k = 0; k < xp.nheld; k++) {
-        if (xp.held[k].r.op == rec) {
+    for (size_t k = 0; k < xport_reqs.nheld; k++) {
+        if (xport_reqs.held[k].r.op == rec) {
             return true;
         }
     }
@@ -486,7 +487,7 @@ static int sweep(struct fsh_lane *lane)
             err = err ? err : unreachable(o->pe);
             continue;
         }
-        struct fsh_xreq r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xp.saved[i];
+        struct fsh_xreq r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xport_reqs.saved[i];
         if (!idempotent(&r)) {
             err = err ? err : fsh_err(-EHOSTUNREACH, "FABSHMEM_RAILS=1 avoids the rail; check the link of that NIC",
                                       "%s of %zu bytes to PE %d was in flight on rail %s when "
@@ -504,7 +505,7 @@ static int sweep(struct fsh_lane *lane)
         }
         /* Getting n polled when no record was free: o may have completed, or gone again in a
          * sweep that poll ran, meanwhile (its record may even carry a new operation now). */
-        r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xp.saved[i];
+        r = lane ? *(struct fsh_xreq *)fsh_lane_keep(lane, o) : xport_reqs.saved[i];
         if (!stranded(o, lane) || !idempotent(&r)) {
             /* Record i is looked at again (i wraps from 0 and back: unsigned). */
             if (lane) {
@@ -530,7 +531,7 @@ static int sweep(struct fsh_lane *lane)
                 rc = issue_retry(save_lane(lane, &r), lane);
             } else {
                 save(&r);
-                rc = issue_retry(&xp.saved[fsh_progress_op_index(n)], NULL);
+                rc = issue_retry(&xport_reqs.saved[fsh_progress_op_index(n)], NULL);
             }
         }
         if (rc != 0) {
@@ -559,5 +560,5 @@ static int fail_way(struct fsh_lane *lane, int pe, unsigned way, const char *why
 int fsh_xport_fail_way(int pe, unsigned way, const char *why)
 {
     FSH_ASSERT_ENGINE_HELD();
-    return xp.saved ? fail_way(NULL, pe, way, why) : 0;
+    return xport_reqs.saved ? fail_way(NULL, pe, way, why) : 0;
 }
