@@ -31,6 +31,7 @@
 #include "notify.h"
 #include "progress.h"
 #include "rma.h"
+#include "rma_session.h"
 #include "rt.h"
 #include "shmem.h"
 #include "shmemx.h"
