@@ -153,8 +153,8 @@ static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, 
 int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                         size_t len, int pe)
 {
-    /* (A batch holds the inject size: the size test needs no lock, and a larger put skips the
-     * lookups.) */
+    /* Up to half a batch (a batch holds the inject size): the size test needs no lock, and a
+     * larger put skips the lookups. */
     if (len > fsh_fabric_attr()->inject_size / 2 || fsh_mr_is_device(src, len)) {
         return 1;
     }
