@@ -29,6 +29,7 @@
 #include "lock.h"
 #include "progress.h"
 #include "rma.h"
+#include "rma_session.h"
 #include "rt.h"
 #include "shmem.h"
 #include "shmemx.h"

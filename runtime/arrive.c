@@ -7,7 +7,7 @@
  * progress engine counts it once the data is in place, and quiet reads the counts.
  *
  * The target's side is on_arrival (its progress engine, under the engine lock, one writer per
- * word); the initiator's, fsh_arrive_posted (rma.c's post() and post_lane(), after the write
+ * word); the initiator's, fsh_arrive_posted (rma_post.c, on the engine or a lane, after the write
  * was handed over: a write that failed to post is not waited for) and the quiets below. Counts
  * are 64-bit: they never wrap. A write posted again after a rail failed could land twice, so
  * counted writes are not idempotent (xport.c ends the job when one is in flight on a failed

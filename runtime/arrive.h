@@ -5,9 +5,10 @@
  * Where the provider cannot say that a write is in the target's memory (efa-direct completes a
  * write once sent), each plain write carries immediate data, the target counts the arrivals
  * per sender and source, and quiet reads the counts. A sender is the engine (slot 0, under the
- * engine lock) or a context's own endpoint (a lane: slot 1.., under the lane's lock); rma.c
- * posts the writes and calls the quiets. arrive never calls rma by name (both are layer 7,
- * rma above it): the quiets read the counts through the reader fsh_arrive_init is given.
+ * engine lock) or a context's own endpoint (a lane: slot 1.., under the lane's lock); rma_post.c
+ * posts the writes and rma.c calls the quiets. arrive never calls them by name (all layer 7,
+ * the rma modules above it): the quiets read the counts through the reader fsh_arrive_init is
+ * given.
  */
 #ifndef FSH_ARRIVE_H
 #define FSH_ARRIVE_H
@@ -19,7 +20,7 @@
 #include "progress.h"
 #include "rt.h"
 
-/* rma.h's context: arrive hands it to the reader and never looks inside it. */
+/* rma_ctx.h's context: arrive hands it to the reader and never looks inside it. */
 struct fsh_ctx;
 
 /* How a quiet reads the counts: the 8-byte word at heap offset off(pe, arg) of every PE of

@@ -4,7 +4,7 @@
  *
  * One blob per PE: its fabric address, its node, the settings that must agree (layout), its
  * segments' keys (mr.c), its intra-node records (local.c) and, where targets must know an
- * endpoint before it reaches them (efa-direct), its contexts' endpoints (rma.c). init packs its own, lets the
+ * endpoint before it reaches them (efa-direct), its contexts' endpoints (rma_ctx.c). init packs its own, lets the
  * bootstrap gather them, unpacks every PE's and inserts the addresses into the AV; the steps
  * are apart so that bench/sim_scale can drive them for a large job without its peers.
  */
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a PE tells the others of its contexts' own endpoints (rma.c decides; init passes it
+/* What a PE tells the others of its contexts' own endpoints (rma_ctx.c decides; init passes it
  * in): counted, a layout setting (lanes counted apart at targets); published, the name slots
  * every blob has for them, one per lane and rail (efa-direct: a target must know them first;
  * 0 elsewhere, the same on every PE); the n names of this PE, len bytes each,

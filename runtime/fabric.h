@@ -78,7 +78,7 @@ struct fid_cq *fsh_fabric_cq(int rail);
  * on every rail); 0 or -errno (recorded). */
 const char *fsh_fabric_lanes_why_not(void);
 bool fsh_fabric_lanes_possible(void);
-/* FABSHMEM_CTX_ENDPOINTS=-1: at most this many (rma.c: fewer where every endpoint keeps a
+/* FABSHMEM_CTX_ENDPOINTS=-1: at most this many (rma_ctx.c: fewer where every endpoint keeps a
  * connection per peer). */
 #define FSH_LANES_AUTO_MAX 16
 int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_t depth);

@@ -495,7 +495,7 @@ bool fsh_mr_is_device(const void *addr, size_t len)
 }
 
 /* A temporary registration's handle is the provider's struct fid_mr itself, under a name that
- * needs no libfabric header where it is held (progress.h, rma.c). */
+ * needs no libfabric header where it is held (progress.h, rma_post.c). */
 static struct fid_mr *tmp_fid(struct fsh_mr_tmp *tmp)
 {
     return (struct fid_mr *)(void *)tmp;

@@ -92,7 +92,7 @@ int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
 void fsh_progress_set_poll_hook(void (*fn)(void));
 /* Operations a higher layer holds back, posted at the end of every poll (after the events were
- * dispatched), so anybody who waits makes them move: a session's batched puts (rma.c), and
+ * dispatched), so anybody who waits makes them move: a session's batched puts (rma_session.c), and
  * what amo.c's handlers queued (a handler never posts): the answers to AMO requests, the asks
  * for inboxes back and the give-backs. One hook per holder;
  * fn returns 0 or -errno (recorded), which the poll returns; NULL removes it. A hook must not
@@ -109,10 +109,11 @@ void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void));
  *   endpoints as the engine uses them, the operation pool and its free list, the tracks of
  *   records posted through the engine, the bounce slots, the chaos queues, the open lanes'
  *   list, the remote-event state of every handler, and what modules say is "under the engine
- *   lock" (rma.c's context slots, session batches and lane budget; signal.c's inboxes; amo.c's
- *   inbox state; arrive.c's engine-sender lists; devmem.c's device AMOs; lease.c's claims). It
- *   is a real mutex only after fsh_progress_enable_locking() (SHMEM_THREAD_MULTIPLE, or the
- *   progress thread), called while nobody holds it; before, a lock is one branch.
+ *   lock" (rma_ctx.c's context slots and lane budget; rma_session.c's batches; signal.c's
+ *   inboxes; amo.c's inbox state; arrive.c's engine-sender lists; devmem.c's device AMOs;
+ *   lease.c's claims). It is a real mutex only after fsh_progress_enable_locking()
+ *   (SHMEM_THREAD_MULTIPLE, or the progress thread), called while nobody holds it; before, a
+ *   lock is one branch.
  * - A lane lock (fsh_lane_lock/unlock, one per lane). Guards that lane's endpoints and CQs,
  *   records, scratch, keep space and bounce slots, the tracks of its records (ctx->ltrack),
  *   and arrive.c's per-lane sender state. Recursive, since a post that finds the provider's
@@ -217,9 +218,9 @@ void fsh_progress_op_unissued(struct fsh_op *op, bool write);
 /* Bounce slots: registered buffers a blocking put above the inject size is copied into, so
  * that it returns as soon as the copy is made, not after its completion (rma.c). n slots of
  * size bytes (both > 0), registered on every rail; 0 or -errno. A slot is taken under the
- * engine lock (NULL: len above the size, none free, or no slots), handed to post() as a
- * write's source, and given back when that operation's record is (fsh_progress_op_put), or by
- * post() when it got no record. */
+ * engine lock (NULL: len above the size, none free, or no slots), handed to fsh_rma_post() as
+ * a write's source, and given back when that operation's record is (fsh_progress_op_put), or
+ * by fsh_rma_post() when it got no record. */
 int fsh_progress_bounce_init(size_t size, size_t n);
 void fsh_progress_bounce_fini(void);
 void *fsh_progress_bounce_take(size_t len);
@@ -314,7 +315,7 @@ bool fsh_progress_track_idle_to(const struct fsh_op_track *t, const bool *pes);
 
 /* Lanes: a context's own endpoints and CQs (one of each on every rail), with its own
  * operation records and lock, so that threads posting on contexts of their own share no lock
- * (rma.c decides which contexts get one and which operations take it). Nobody aims at a lane
+ * (rma_ctx.c decides which contexts get one, rma.c which operations take it). Nobody aims at a lane
  * (peers know the engine's endpoints), so its CQs hold its own completions only. Its waits poll it, and the engine
  * when no other thread holds the engine's lock (trylock), probe peers and time out as every
  * wait does. open: 0 or -errno (recorded). */

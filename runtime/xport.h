@@ -2,7 +2,7 @@
 /*
  * xport.h: the one place that hands operations to libfabric.
  *
- * rma.c and amo.c describe an operation (struct fsh_xreq) in fabshmem's terms and xport posts
+ * rma_post.c and amo.c describe an operation (struct fsh_xreq) in fabshmem's terms and xport posts
  * it in libfabric's: its flags, atomic op and datatype are mapped here, so that no header read
  * above the transport includes <rdma/...>. It retries -FI_EAGAIN with progress (bounded by
  * FABSHMEM_TIMEOUT), accounts it to its tracks once posted, and under FABSHMEM_CHAOS=reorder
@@ -43,7 +43,7 @@ enum fsh_xatomic_op {
 };
 
 /* A write may scatter its one local buffer over up to this many remote segments (a session's
- * batch, rma.c), as far as the provider's rma_iov_limit allows. */
+ * batch, rma_session.c), as far as the provider's rma_iov_limit allows. */
 #define FSH_XREQ_SEGS 4
 struct fsh_xseg {
     uint64_t addr, len, key;

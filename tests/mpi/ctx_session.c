@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctx_session: OpenSHMEM 1.6 sessions (shmem_ctx_session_start/stop) change nothing but speed.
- * Inside BATCH sessions fabshmem holds small puts and posts them together (runtime/rma.c); every
- * check here is on the data the right neighbour finds.
+ * Inside BATCH sessions fabshmem holds small puts and posts them together
+ * (runtime/rma_session.c); every check here is on the data the right neighbour finds.
  *
  * 1. On the default context, a private, a shared (options 0) and a serialized one: in a BATCH
  *    session, NPUT puts of 1..48 bytes (consecutive, scattered and overlapping, blocking, nbi

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_session.c: OpenSHMEM 1.6 sessions, a hint, and the batches of small puts they hold.
+ *
+ * In a BATCH session small puts to fabric peers are copied into a per-context, per-PE batch
+ * and posted as one injected write that scatters them over up to the provider's rma_iov_limit
+ * remote segments (contiguous ones merged), so N puts cost the provider one message, one
+ * operation and one completion. Nothing is held while anybody waits: every poll of the
+ * progress engine posts what is held (its post hook), as do quiet, fence, pe_quiet, a get on
+ * the context (rma.c), session stop and destroy. Puts in a batch are as unordered as puts
+ * always are; one that overlaps a held one is not merged with it (the batch goes first), so
+ * overlapping puts keep the order they would have had without the session. The batches are
+ * under the engine lock. A session never changes what a program sees: without a batch (none
+ * wanted, or no memory for one) puts go as they always do.
+ */
+#include "rma_session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+#include "log.h"
+#include "progress.h"
+#include "rma_post.h"
+#include "xport.h"
+
+/* A session's batches: BATCH_SLOTS open batches per context, chosen by PE (a put to another PE
+ * of the same slot posts the held one first). Guarded by the engine lock. */
+#define BATCH_SLOTS 4
+struct batch_slot {
+    int pe; /* -1: empty */
+    size_t len, nseg;
+    struct fsh_xseg seg[FSH_XREQ_SEGS];
+    uint8_t *data; /* cap bytes: the payloads, in segment order */
+};
+struct fsh_batch {
+    size_t cap;  /* bytes per write: the inject size, so the write is injected */
+    size_t segs; /* remote segments per write */
+    size_t ops;  /* puts batched since the last total_ops flush */
+    struct batch_slot slot[BATCH_SLOTS];
+};
+static struct {
+    unsigned held;  /* non-empty slots, all contexts: the post hook's fast exit at 0 */
+    bool flushing;  /* the hook is posting (a post that polls must not re-enter it) */
+} batches;
+
+/* Post what the slot holds (one injected write) and empty it. Caller holds the engine lock. */
+static int flush_slot(struct fsh_ctx *ctx, struct batch_slot *s)
+{
+    FSH_ASSERT_ENGINE_HELD();
+    if (s->pe < 0) {
+        return 0;
+    }
+    /* Emptied first: a post that polls (queue full) runs the post hook, which must not post
+     * this batch again. The payload stays put until the post returned (it is injected). */
+    struct batch_slot out = *s;
+    s->pe = -1;
+    s->len = 0;
+    s->nseg = 0;
+    batches.held--;
+    return fsh_rma_post(ctx, NULL, FSH_OP_PUT, out.data, out.len, out.pe, out.seg, out.nseg, false,
+                        0, 0);
+}
+
+static int flush_ctx(struct fsh_ctx *ctx)
+{
+    int rc = 0;
+    for (size_t i = 0; ctx->batch && i < BATCH_SLOTS; i++) {
+        int frc = flush_slot(ctx, &ctx->batch->slot[i]);
+        rc = rc ? rc : frc;
+    }
+    return rc;
+}
+
+int fsh_rma_session_flush(struct fsh_ctx *ctx)
+{
+    if (!ctx->batch) {
+        return 0;
+    }
+    fsh_progress_lock();
+    int rc = flush_ctx(ctx);
+    fsh_progress_unlock();
+    return rc;
+}
+
+/* The post hook: any poll posts every held batch. */
+static int flush_held(void)
+{
+    if (batches.held == 0 || batches.flushing) {
+        return 0;
+    }
+    batches.flushing = true;
+    int rc = 0;
+    for (struct fsh_ctx *c = fsh_rma_ctx_first(); c; c = c->next) {
+        int frc = flush_ctx(c);
+        rc = rc ? rc : frc;
+    }
+    batches.flushing = false;
+    return rc;
+}
+
+/* May the put [raddr, raddr + len) under key join what slot s holds for pe? */
+static bool joins(const struct fsh_batch *b, const struct batch_slot *s, int pe, uint64_t raddr,
+                  uint64_t key, size_t len)
+{
+    if (s->pe != pe || s->len + len > b->cap) {
+        return false;
+    }
+    for (size_t i = 0; i < s->nseg; i++) {
+        const struct fsh_xseg *g = &s->seg[i];
+        if (g->key == key && raddr < g->addr + g->len && g->addr < raddr + len) {
+            return false; /* overlaps a held put: that one goes first */
+        }
+    }
+    const struct fsh_xseg *last = &s->seg[s->nseg - 1];
+    return s->nseg < b->segs || (last->key == key && last->addr + last->len == raddr);
+}
+
+/* Add a put to ctx's batch for pe. Caller holds the engine lock; ctx->batch is set. */
+static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, const void *src,
+                     size_t len)
+{
+    FSH_ASSERT_ENGINE_HELD();
+    struct fsh_batch *b = ctx->batch;
+    struct batch_slot *s = &b->slot[(unsigned)pe % BATCH_SLOTS];
+    if (s->pe >= 0 && !joins(b, s, pe, raddr, key, len)) {
+        int rc = flush_slot(ctx, s);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if (s->pe < 0) {
+        s->pe = pe;
+        batches.held++;
+    }
+    struct fsh_xseg *last = s->nseg ? &s->seg[s->nseg - 1] : NULL;
+    if (last && last->key == key && last->addr + last->len == raddr) {
+        last->len += len;
+    } else {
+        s->seg[s->nseg++] = (struct fsh_xseg){raddr, len, key};
+    }
+    memcpy(s->data + s->len, src, len);
+    s->len += len;
+    /* total_ops puts issued: the session's expected work is all here, nothing more will join
+     * it, so it goes now rather than at the next poll. */
+    if (++b->ops >= ctx->total_ops) {
+        b->ops = 0;
+        return flush_ctx(ctx);
+    }
+    return 0;
+}
+
+int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                        size_t len, int pe)
+{
+    /* Up to half a batch (a batch holds the inject size): the size test needs no lock, and a
+     * larger put skips the lookups. */
+    if (len > fsh_fabric_attr()->inject_size / 2 || fsh_mr_is_device(src, len)) {
+        return 1;
+    }
+    uint64_t raddr, key;
+    fsh_mr_remote(pe, seg, off, &raddr, &key);
+    fsh_progress_lock();
+    int rc = ctx->batch ? batch_put(ctx, pe, raddr, key, src, len) : 1;
+    fsh_progress_unlock();
+    return rc;
+}
+
+/* Batching pays when at least two puts fit a write and the session expects more than one. */
+static bool batch_wanted(const struct fsh_ctx *ctx)
+{
+    return ctx->session_batch && ctx->total_ops >= 2 && fsh_fabric_attr()->inject_size >= 16;
+}
+
+static int batch_alloc(struct fsh_ctx *ctx)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    size_t cap = fa->inject_size;
+    struct fsh_batch *b = calloc(1, sizeof(*b) + BATCH_SLOTS * cap);
+    if (!b) {
+        FSH_DEBUG("session: no memory for a batch; the session's puts are posted one by one");
+        return 0; /* a hint: without the batch, puts go as always */
+    }
+    b->cap = cap;
+    b->segs = fa->rma_iov_limit < FSH_XREQ_SEGS ? fa->rma_iov_limit : FSH_XREQ_SEGS;
+    for (size_t i = 0; i < BATCH_SLOTS; i++) {
+        b->slot[i].pe = -1;
+        b->slot[i].data = (uint8_t *)(b + 1) + i * cap;
+    }
+    ctx->batch = b;
+    fsh_progress_set_post_hook(FSH_POST_BATCHES, flush_held);
+    return 0;
+}
+
+/* Post what is held and drop the batch. Caller holds the engine lock. */
+static int batch_free(struct fsh_ctx *ctx)
+{
+    FSH_ASSERT_ENGINE_HELD();
+    int rc = flush_ctx(ctx);
+    free(ctx->batch);
+    ctx->batch = NULL;
+    return rc;
+}
+
+int fsh_rma_session_start(struct fsh_ctx *ctx, bool batch, size_t total_ops, bool has_total)
+{
+    fsh_progress_lock();
+    if (!ctx->session) {
+        ctx->session = true;
+        ctx->session_batch = false;
+        ctx->total_ops = SIZE_MAX;
+    }
+    ctx->session_batch |= batch;
+    if (has_total) {
+        ctx->total_ops = total_ops;
+    }
+    int rc = 0;
+    if (batch_wanted(ctx) && !ctx->batch) {
+        rc = batch_alloc(ctx);
+    } else if (!batch_wanted(ctx) && ctx->batch) {
+        rc = batch_free(ctx);
+    }
+    fsh_progress_unlock();
+    return rc;
+}
+
+int fsh_rma_session_stop(struct fsh_ctx *ctx)
+{
+    fsh_progress_lock();
+    int rc = ctx->batch ? batch_free(ctx) : 0;
+    ctx->session = false;
+    ctx->session_batch = false;
+    ctx->total_ops = SIZE_MAX;
+    fsh_progress_unlock();
+    return rc;
+}
+
+void fsh_rma_session_fini(void)
+{
+    /* A session left open must not reach the next init (its batch was sized for this
+     * fabric). */
+    fsh_progress_lock();
+    for (struct fsh_ctx *c = fsh_rma_ctx_first(); c; c = c->next) {
+        free(c->batch);
+        c->batch = NULL;
+    }
+    fsh_progress_unlock();
+    memset(&batches, 0, sizeof(batches));
+}

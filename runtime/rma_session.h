@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_session.h: OpenSHMEM 1.6 sessions on a context, and the batches of small puts they
+ * hold.
+ */
+#ifndef FSH_RMA_SESSION_H
+#define FSH_RMA_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mr.h"
+#include "rma_ctx.h"
+
+/* OpenSHMEM 1.6 sessions, a hint that never changes semantics. Start opens one on ctx or adds
+ * to the open one: batch (the BATCH option) is OR-ed in; has_total replaces the total_ops hint
+ * (else the open session's stays, SIZE_MAX on a new one). While a BATCH session is open, small
+ * host-memory puts to fabric peers are copied into a per-PE batch and posted together, one
+ * write carrying up to the inject size over up to the provider's rma_iov_limit remote segments
+ * (contiguous puts merge into one). A batch is posted when it is full, when a put does not fit
+ * or overlaps it, when total_ops puts were issued, before a get on the context, by quiet,
+ * fence, pe_quiet, stop and destroy, and by any poll of the progress engine (every wait), so
+ * nothing is held while this PE waits. Stop posts what is held; it does not quiet (the spec).
+ * 0 or -errno (recorded); a batch that cannot be allocated just means no batching. */
+int fsh_rma_session_start(struct fsh_ctx *ctx, bool batch, size_t total_ops, bool has_total);
+int fsh_rma_session_stop(struct fsh_ctx *ctx);
+
+/* A put to (seg, off) of pe, a fabric peer, on ctx while it has a batch (ctx->batch): copied
+ * into the batch when it is small enough and in host memory (src is then free at once). 1 when
+ * the batch does not take it (the caller posts it), else 0 or -errno. */
+int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
+                        size_t len, int pe);
+/* Post what ctx's batch holds, if it has one (before a get on ctx, and by its quiets). 0 or
+ * -errno. */
+int fsh_rma_session_flush(struct fsh_ctx *ctx);
+/* At shmem_finalize, after its quiet posted what every batch held: drops the batches, so that
+ * none reaches a later shmem_init. */
+void fsh_rma_session_fini(void);
+
+#endif
