@@ -13,7 +13,7 @@
  * this node) and tcp;ofi_rxm. Each is asked
  * for an RDM endpoint with RMA (atomics when available) and delivery-complete semantics: a
  * completion then means the data is visible at the target, which is what shmem_quiet promises
- * (without it, rma.c has targets count arrivals: FABSHMEM_REMOTE_COMPLETION).
+ * (without it, rma_post.c has targets count arrivals: FABSHMEM_REMOTE_COMPLETION).
  * No ordering between RMA operations is ever assumed, whatever msg_order the provider reports.
  *
  * Profile: FABSHMEM_PROVIDER_PROFILE=efa-direct makes any provider look like EFA's lean fabric

@@ -38,7 +38,7 @@ struct fsh_fabric_attr {
     bool delivery_complete;  /* completions mean the data is visible at the target */
     bool count_arrivals;     /* FABSHMEM_REMOTE_COMPLETION: count (or auto without
                               * delivery-complete): targets count plain writes, quiet reads the
-                              * counts (rma.c) */
+                              * counts (rma_post.c) */
     bool av_first;           /* a target must have the initiator in its AV before the first
                               * RMA reaches it (efa-direct, a device limitation): init fences
                               * once every PE inserted its peers */
