@@ -38,10 +38,26 @@
  * Consequences: a put into a device heap is complete at the target when it returns (so a
  * signal sent after it is applied after the data is visible to the GPU); local device memory
  * is copied directly; a local buffer in GPU memory going to or coming from a host segment is
- * bounced through the outbox. Device memory of a PE on the same node goes through the same
- * protocol (no CUDA IPC). Calls are serialized per PE under the engine lock, and every call
+ * bounced through the outbox. Calls are serialized per PE under the engine lock, and every call
  * waits for its own requests: the path is correct everywhere, not as fast as direct
  * registration would be.
+ *
+ * Same node: mapped, not staged (FABSHMEM_DEVICE_MAP=1, the default). At start every PE
+ * exports its heap (cuIpcGetMemHandle of the one cuMemAlloc) and all-gathers the handles with
+ * its node id; each maps the heaps of the other PEs of its node (cuIpcOpenMemHandle, peer
+ * access enabled as needed), per peer: one the driver refuses stays on the paths above, with
+ * the reason in fsh_dev_describe. A put or get on a mapped peer's device heap is then one
+ * driver copy between the local buffer (host or GPU) and the mapping, synchronized before it
+ * returns, like the copies into our own heap: complete at the target on return, so a signal
+ * sent after it still never outruns the data. Likewise a GPU buffer meeting a host segment
+ * that local.c mapped is one copy into or out of that mapping, not a bounce. The mapping is
+ * per pair and fixed after start, so one location never mixes paths within a pair.
+ * Atomics stay with the owner (staging REQ_AMO to a peer): the driver has no read-modify-write
+ * a copy engine applies, only a kernel would, and an atomic done through the mapping would
+ * not be atomic with the owner's own (read, apply, write back under its engine lock) nor with
+ * the requests of other nodes' PEs, which only the owner can apply. One domain, the owner's.
+ * Counters of staged requests, bounces and mapped copies are in fsh_dev_describe, so tests
+ * can prove which path ran.
  */
 #include "devmem.h"
 
@@ -54,6 +70,7 @@
 #include "amo_op.h"
 #include "arrive.h"
 #include "backend.h"
+#include "bootstrap.h"
 #include "cuda.h"
 #include "error.h"
 #include "fabric.h"
@@ -104,6 +121,14 @@ static struct {
     bool system;    /* FABSHMEM_DEVICE_IFACE=system */
     char why[384];  /* why each better path was passed over */
     char line[768];
+    /* the same-node mapping: peer[pe] is pe's device heap mapped here, NULL when it is not;
+     * peer[me] is our own heap */
+    uint8_t **peer;
+    int mapped, node_peers;
+    char map_why[256];
+    uint64_t staged[REQ_AMO + 1]; /* requests sent, by op */
+    uint64_t bounced, through_map; /* GPU <-> host-segment bounces; copies over a mapping */
+    char full[1152];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
 bool fsh_dev_on;
@@ -113,7 +138,23 @@ static const char *const path_names[] = {"staging", "cuda", "dmabuf"};
 
 const char *fsh_dev_describe(void)
 {
-    return dv.line;
+    if (!fsh_dev_on) {
+        return dv.line;
+    }
+    snprintf(dv.full, sizeof(dv.full),
+             "%s; same node: %s; requests staged: %llu put, %llu get, %llu atomic; copies "
+             "through mappings: %llu; bounced: %llu", dv.line, dv.map_why,
+             (unsigned long long)__atomic_load_n(&dv.staged[REQ_PUT], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.staged[REQ_GET], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.staged[REQ_AMO], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.through_map, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.bounced, __ATOMIC_RELAXED));
+    return dv.full;
+}
+
+void *fsh_dev_peer_base(int pe)
+{
+    return fsh_dev_on && dv.peer && pe >= 0 && pe < fsh_rt.npes ? dv.peer[pe] : NULL;
 }
 
 size_t fsh_dev_heap_size(void)
@@ -332,6 +373,7 @@ static int post_request(int pe, uint64_t seq, uint32_t op, uint64_t off, size_t 
     r->len = len;
     r->op = op;
     struct fsh_op_track sync = {0, 0, 0};
+    __atomic_add_fetch(&dv.staged[op], 1, __ATOMIC_RELAXED);
     uint64_t slot = in_slot_off((unsigned)dv.held, k);
     uint32_t imm = ((uint32_t)FSH_IMM_DEV << FSH_IMM_KIND_SHIFT) |
                    ((uint32_t)dv.held * DEPTH + k);
@@ -460,11 +502,31 @@ static void visible(void)
 
 /* ---------------------------------------------------------------- entry points */
 
+/* Where (seg, off) of pe is in this process when one driver copy can reach it: our own or a
+ * mapped peer's device heap, or a host segment local.c mapped (the local side is then GPU
+ * memory, else the backend would not be asked); NULL: staging, the fabric or a bounce. */
+static uint8_t *mapped(enum fsh_seg seg, uint64_t off, int pe)
+{
+    if (seg == FSH_SEG_DEVICE) {
+        return dv.peer && dv.peer[pe] ? dv.peer[pe] + off : NULL;
+    }
+    return fsh_local_addr(pe, seg, off);
+}
+
+static int map_copy(void *dst, const void *src, size_t len, int pe)
+{
+    if (pe != fsh_rt.pe) {
+        __atomic_add_fetch(&dv.through_map, 1, __ATOMIC_RELAXED);
+    }
+    return fsh_cuda_copy(dst, src, len);
+}
+
 static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                    size_t len, int pe)
 {
-    if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
-        return fsh_cuda_copy(dv.base + off, src, len);
+    uint8_t *at = mapped(seg, off, pe);
+    if (at) {
+        return map_copy(at, src, len, pe); /* synchronized: complete at the target */
     }
     if (direct_ok(seg, off, src, pe)) {
         return fabric_rma(true, ctx, seg, off, (uint8_t *)src, len, pe);
@@ -479,6 +541,7 @@ static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const vo
          * staged call ends with its requests done), each piece complete at the target before
          * the next (a signal sent after this call must not overtake the data). */
         uint8_t *bounce = dv.outbox + HDR;
+        __atomic_add_fetch(&dv.bounced, 1, __ATOMIC_RELAXED);
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
             rc = fsh_cuda_copy(bounce, (const uint8_t *)src + done, n);
@@ -495,8 +558,9 @@ static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const vo
 static int dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
                    int pe)
 {
-    if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
-        return fsh_cuda_copy(dest, dv.base + off, len);
+    uint8_t *at = mapped(seg, off, pe);
+    if (at) {
+        return map_copy(dest, at, len, pe);
     }
     if (direct_ok(seg, off, dest, pe)) {
         return fabric_rma(false, ctx, seg, off, dest, len, pe);
@@ -508,6 +572,7 @@ static int dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t o
     } else {
         /* Into a GPU destination the fabric does not take: bounced through outbox slot 0. */
         uint8_t *bounce = dv.outbox + HDR;
+        __atomic_add_fetch(&dv.bounced, 1, __ATOMIC_RELAXED);
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
             rc = fsh_rma_get(ctx, bounce, seg, off + done, n, pe, false);
@@ -818,6 +883,87 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
     return rc;
 }
 
+/* What each PE publishes for the same-node mapping. */
+struct map_rec {
+    int32_t node;
+    int32_t exported; /* handle is valid */
+    uint64_t size;
+    uint8_t handle[FSH_CUDA_IPC_BYTES];
+};
+
+/* Export our heap, all-gather the handles (every PE calls this, whatever it decided), map the
+ * heaps of our node's other PEs. A refusal only leaves that peer on the other paths. */
+static int map_peers(const struct fsh_config *cfg)
+{
+    int npes = fsh_rt.npes, me = fsh_rt.pe;
+    dv.peer = calloc((size_t)npes, sizeof(*dv.peer));
+    if (!dv.peer) {
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' device heap mappings", npes);
+    }
+    dv.peer[me] = dv.base;
+    struct map_rec mine = {.node = fsh_rt.node_id, .size = dv.size};
+    char why[200] = "";
+    if (!cfg->FABSHMEM_DEVICE_MAP) {
+        snprintf(why, sizeof(why), "FABSHMEM_DEVICE_MAP=0");
+    } else if (fsh_cuda_ipc_export(dv.base, mine.handle, why, sizeof(why)) == 0) {
+        mine.exported = 1;
+    }
+    struct map_rec *all = npes > 1 ? calloc((size_t)npes, sizeof(*all)) : NULL;
+    if (npes > 1 && !all) {
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' device heap handles", npes);
+    }
+    int rc = npes > 1 ? fsh_boot_allgather(&mine, sizeof(mine), all, cfg->FABSHMEM_TIMEOUT) : 0;
+    char first[200] = ""; /* the first peer not mapped, and why */
+    for (int pe = 0; pe < npes && rc == 0; pe++) {
+        if (pe == me || all[pe].node != mine.node) {
+            continue;
+        }
+        dv.node_peers++;
+        char no[200] = "";
+        void *p = NULL;
+        if (!mine.exported) {
+            snprintf(no, sizeof(no), "%s", why); /* our reason holds for every peer */
+        } else if (!all[pe].exported) {
+            snprintf(no, sizeof(no), "it did not export its heap (its SHMEM_INFO says why)");
+        } else if (all[pe].size != dv.size) {
+            snprintf(no, sizeof(no), "its heap is %llu bytes, not %zu",
+                     (unsigned long long)all[pe].size, dv.size);
+        } else if (fsh_cuda_ipc_open(all[pe].handle, &p, no, sizeof(no)) == 0) {
+            dv.peer[pe] = p;
+            dv.mapped++;
+            continue;
+        }
+        FSH_INFO("device heap of PE %d (same node) not mapped: %s", pe, no);
+        if (!first[0]) {
+            snprintf(first, sizeof(first), "PE %d: %s", pe, no);
+        }
+    }
+    free(all);
+    if (rc != 0) {
+        return rc;
+    }
+    if (dv.node_peers == 0) {
+        snprintf(dv.map_why, sizeof(dv.map_why), "no other PE on this node");
+    } else if (dv.mapped == 0 && !mine.exported) {
+        snprintf(dv.map_why, sizeof(dv.map_why), "not mapped (%s)", why);
+    } else {
+        snprintf(dv.map_why, sizeof(dv.map_why), "mapped %d of %d peers' heaps (CUDA IPC)%s%s",
+                 dv.mapped, dv.node_peers, first[0] ? "; first not mapped: " : "", first);
+    }
+    return 0;
+}
+
+static void unmap_peers(void)
+{
+    for (int pe = 0; dv.peer && pe < fsh_rt.npes; pe++) {
+        if (pe != fsh_rt.pe && dv.peer[pe]) {
+            fsh_cuda_ipc_close(dv.peer[pe]);
+        }
+    }
+    free(dv.peer);
+    dv.peer = NULL;
+}
+
 int fsh_dev_start(const struct fsh_config *cfg, bool all_registered)
 {
     char *why = dv.why;
@@ -832,6 +978,9 @@ int fsh_dev_start(const struct fsh_config *cfg, bool all_registered)
     }
     if (dv.path != PATH_STAGING) {
         rc = fsh_mr_exchange_segment(FSH_SEG_DEVICE, cfg->FABSHMEM_TIMEOUT);
+    }
+    if (rc == 0) {
+        rc = map_peers(cfg);
     }
     if (rc != 0) {
         return rc;
@@ -858,6 +1007,7 @@ void fsh_dev_fini(void)
 {
     if (fsh_dev_on) {
         fsh_mr_dereg_segment(FSH_SEG_DEVICE); /* before the memory goes */
+        unmap_peers();
         fsh_heap_dev_fini();
         fsh_cuda_host_unregister(dv.block);
         fsh_cuda_host_unregister(dv.pool.base);
