@@ -13,9 +13,10 @@
  * staging. On a direct path the heap's key is exchanged and the provider moves device data;
  * the backend's visible() (fsh_backend_guard) makes NIC writes visible to the GPU
  * (cuFlushGPUDirectRDMAWrites) before a signal, a sync or a satisfied wait lets the program
- * use them. Atomics on device memory always
- * take the staging slots (REQ_AMO): the owner's CPU applies them on a copy of the word under its
- * engine lock, one domain for all of them whatever the path.
+ * use them. Atomics on device memory take the staging slots (REQ_AMO) on every registration
+ * path: the owner's CPU applies them on a copy of the word under the heap's AMO lock, one
+ * domain for all of them whatever the path (a same-node peer that maps the heap takes the same
+ * lock and applies them itself: below).
  *
  * Staging protocol. Each PE owns, in its (registered) symmetric heap, a pool of
  * FABSHMEM_DEVICE_PEERS inboxes (lease.c), each DEPTH (2) slots (64-byte header +
@@ -52,16 +53,22 @@
  * sent after it still never outruns the data. Likewise a GPU buffer meeting a host segment
  * that local.c mapped is one copy into or out of that mapping, not a bounce. The mapping is
  * per pair and fixed after start, so one location never mixes paths within a pair.
- * Atomics stay with the owner (staging REQ_AMO to a peer): the driver has no read-modify-write
- * a copy engine applies, only a kernel would, and an atomic done through the mapping would
- * not be atomic with the owner's own (read, apply, write back under its engine lock) nor with
- * the requests of other nodes' PEs, which only the owner can apply. One domain, the owner's.
- * Counters of staged requests, bounces and mapped copies are in fsh_dev_describe, so tests
- * can prove which path ran.
+ * Atomics: the driver has no read-modify-write a copy engine applies (only a kernel could do
+ * one), so a device AMO is always read, apply, write back by a CPU. Its atomicity comes from
+ * the heap's AMO lock, a word in the owner's host heap (beside the outbox, symmetric) that
+ * whoever applies an AMO on that heap holds around the two copies: the owner for its own calls
+ * and for the staged requests of other PEs (its handler), and a same-node peer that mapped
+ * both the device heap and the owner's host heap (local.c), which then applies it itself
+ * through the mapping, no request. One domain per heap whatever the path, and no job-wide
+ * agreement needed: a peer that cannot reach the lock word stages, as before. (Not atomic with
+ * a GPU kernel writing the word at the same moment, as before.)
+ * Counters of staged requests, bounces, mapped copies and mapped atomics are in
+ * fsh_dev_describe, so tests can prove which path ran.
  */
 #include "devmem.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +135,9 @@ static struct {
     char map_why[256];
     uint64_t staged[REQ_AMO + 1]; /* requests sent, by op */
     uint64_t bounced, through_map; /* GPU <-> host-segment bounces; copies over a mapping */
+    uint64_t amo_mapped;           /* atomics applied here on a peer's mapped heap */
+    uint32_t *amo_lock;            /* our heap's device-AMO lock (host heap, symmetric) */
+    uint64_t amo_lock_off;         /* its offset in the host heap */
     char full[1152];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
@@ -143,11 +153,13 @@ const char *fsh_dev_describe(void)
     }
     snprintf(dv.full, sizeof(dv.full),
              "%s; same node: %s; requests staged: %llu put, %llu get, %llu atomic; copies "
-             "through mappings: %llu; bounced: %llu", dv.line, dv.map_why,
+             "through mappings: %llu; atomics through mappings: %llu; bounced: %llu", dv.line,
+             dv.map_why,
              (unsigned long long)__atomic_load_n(&dv.staged[REQ_PUT], __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&dv.staged[REQ_GET], __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&dv.staged[REQ_AMO], __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&dv.through_map, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.amo_mapped, __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&dv.bounced, __ATOMIC_RELAXED));
     return dv.full;
 }
@@ -209,11 +221,28 @@ size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
 
 /* ---------------------------------------------------------------- target side */
 
-/* An AMO on the object at off of our device heap, on a host copy of it: read, apply, write back
- * (a fetch writes nothing). Atomic with respect to every other device AMO because all of them
- * run here under the engine lock, from the handler below or from the owner's own calls. */
-static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
-                     size_t size)
+/* The device-AMO lock of a heap: a word in its owner's host heap (after the outbox), taken
+ * around every read-modify-write of that heap by whoever applies it, the owner (its own calls,
+ * its handler) or a same-node peer through the mapping. Held only for two driver copies, never
+ * while waiting for anything else; taken inside the engine lock, never the other way round. */
+static void amo_lock(uint32_t *w)
+{
+    uint32_t free_ = 0;
+    for (unsigned spins = 1; !__atomic_compare_exchange_n(w, &free_, (uint32_t)fsh_rt.pe + 1, false,
+                                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+         spins++) {
+        free_ = 0;
+        if (spins % 64 == 0) {
+            sched_yield(); /* the holder may be descheduled on a crowded node */
+        }
+    }
+}
+
+/* An AMO on the object at off of the device heap at heap (ours, or a mapped peer's whose lock
+ * is lock), on a host copy of it: read, apply, write back (a fetch writes nothing). Atomic with
+ * respect to every other device AMO on that heap: all of them run under its lock. */
+static int apply_on(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const void *value,
+                    const void *cond, void *fetch, size_t size)
 {
     FSH_ASSERT_ENGINE_HELD();
     uint64_t word = 0, old = 0;
@@ -221,17 +250,33 @@ static int apply_amo(int op, uint64_t off, const void *value, const void *cond, 
         return fsh_err(-EFAULT, "", "atomic at offset %llu is outside the device heap",
                        (unsigned long long)off);
     }
-    int rc = fsh_cuda_copy(&word, dv.base + off, size);
+    amo_lock(lock);
+    int rc = fsh_cuda_copy(&word, heap + off, size);
     if (rc == 0) {
         fsh_amo_apply(op, &word, value, cond, &old, size);
         if (op != FSH_AMO_FETCH) {
-            rc = fsh_cuda_copy(dv.base + off, &word, size);
+            rc = fsh_cuda_copy(heap + off, &word, size); /* synchronized: before the release */
         }
     }
+    __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
     if (rc == 0 && fetch) {
         memcpy(fetch, &old, size);
     }
     return rc;
+}
+
+/* On our own heap: from the handler below or from our own calls. */
+static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
+                     size_t size)
+{
+    return apply_on(dv.base, dv.amo_lock, op, off, value, cond, fetch, size);
+}
+
+/* pe's device-AMO lock word when both its device heap and its host heap are mapped here (then
+ * this PE applies its AMOs on pe's heap itself), else NULL (a staging request). */
+static uint32_t *peer_amo_lock(int pe)
+{
+    return dv.peer && dv.peer[pe] ? fsh_local_addr(pe, FSH_SEG_HEAP, dv.amo_lock_off) : NULL;
 }
 
 /* A source takes inbox c: its requests count from 1. */
@@ -596,6 +641,14 @@ static int dev_amo(int op, uint64_t off, const void *value, const void *cond, vo
         fsh_progress_unlock();
         return rc;
     }
+    uint32_t *lock = peer_amo_lock(pe);
+    if (lock) {
+        __atomic_add_fetch(&dv.amo_mapped, 1, __ATOMIC_RELAXED);
+        rc = apply_on(dv.peer[pe], lock, op, off, value, cond, fsh_amo_fetches(op) ? fetch : NULL,
+                      size);
+        fsh_progress_unlock();
+        return rc;
+    }
     uint64_t seq;
     rc = lease_take(pe);
     if (rc == 0) {
@@ -849,6 +902,13 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
     }
     dv.outbox = dv.block;
     dv.probe = (uint64_t *)(dv.block + DEPTH * dv.slot);
+    dv.amo_lock = (uint32_t *)(dv.block + DEPTH * dv.slot + 32); /* in the probe's 64 bytes */
+    *dv.amo_lock = 0;
+    enum fsh_seg lseg;
+    if (fsh_mr_lookup(dv.amo_lock, sizeof(*dv.amo_lock), &lseg, &dv.amo_lock_off) != 0 ||
+        lseg != FSH_SEG_HEAP) {
+        return fsh_err(-EFAULT, "", "the device-AMO lock is not in the symmetric heap");
+    }
     dv.held = -1;
     dv.base = fsh_cuda_alloc(size);
     if (!dv.base) {

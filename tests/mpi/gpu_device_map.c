@@ -17,8 +17,9 @@
  *   - put-with-signal rounds (300 KB, SET and ADD, blocking and nbi, signal in the host heap
  *     and in the device heap): the receiver checks every byte once it sees the signal;
  *   - all-to-all with device source and destination;
- *   - fetch-add from every PE on every PE's device word: exact totals (atomics stay with the
- *     owner: staged to a peer, see docs/device-heap.md).
+ *   - fetch-add from every PE on every PE's device word at once: exact totals and increasing
+ *     fetched values, through the mapping where the peer's host heap is mapped too (the heap's
+ *     AMO lock lives there), staged to the owner otherwise, by the counters.
  * Built a second time as gpu_device_map_off (-DMAP_OFF): the last PE runs with
  * FABSHMEM_DEVICE_MAP=0 and the others with a mock driver that refuses cuIpcOpenMemHandle
  * (MOCK_CUDA_IPC_OPEN=217); then no heap is mapped, shmem_ptr of a peer's device block is NULL,
@@ -40,18 +41,18 @@ static int me, npes, sim_nodes;
 static int mock; /* running on the mock driver */
 
 struct counts {
-    unsigned long long put, get, amo, through, bounced;
+    unsigned long long put, get, amo, through, amo_mapped, bounced;
 };
 
 static struct counts counts(void)
 {
-    struct counts c = {0, 0, 0, 0, 0};
+    struct counts c = {0, 0, 0, 0, 0, 0};
     const char *s = strstr(shmemx_device_info(), "requests staged: ");
     int n = s ? sscanf(s, "requests staged: %llu put, %llu get, %llu atomic; copies through "
-                          "mappings: %llu; bounced: %llu", &c.put, &c.get, &c.amo, &c.through,
-                       &c.bounced)
+                          "mappings: %llu; atomics through mappings: %llu; bounced: %llu",
+                       &c.put, &c.get, &c.amo, &c.through, &c.amo_mapped, &c.bounced)
               : 0;
-    t_check(n == 5, "no counters in the device info line: %s", shmemx_device_info());
+    t_check(n == 6, "no counters in the device info line: %s", shmemx_device_info());
     return c;
 }
 
@@ -318,19 +319,42 @@ static void check_alltoall(size_t blk, uint64_t salt)
     shmemx_free_device(src);
 }
 
+/* Every PE adds to one PE's counter at once (the owner too), each PE in turn: one atomicity
+ * domain whether an atomic is applied through the mapping (a same-node peer whose host heap,
+ * where the heap's AMO lock lives, is mapped too) or by the owner (a staging request, or its
+ * own). Fetched values strictly increase; the totals are exact (a lost update shows as a short
+ * count). */
+#define AMOS 100
 static void check_amo(void)
 {
     long *ctr = shmemx_calloc_device(1, sizeof(long));
+    static long probe;
     shmem_barrier_all();
-    for (int d = 0; d < npes; d++) {
-        for (int i = 0; i < 20; i++) {
-            shmem_long_atomic_fetch_add(ctr, 1, (me + d) % npes);
+    for (int to = 0; to < npes; to++) {
+        shmem_barrier_all(); /* all at one target at once */
+        int lock_mapped = to != me && want_mapped(to) && shmem_ptr(&probe, to) != NULL;
+        struct counts c0 = counts();
+        long last = -1;
+        for (int i = 0; i < AMOS; i++) {
+            long v = shmem_long_atomic_fetch_add(ctr, 1, to);
+            t_check(v > last, "fetch_add from PE %d returned %ld after %ld", to, v, last);
+            last = v;
+        }
+        struct counts c1 = counts();
+        if (lock_mapped) {
+            t_check(c1.amo == c0.amo && c1.amo_mapped - c0.amo_mapped == AMOS,
+                    "PE %d is mapped, yet %llu atomics staged, %llu through the mapping", to,
+                    c1.amo - c0.amo, c1.amo_mapped - c0.amo_mapped);
+        } else if (to != me) {
+            t_check(c1.amo - c0.amo == AMOS && c1.amo_mapped == c0.amo_mapped,
+                    "PE %d: %llu atomics staged, %llu through a mapping; want %d staged", to,
+                    c1.amo - c0.amo, c1.amo_mapped - c0.amo_mapped, AMOS);
         }
     }
     shmem_barrier_all();
     long v = 0;
     shmem_getmem(&v, ctr, sizeof(v), me);
-    t_check(v == 20L * npes, "device counter %ld, want %ld", v, 20L * npes);
+    t_check(v == (long)AMOS * npes, "device counter %ld, want %ld", v, (long)AMOS * npes);
     shmem_barrier_all();
     shmemx_free_device(ctr);
 }
