@@ -1067,12 +1067,12 @@ void fsh_dev_fini(void)
 {
     if (fsh_dev_on) {
         fsh_mr_dereg_segment(FSH_SEG_DEVICE); /* before the memory goes */
-        unmap_peers();
         fsh_heap_dev_fini();
         fsh_cuda_host_unregister(dv.block);
         fsh_cuda_host_unregister(dv.pool.base);
         fsh_cuda_free(dv.base);
     }
+    unmap_peers(); /* also after a start that failed once they were mapped */
     fsh_cuda_close();
     fsh_lease_fini(&dv.pool);
     memset(&dv, 0, sizeof(dv));
