@@ -138,7 +138,7 @@ static struct {
     uint64_t amo_mapped;           /* atomics applied here on a peer's mapped heap */
     uint32_t *amo_lock;            /* our heap's device-AMO lock (host heap, symmetric) */
     uint64_t amo_lock_off;         /* its offset in the host heap */
-    char full[1152];
+    char full[1280];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
 bool fsh_dev_on;
