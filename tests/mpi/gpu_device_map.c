@@ -328,11 +328,12 @@ static void check_alltoall(size_t blk, uint64_t salt)
 static void check_amo(void)
 {
     long *ctr = shmemx_calloc_device(1, sizeof(long));
-    static long probe;
+    long *probe = shmem_malloc(sizeof(long)); /* the heap, like the lock (static data may not
+                                               * be shared: ThreadSanitizer builds) */
     shmem_barrier_all();
     for (int to = 0; to < npes; to++) {
         shmem_barrier_all(); /* all at one target at once */
-        int lock_mapped = to != me && want_mapped(to) && shmem_ptr(&probe, to) != NULL;
+        int lock_mapped = to != me && want_mapped(to) && shmem_ptr(probe, to) != NULL;
         struct counts c0 = counts();
         long last = -1;
         for (int i = 0; i < AMOS; i++) {
@@ -356,6 +357,7 @@ static void check_amo(void)
     shmem_getmem(&v, ctr, sizeof(v), me);
     t_check(v == (long)AMOS * npes, "device counter %ld, want %ld", v, (long)AMOS * npes);
     shmem_barrier_all();
+    shmem_free(probe);
     shmemx_free_device(ctr);
 }
 
