@@ -24,8 +24,11 @@
  * FABSHMEM_DEVICE_MAP=0 and the others with a mock driver that refuses cuIpcOpenMemHandle
  * (MOCK_CUDA_IPC_OPEN=217); then no heap is mapped, shmem_ptr of a peer's device block is NULL,
  * each PE's info line says why, and the same data checks pass over the fallback.
+ * FABSHMEM_DEVICE_MAP=0 in the environment (the gpudirect configurations, which keep the
+ * provider moving same-node device data) is honoured: nothing mapped, the same data checks.
  */
 #include <dlfcn.h>
+#include <strings.h>
 
 #include "../gpu/gpu_test.h"
 
@@ -39,6 +42,8 @@
 
 static int me, npes, sim_nodes;
 static int mock; /* running on the mock driver */
+static int split; /* gpu_device_map_off on the mock: the last PE off, the others refused */
+static int all_off; /* every PE runs with FABSHMEM_DEVICE_MAP=0 (e.g. the gpudirect configs) */
 
 struct counts {
     unsigned long long put, get, amo, through, amo_mapped, bounced;
@@ -64,11 +69,7 @@ static int node_of(int pe)
 /* Should this PE have mapped pe's device heap? */
 static int want_mapped(int pe)
 {
-#ifdef MAP_OFF
-    return pe == me;
-#else
-    return pe == me || node_of(pe) == node_of(me);
-#endif
+    return pe == me || (!split && !all_off && node_of(pe) == node_of(me));
 }
 
 static int staging(void)
@@ -89,11 +90,10 @@ static void check_info(void)
     char want[200];
     if (peers == 0) {
         snprintf(want, sizeof(want), "same node: no other PE on this node");
-    } else {
-#ifdef MAP_OFF
-        if (me == npes - 1 || !mock) {
-            snprintf(want, sizeof(want), "same node: not mapped (FABSHMEM_DEVICE_MAP=0)");
-        } else if (first == npes - 1) {
+    } else if (all_off || (split && me == npes - 1)) {
+        snprintf(want, sizeof(want), "same node: not mapped (FABSHMEM_DEVICE_MAP=0)");
+    } else if (split) {
+        if (first == npes - 1) {
             snprintf(want, sizeof(want), "same node: mapped 0 of %d peers' heaps (CUDA IPC); "
                      "first not mapped: PE %d: it did not export its heap", peers, first);
         } else {
@@ -101,10 +101,9 @@ static void check_info(void)
                      "first not mapped: PE %d: cuIpcOpenMemHandle failed: CUDA error 217", peers,
                      first);
         }
-#else
+    } else {
         snprintf(want, sizeof(want), "same node: mapped %d of %d peers' heaps (CUDA IPC);", peers,
                  peers);
-#endif
     }
     t_check(strstr(info, want) != NULL, "device info line lacks '%s': %s", want, info);
 }
@@ -369,12 +368,17 @@ int main(void)
     /* Before init: the last PE turns the mapping off, the others get a driver that refuses it
      * (the mock only; on a real driver every PE turns it off). */
     const char *rank = getenv("PMIX_RANK"), *size = getenv("OMPI_COMM_WORLD_SIZE");
-    if (rank && size && mock && atoi(rank) != atoi(size) - 1) {
-        setenv("MOCK_CUDA_IPC_OPEN", "217", 1); /* CUDA_ERROR_PEER_ACCESS_UNSUPPORTED */
-    } else {
+    split = rank && size && mock;
+    if (!split || atoi(rank) == atoi(size) - 1) {
         setenv("FABSHMEM_DEVICE_MAP", "0", 1);
+    } else {
+        setenv("FABSHMEM_DEVICE_MAP", "1", 1); /* over a caller's 0: the refusal is the point */
+        setenv("MOCK_CUDA_IPC_OPEN", "217", 1); /* CUDA_ERROR_PEER_ACCESS_UNSUPPORTED */
     }
 #endif
+    const char *m = getenv("FABSHMEM_DEVICE_MAP");
+    all_off = !split && m && (strcmp(m, "0") == 0 || strcasecmp(m, "no") == 0 ||
+                              strcasecmp(m, "off") == 0 || strcasecmp(m, "false") == 0);
     gpu_test_start(NAME);
     me = shmem_my_pe();
     npes = shmem_n_pes();
