@@ -581,13 +581,20 @@ void *pshmem_ptr(const void *dest, int pe)
     running(FSH_FN);
     enum fsh_seg seg;
     uint64_t off;
-    /* The calling PE and the PEs of its node whose memory is mapped here (local.c); NULL for
-     * the others, and for every PE with FABSHMEM_INTRANODE=fabric except the caller. */
+    /* The calling PE and the PEs of its node whose memory is mapped here (local.c; a device
+     * block: devmem.c); NULL for the others, and for every PE with FABSHMEM_INTRANODE=fabric
+     * except the caller (device blocks: FABSHMEM_DEVICE_MAP=0). */
     if (pe < 0 || pe >= fsh_rt.npes || fsh_mr_lookup(dest, 1, &seg, &off) != 0) {
         return NULL;
     }
     if (pe == fsh_rt.pe) {
         return (void *)dest;
+    }
+    if (seg == FSH_SEG_DEVICE) {
+        /* A same-node peer's device heap mapped here (devmem.c): a device pointer for this
+         * PE's kernels and driver copies. */
+        uint8_t *b = fsh_dev_peer_base(pe);
+        return b ? b + off : NULL;
     }
     return fsh_local_addr(pe, seg, off);
 }

@@ -102,6 +102,24 @@ int fsh_cuda_flush_rdma(void)
 {
     return -ENODEV;
 }
+int fsh_cuda_ipc_export(void *base, void *handle, char *why, size_t len)
+{
+    (void)base;
+    (void)handle;
+    snprintf(why, len, "%s", reason);
+    return -ENODEV;
+}
+int fsh_cuda_ipc_open(const void *handle, void **p, char *why, size_t len)
+{
+    (void)handle;
+    (void)p;
+    snprintf(why, len, "%s", reason);
+    return -ENODEV;
+}
+void fsh_cuda_ipc_close(void *p)
+{
+    (void)p;
+}
 
 #else
 
@@ -379,6 +397,80 @@ int fsh_cuda_flush_rdma(void)
     CUresult r = cu.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
                                                CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
     return r == CUDA_SUCCESS ? 0 : cu_err(r, "cuFlushGPUDirectRDMAWrites");
+}
+
+/* ---------------------------------------------------------------- CUDA IPC (devmem's mapping)
+ * Resolved at first use, not with CU_FUNCS: a driver without them loses only the mapping
+ * (the device heap falls back to its other paths), not the GPU. */
+static struct {
+    __typeof__(&cuIpcGetMemHandle) get;
+    __typeof__(&cuIpcOpenMemHandle) open;
+    __typeof__(&cuIpcCloseMemHandle) close;
+} ipc;
+
+_Static_assert(sizeof(CUipcMemHandle) == FSH_CUDA_IPC_BYTES, "CUDA IPC handle size");
+
+static int ipc_ready(char *why, size_t len)
+{
+    if (!cu.ready) {
+        snprintf(why, len, "%s", reason);
+        return -ENODEV;
+    }
+    /* Looked up at each use (a few at init): never stale across a close and a reopen. */
+    ipc.get = (__typeof__(ipc.get))dlsym(cu.lib, STR(cuIpcGetMemHandle));
+    ipc.open = (__typeof__(ipc.open))dlsym(cu.lib, STR(cuIpcOpenMemHandle));
+    ipc.close = (__typeof__(ipc.close))dlsym(cu.lib, STR(cuIpcCloseMemHandle));
+    if (!ipc.get || !ipc.open || !ipc.close) {
+        snprintf(why, len, "the CUDA driver lacks cuIpcGetMemHandle/cuIpcOpenMemHandle");
+        return -EOPNOTSUPP;
+    }
+    CUresult r = cu.cuCtxSetCurrent(cu.ctx);
+    if (r != CUDA_SUCCESS) {
+        snprintf(why, len, "cuCtxSetCurrent failed: CUDA error %d (%s)", (int)r, cu_str(r));
+        return -EIO;
+    }
+    return 0;
+}
+
+int fsh_cuda_ipc_export(void *base, void *handle, char *why, size_t len)
+{
+    int rc = ipc_ready(why, len);
+    if (rc != 0) {
+        return rc;
+    }
+    CUipcMemHandle h;
+    CUresult r = ipc.get(&h, (CUdeviceptr)(uintptr_t)base);
+    if (r != CUDA_SUCCESS) {
+        snprintf(why, len, "cuIpcGetMemHandle failed: CUDA error %d (%s)", (int)r, cu_str(r));
+        return -EIO;
+    }
+    memcpy(handle, &h, sizeof(h));
+    return 0;
+}
+
+int fsh_cuda_ipc_open(const void *handle, void **p, char *why, size_t len)
+{
+    int rc = ipc_ready(why, len);
+    if (rc != 0) {
+        return rc;
+    }
+    CUipcMemHandle h;
+    memcpy(&h, handle, sizeof(h));
+    CUdeviceptr d;
+    CUresult r = ipc.open(&d, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    if (r != CUDA_SUCCESS) {
+        snprintf(why, len, "cuIpcOpenMemHandle failed: CUDA error %d (%s)", (int)r, cu_str(r));
+        return -EIO;
+    }
+    *p = (void *)(uintptr_t)d;
+    return 0;
+}
+
+void fsh_cuda_ipc_close(void *p)
+{
+    if (p && cu.ready && ipc.close && cu.cuCtxSetCurrent(cu.ctx) == CUDA_SUCCESS) {
+        ipc.close((CUdeviceptr)(uintptr_t)p);
+    }
 }
 
 #endif

@@ -48,4 +48,16 @@ int fsh_cuda_device(void);
  * synchronization that guards NIC-written device data takes effect. */
 int fsh_cuda_flush_rdma(void);
 
+/* CUDA IPC: device memory of one process mapped into another of the same node (the device
+ * heap's same-node path). A handle is FSH_CUDA_IPC_BYTES opaque bytes. Failures are not
+ * recorded: they return -errno and write the reason (with the CUDA error) into why, since a
+ * refused mapping only means the caller falls back. Opening a handle of this very process is
+ * refused by the driver (the caller never asks). */
+#define FSH_CUDA_IPC_BYTES 64
+/* The handle of the cuMemAlloc'ed block at base. */
+int fsh_cuda_ipc_export(void *base, void *handle, char *why, size_t len);
+/* Map a peer's handle here (peer access enabled as needed); *p: where it is mapped. */
+int fsh_cuda_ipc_open(const void *handle, void **p, char *why, size_t len);
+void fsh_cuda_ipc_close(void *p);
+
 #endif

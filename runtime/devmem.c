@@ -13,9 +13,10 @@
  * all use staging. On a direct path the heap's key is exchanged and the provider moves device data;
  * the backend's visible() (fsh_backend_guard) makes NIC writes visible to the GPU
  * (cuFlushGPUDirectRDMAWrites) before a signal, a sync or a satisfied wait lets the program
- * use them. Atomics on device memory always
- * take the staging slots (REQ_AMO): the owner's CPU applies them on a copy of the word under its
- * engine lock, one domain for all of them whatever the path.
+ * use them. Atomics on device memory take the staging slots (REQ_AMO) on every registration
+ * path: the owner's CPU applies them on a copy of the word under the heap's AMO lock, one
+ * domain for all of them whatever the path (a same-node peer that maps the heap takes the same
+ * lock and applies them itself: below).
  *
  * Staging protocol. Each PE owns, in its (registered) symmetric heap, a pool of
  * FABSHMEM_DEVICE_PEERS inboxes (lease.c), each DEPTH (2) slots (64-byte header +
@@ -38,14 +39,36 @@
  * Consequences: a put into a device heap is complete at the target when it returns (so a
  * signal sent after it is applied after the data is visible to the GPU); local device memory
  * is copied directly; a local buffer in GPU memory going to or coming from a host segment is
- * bounced through the outbox. Device memory of a PE on the same node goes through the same
- * protocol (no CUDA IPC). Calls are serialized per PE under the engine lock, and every call
+ * bounced through the outbox. Calls are serialized per PE under the engine lock, and every call
  * waits for its own requests: the path is correct everywhere, not as fast as direct
  * registration would be.
+ *
+ * Same node: mapped, not staged (FABSHMEM_DEVICE_MAP=1, the default). At start every PE
+ * exports its heap (cuIpcGetMemHandle of the one cuMemAlloc) and all-gathers the handles with
+ * its node id; each maps the heaps of the other PEs of its node (cuIpcOpenMemHandle, peer
+ * access enabled as needed), per peer: one the driver refuses stays on the paths above, with
+ * the reason in fsh_dev_describe. A put or get on a mapped peer's device heap is then one
+ * driver copy between the local buffer (host or GPU) and the mapping, synchronized before it
+ * returns, like the copies into our own heap: complete at the target on return, so a signal
+ * sent after it still never outruns the data. Likewise a GPU buffer meeting a host segment
+ * that local.c mapped is one copy into or out of that mapping, not a bounce. The mapping is
+ * per pair and fixed after start, so one location never mixes paths within a pair.
+ * Atomics: the driver has no read-modify-write a copy engine applies (only a kernel could do
+ * one), so a device AMO is always read, apply, write back by a CPU. Its atomicity comes from
+ * the heap's AMO lock, a word in the owner's host heap (beside the outbox, symmetric) that
+ * whoever applies an AMO on that heap holds around the two copies: the owner for its own calls
+ * and for the staged requests of other PEs (its handler), and a same-node peer that mapped
+ * both the device heap and the owner's host heap (local.c), which then applies it itself
+ * through the mapping, no request. One domain per heap whatever the path, and no job-wide
+ * agreement needed: a peer that cannot reach the lock word stages, as before. (Not atomic with
+ * a GPU kernel writing the word at the same moment, as before.)
+ * Counters of staged requests, bounces, mapped copies and mapped atomics are in
+ * fsh_dev_describe, so tests can prove which path ran.
  */
 #include "devmem.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +77,7 @@
 #include "amo_op.h"
 #include "arrive.h"
 #include "backend.h"
+#include "bootstrap.h"
 #include "cuda.h"
 #include "error.h"
 #include "fabric.h"
@@ -104,6 +128,17 @@ static struct {
     bool system;    /* FABSHMEM_DEVICE_IFACE=system */
     char why[384];  /* why each better path was passed over */
     char line[768];
+    /* the same-node mapping: peer[pe] is pe's device heap mapped here, NULL when it is not;
+     * peer[me] is our own heap */
+    uint8_t **peer;
+    int mapped, node_peers;
+    char map_why[256];
+    uint64_t staged[REQ_AMO + 1]; /* requests sent, by op */
+    uint64_t bounced, through_map; /* GPU <-> host-segment bounces; copies over a mapping */
+    uint64_t amo_mapped;           /* atomics applied here on a peer's mapped heap */
+    uint32_t *amo_lock;            /* our heap's device-AMO lock (host heap, symmetric) */
+    uint64_t amo_lock_off;         /* its offset in the host heap */
+    char full[1280];
 } dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
 bool fsh_dev_on;
@@ -113,7 +148,25 @@ static const char *const path_names[] = {"staging", "cuda", "dmabuf"};
 
 const char *fsh_dev_describe(void)
 {
-    return dv.line;
+    if (!fsh_dev_on) {
+        return dv.line;
+    }
+    snprintf(dv.full, sizeof(dv.full),
+             "%s; same node: %s; requests staged: %llu put, %llu get, %llu atomic; copies "
+             "through mappings: %llu; atomics through mappings: %llu; bounced: %llu", dv.line,
+             dv.map_why,
+             (unsigned long long)__atomic_load_n(&dv.staged[REQ_PUT], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.staged[REQ_GET], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.staged[REQ_AMO], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.through_map, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.amo_mapped, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&dv.bounced, __ATOMIC_RELAXED));
+    return dv.full;
+}
+
+void *fsh_dev_peer_base(int pe)
+{
+    return fsh_dev_on && dv.peer && pe >= 0 && pe < fsh_rt.npes ? dv.peer[pe] : NULL;
 }
 
 size_t fsh_dev_heap_size(void)
@@ -168,11 +221,28 @@ size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
 
 /* ---------------------------------------------------------------- target side */
 
-/* An AMO on the object at off of our device heap, on a host copy of it: read, apply, write back
- * (a fetch writes nothing). Atomic with respect to every other device AMO because all of them
- * run here under the engine lock, from the handler below or from the owner's own calls. */
-static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
-                     size_t size)
+/* The device-AMO lock of a heap: a word in its owner's host heap (after the outbox), taken
+ * around every read-modify-write of that heap by whoever applies it, the owner (its own calls,
+ * its handler) or a same-node peer through the mapping. Held only for two driver copies, never
+ * while waiting for anything else; taken inside the engine lock, never the other way round. */
+static void amo_lock(uint32_t *w)
+{
+    uint32_t free_ = 0;
+    for (unsigned spins = 1; !__atomic_compare_exchange_n(w, &free_, (uint32_t)fsh_rt.pe + 1, false,
+                                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+         spins++) {
+        free_ = 0;
+        if (spins % 64 == 0) {
+            sched_yield(); /* the holder may be descheduled on a crowded node */
+        }
+    }
+}
+
+/* An AMO on the object at off of the device heap at heap (ours, or a mapped peer's whose lock
+ * is lock), on a host copy of it: read, apply, write back (a fetch writes nothing). Atomic with
+ * respect to every other device AMO on that heap: all of them run under its lock. */
+static int apply_on(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const void *value,
+                    const void *cond, void *fetch, size_t size)
 {
     FSH_ASSERT_ENGINE_HELD();
     uint64_t word = 0, old = 0;
@@ -180,17 +250,33 @@ static int apply_amo(int op, uint64_t off, const void *value, const void *cond, 
         return fsh_err(-EFAULT, "", "atomic at offset %llu is outside the device heap",
                        (unsigned long long)off);
     }
-    int rc = fsh_cuda_copy(&word, dv.base + off, size);
+    amo_lock(lock);
+    int rc = fsh_cuda_copy(&word, heap + off, size);
     if (rc == 0) {
         fsh_amo_apply(op, &word, value, cond, &old, size);
         if (op != FSH_AMO_FETCH) {
-            rc = fsh_cuda_copy(dv.base + off, &word, size);
+            rc = fsh_cuda_copy(heap + off, &word, size); /* synchronized: before the release */
         }
     }
+    __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
     if (rc == 0 && fetch) {
         memcpy(fetch, &old, size);
     }
     return rc;
+}
+
+/* On our own heap: from the handler below or from our own calls. */
+static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
+                     size_t size)
+{
+    return apply_on(dv.base, dv.amo_lock, op, off, value, cond, fetch, size);
+}
+
+/* pe's device-AMO lock word when both its device heap and its host heap are mapped here (then
+ * this PE applies its AMOs on pe's heap itself), else NULL (a staging request). */
+static uint32_t *peer_amo_lock(int pe)
+{
+    return dv.peer && dv.peer[pe] ? fsh_local_addr(pe, FSH_SEG_HEAP, dv.amo_lock_off) : NULL;
 }
 
 /* A source takes inbox c: its requests count from 1. */
@@ -332,6 +418,7 @@ static int post_request(int pe, uint64_t seq, uint32_t op, uint64_t off, size_t 
     r->len = len;
     r->op = op;
     struct fsh_op_track sync = {0, 0, 0};
+    __atomic_add_fetch(&dv.staged[op], 1, __ATOMIC_RELAXED);
     uint64_t slot = in_slot_off((unsigned)dv.held, k);
     uint32_t imm = ((uint32_t)FSH_IMM_DEV << FSH_IMM_KIND_SHIFT) |
                    ((uint32_t)dv.held * DEPTH + k);
@@ -460,11 +547,31 @@ static void visible(void)
 
 /* ---------------------------------------------------------------- entry points */
 
+/* Where (seg, off) of pe is in this process when one driver copy can reach it: our own or a
+ * mapped peer's device heap, or a host segment local.c mapped (the local side is then GPU
+ * memory, else the backend would not be asked); NULL: staging, the fabric or a bounce. */
+static uint8_t *mapped(enum fsh_seg seg, uint64_t off, int pe)
+{
+    if (seg == FSH_SEG_DEVICE) {
+        return dv.peer && dv.peer[pe] ? dv.peer[pe] + off : NULL;
+    }
+    return fsh_local_addr(pe, seg, off);
+}
+
+static int map_copy(void *dst, const void *src, size_t len, int pe)
+{
+    if (pe != fsh_rt.pe) {
+        __atomic_add_fetch(&dv.through_map, 1, __ATOMIC_RELAXED);
+    }
+    return fsh_cuda_copy(dst, src, len);
+}
+
 static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                    size_t len, int pe)
 {
-    if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
-        return fsh_cuda_copy(dv.base + off, src, len);
+    uint8_t *at = mapped(seg, off, pe);
+    if (at) {
+        return map_copy(at, src, len, pe); /* synchronized: complete at the target */
     }
     if (direct_ok(seg, off, src, pe)) {
         return fabric_rma(true, ctx, seg, off, (uint8_t *)src, len, pe);
@@ -479,6 +586,7 @@ static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const vo
          * staged call ends with its requests done), each piece complete at the target before
          * the next (a signal sent after this call must not overtake the data). */
         uint8_t *bounce = dv.outbox + HDR;
+        __atomic_add_fetch(&dv.bounced, 1, __ATOMIC_RELAXED);
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
             rc = fsh_cuda_copy(bounce, (const uint8_t *)src + done, n);
@@ -495,8 +603,9 @@ static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const vo
 static int dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
                    int pe)
 {
-    if (seg == FSH_SEG_DEVICE && pe == fsh_rt.pe) {
-        return fsh_cuda_copy(dest, dv.base + off, len);
+    uint8_t *at = mapped(seg, off, pe);
+    if (at) {
+        return map_copy(dest, at, len, pe);
     }
     if (direct_ok(seg, off, dest, pe)) {
         return fabric_rma(false, ctx, seg, off, dest, len, pe);
@@ -508,6 +617,7 @@ static int dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t o
     } else {
         /* Into a GPU destination the fabric does not take: bounced through outbox slot 0. */
         uint8_t *bounce = dv.outbox + HDR;
+        __atomic_add_fetch(&dv.bounced, 1, __ATOMIC_RELAXED);
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
             rc = fsh_rma_get(ctx, bounce, seg, off + done, n, pe, false);
@@ -528,6 +638,14 @@ static int dev_amo(int op, uint64_t off, const void *value, const void *cond, vo
     int rc;
     if (pe == fsh_rt.pe) {
         rc = apply_amo(op, off, value, cond, fsh_amo_fetches(op) ? fetch : NULL, size);
+        fsh_progress_unlock();
+        return rc;
+    }
+    uint32_t *lock = peer_amo_lock(pe);
+    if (lock) {
+        __atomic_add_fetch(&dv.amo_mapped, 1, __ATOMIC_RELAXED);
+        rc = apply_on(dv.peer[pe], lock, op, off, value, cond, fsh_amo_fetches(op) ? fetch : NULL,
+                      size);
         fsh_progress_unlock();
         return rc;
     }
@@ -784,6 +902,13 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
     }
     dv.outbox = dv.block;
     dv.probe = (uint64_t *)(dv.block + DEPTH * dv.slot);
+    dv.amo_lock = (uint32_t *)(dv.block + DEPTH * dv.slot + 32); /* in the probe's 64 bytes */
+    *dv.amo_lock = 0;
+    enum fsh_seg lseg;
+    if (fsh_mr_lookup(dv.amo_lock, sizeof(*dv.amo_lock), &lseg, &dv.amo_lock_off) != 0 ||
+        lseg != FSH_SEG_HEAP) {
+        return fsh_err(-EFAULT, "", "the device-AMO lock is not in the symmetric heap");
+    }
     dv.held = -1;
     dv.base = fsh_cuda_alloc(size);
     if (!dv.base) {
@@ -818,6 +943,87 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
     return rc;
 }
 
+/* What each PE publishes for the same-node mapping. */
+struct map_rec {
+    int32_t node;
+    int32_t exported; /* handle is valid */
+    uint64_t size;
+    uint8_t handle[FSH_CUDA_IPC_BYTES];
+};
+
+/* Export our heap, all-gather the handles (every PE calls this, whatever it decided), map the
+ * heaps of our node's other PEs. A refusal only leaves that peer on the other paths. */
+static int map_peers(const struct fsh_config *cfg)
+{
+    int npes = fsh_rt.npes, me = fsh_rt.pe;
+    dv.peer = calloc((size_t)npes, sizeof(*dv.peer));
+    if (!dv.peer) {
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' device heap mappings", npes);
+    }
+    dv.peer[me] = dv.base;
+    struct map_rec mine = {.node = fsh_rt.node_id, .size = dv.size};
+    char why[200] = "";
+    if (!cfg->FABSHMEM_DEVICE_MAP) {
+        snprintf(why, sizeof(why), "FABSHMEM_DEVICE_MAP=0");
+    } else if (fsh_cuda_ipc_export(dv.base, mine.handle, why, sizeof(why)) == 0) {
+        mine.exported = 1;
+    }
+    struct map_rec *all = npes > 1 ? calloc((size_t)npes, sizeof(*all)) : NULL;
+    if (npes > 1 && !all) {
+        return fsh_err(-ENOMEM, "", "out of memory for %d peers' device heap handles", npes);
+    }
+    int rc = npes > 1 ? fsh_boot_allgather(&mine, sizeof(mine), all, cfg->FABSHMEM_TIMEOUT) : 0;
+    char first[200] = ""; /* the first peer not mapped, and why */
+    for (int pe = 0; pe < npes && rc == 0; pe++) {
+        if (pe == me || all[pe].node != mine.node) {
+            continue;
+        }
+        dv.node_peers++;
+        char no[200] = "";
+        void *p = NULL;
+        if (!mine.exported) {
+            snprintf(no, sizeof(no), "%s", why); /* our reason holds for every peer */
+        } else if (!all[pe].exported) {
+            snprintf(no, sizeof(no), "it did not export its heap (its SHMEM_INFO says why)");
+        } else if (all[pe].size != dv.size) {
+            snprintf(no, sizeof(no), "its heap is %llu bytes, not %zu",
+                     (unsigned long long)all[pe].size, dv.size);
+        } else if (fsh_cuda_ipc_open(all[pe].handle, &p, no, sizeof(no)) == 0) {
+            dv.peer[pe] = p;
+            dv.mapped++;
+            continue;
+        }
+        FSH_INFO("device heap of PE %d (same node) not mapped: %s", pe, no);
+        if (!first[0]) {
+            snprintf(first, sizeof(first), "PE %d: %s", pe, no);
+        }
+    }
+    free(all);
+    if (rc != 0) {
+        return rc;
+    }
+    if (dv.node_peers == 0) {
+        snprintf(dv.map_why, sizeof(dv.map_why), "no other PE on this node");
+    } else if (dv.mapped == 0 && !mine.exported) {
+        snprintf(dv.map_why, sizeof(dv.map_why), "not mapped (%s)", why);
+    } else {
+        snprintf(dv.map_why, sizeof(dv.map_why), "mapped %d of %d peers' heaps (CUDA IPC)%s%s",
+                 dv.mapped, dv.node_peers, first[0] ? "; first not mapped: " : "", first);
+    }
+    return 0;
+}
+
+static void unmap_peers(void)
+{
+    for (int pe = 0; dv.peer && pe < fsh_rt.npes; pe++) {
+        if (pe != fsh_rt.pe && dv.peer[pe]) {
+            fsh_cuda_ipc_close(dv.peer[pe]);
+        }
+    }
+    free(dv.peer);
+    dv.peer = NULL;
+}
+
 int fsh_dev_start(const struct fsh_config *cfg, bool all_registered)
 {
     char *why = dv.why;
@@ -832,6 +1038,9 @@ int fsh_dev_start(const struct fsh_config *cfg, bool all_registered)
     }
     if (dv.path != PATH_STAGING) {
         rc = fsh_mr_exchange_segment(FSH_SEG_DEVICE, cfg->FABSHMEM_TIMEOUT);
+    }
+    if (rc == 0) {
+        rc = map_peers(cfg);
     }
     if (rc != 0) {
         return rc;
@@ -863,6 +1072,7 @@ void fsh_dev_fini(void)
         fsh_cuda_host_unregister(dv.pool.base);
         fsh_cuda_free(dv.base);
     }
+    unmap_peers(); /* also after a start that failed once they were mapped */
     fsh_cuda_close();
     fsh_lease_fini(&dv.pool);
     memset(&dv, 0, sizeof(dv));

@@ -59,8 +59,14 @@ struct fsh_dev_prov {
  * passed over. Pure: for fabshmem-info --doctor. */
 const char *fsh_dev_path(int want, const struct fsh_dev_prov *f, bool exportable, char *why,
                          size_t len);
-/* One line: the path and why, or why the device heap is off. */
+/* One line: the path and why, or why the device heap is off; once on, also the same-node
+ * mapping (how many peers, or why not) and counters of staged requests, bounces and copies
+ * through mappings (which path ran). */
 const char *fsh_dev_describe(void);
+/* The base of pe's device heap as mapped into this PE's address space (a device pointer this
+ * PE's kernels and driver copies can use): this PE's own heap for pe == me, NULL when pe's heap
+ * is not mapped here (another node, FABSHMEM_DEVICE_MAP=0, the driver refused, heap off). */
+void *fsh_dev_peer_base(int pe);
 size_t fsh_dev_heap_size(void);
 
 /* Bookkeeping of the device heap (the API adds the barriers). NULL (error recorded) on failure. */

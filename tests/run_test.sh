@@ -43,6 +43,8 @@
 #                  provider (FABSHMEM_DEVICE_PATH=cuda, FABSHMEM_DEVICE_IFACE=system) over the
 #                  mock driver's host-visible memory (MOCK_CUDA_HOST_VISIBLE=1): the direct
 #                  registration path end to end, which no provider here offers for GPU memory
+#                  (FABSHMEM_DEVICE_MAP=0: same-node peers' device heaps are not mapped, so the
+#                  provider moves their device data too)
 #       efamr-gpudirect  the same through the provider only, with shm-efamr's MR mode
 #   PE counts       $FSH_TEST_NPS (default "1 2 3 4"), each run as
 #       timeout $FSH_TEST_TIMEOUT (default 120) $MPIRUN --allow-run-as-root --oversubscribe
@@ -182,7 +184,9 @@ run_case() {
         case $2 in
         *-gpudirect)
             export FABSHMEM_DEVICE_PATH=cuda FABSHMEM_DEVICE_IFACE=system MOCK_CUDA_HOST_VISIBLE=1
+            export FABSHMEM_DEVICE_MAP=0
             names="$names FABSHMEM_DEVICE_PATH FABSHMEM_DEVICE_IFACE MOCK_CUDA_HOST_VISIBLE"
+            names="$names FABSHMEM_DEVICE_MAP"
             ;;
         esac
         case $2 in

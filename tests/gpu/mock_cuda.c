@@ -18,13 +18,28 @@
  * so a provider can move it when the runtime registers it as host memory
  * (FABSHMEM_DEVICE_IFACE=system): that runs the direct registration path end to end here,
  * at the price of the PROT_NONE check.
+ *
+ * CUDA IPC (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle): every allocation is a
+ * memfd, so another process can map it; the handle names the exporter's (pid, fd) and the
+ * importer opens /proc/<pid>/fd/<fd>, mapped PROT_NONE like the exporter's own, so a runtime
+ * that loaded or stored through a peer's mapping dies here too. As the driver: a handle is
+ * taken of an allocation's base only, opening one's own handle in the exporting process is
+ * CUDA_ERROR_INVALID_CONTEXT, flags other than CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS are
+ * CUDA_ERROR_INVALID_VALUE, an imported pointer cannot be cuMemFree'd or re-exported, and
+ * only an imported one can be closed. MOCK_CUDA_IPC_OPEN=<n> makes cuIpcOpenMemHandle fail
+ * with CUDA error n (a driver that refuses the mapping: the runtime's fallback).
  */
+#define _GNU_SOURCE
 #include <cuda.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_ALLOCS 256
 
@@ -33,6 +48,8 @@ static struct {
     struct {
         uintptr_t base;
         size_t len;
+        int fd;   /* the memfd behind it (exported: -1 for an imported mapping) */
+        int ipc;  /* imported with cuIpcOpenMemHandle */
     } a[MAX_ALLOCS];
     int n;
     int ctx_token;
@@ -126,38 +143,73 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext c)
     return c == (CUcontext)&mk.ctx_token ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
-CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
+/* Record a mapping of len bytes at m; CUDA_ERROR_OUT_OF_MEMORY when the table is full. */
+static CUresult track(void *m, size_t len, int fd, int ipc)
 {
-    void *m = mmap(NULL, len, host_visible() ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) {
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     pthread_mutex_lock(&mk.lock);
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
     if (mk.n < MAX_ALLOCS) {
         mk.a[mk.n].base = (uintptr_t)m;
         mk.a[mk.n].len = len;
+        mk.a[mk.n].fd = fd;
+        mk.a[mk.n].ipc = ipc;
         mk.n++;
-        *p = (CUdeviceptr)(uintptr_t)m;
         r = CUDA_SUCCESS;
     }
     pthread_mutex_unlock(&mk.lock);
-    if (r != CUDA_SUCCESS) {
-        munmap(m, len);
-    }
     return r;
+}
+
+static void *map_fd(int fd, size_t len)
+{
+    void *m = mmap(NULL, len, host_visible() ? PROT_READ | PROT_WRITE : PROT_NONE,
+                   MAP_SHARED | MAP_NORESERVE, fd, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+/* Device memory is a memfd (pages only once written), so a peer process can map it (IPC). */
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
+{
+    int fd = memfd_create("mock-cuda", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    void *m = map_fd(fd, len);
+    if (!m) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (track(m, len, fd, 0) != CUDA_SUCCESS) {
+        munmap(m, len);
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+/* Unmap entry i (and close its memfd) and drop it. Caller holds the lock. */
+static void untrack(int i)
+{
+    munmap((void *)mk.a[i].base, mk.a[i].len);
+    if (mk.a[i].fd >= 0) {
+        close(mk.a[i].fd);
+    }
+    mk.a[i] = mk.a[--mk.n];
 }
 
 CUresult CUDAAPI cuMemFree(CUdeviceptr p)
 {
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)p, 0);
-    if (i < 0 || mk.a[i].base != (uintptr_t)p) {
+    if (i < 0 || mk.a[i].base != (uintptr_t)p || mk.a[i].ipc) {
         pthread_mutex_unlock(&mk.lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    munmap((void *)mk.a[i].base, mk.a[i].len);
-    mk.a[i] = mk.a[--mk.n];
+    untrack(i);
     pthread_mutex_unlock(&mk.lock);
     return CUDA_SUCCESS;
 }
@@ -286,4 +338,81 @@ CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget t,
     (void)t;
     (void)scope;
     return CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- CUDA IPC */
+
+/* What a mock handle carries, in CUipcMemHandle's 64 bytes. */
+struct mock_ipc {
+    uint64_t magic;
+    int32_t pid;
+    int32_t fd;
+    uint64_t len;
+};
+#define MOCK_IPC_MAGIC 0x6d6f636b69706321ULL
+_Static_assert(sizeof(struct mock_ipc) <= CU_IPC_HANDLE_SIZE, "fits a CUipcMemHandle");
+
+CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
+{
+    pthread_mutex_lock(&mk.lock);
+    int i = find((uintptr_t)p, 0);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (i >= 0 && mk.a[i].base == (uintptr_t)p && !mk.a[i].ipc) {
+        struct mock_ipc m = {MOCK_IPC_MAGIC, (int32_t)getpid(), mk.a[i].fd, mk.a[i].len};
+        memset(h, 0, sizeof(*h));
+        memcpy(h->reserved, &m, sizeof(m));
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&mk.lock);
+    return r;
+}
+
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
+{
+    struct mock_ipc m;
+    memcpy(&m, h.reserved, sizeof(m));
+    const char *e = getenv("MOCK_CUDA_IPC_OPEN");
+    if (e && atoi(e)) {
+        return (CUresult)atoi(e);
+    }
+    if (m.magic != MOCK_IPC_MAGIC || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (m.pid == (int32_t)getpid()) {
+        return CUDA_ERROR_INVALID_CONTEXT; /* as the driver: not in the exporting process */
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m.pid, (int)m.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size != m.len) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    void *q = map_fd(fd, m.len);
+    close(fd); /* the mapping keeps the memory */
+    if (!q) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (track(q, m.len, -1, 1) != CUDA_SUCCESS) {
+        munmap(q, m.len);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *p = (CUdeviceptr)(uintptr_t)q;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
+{
+    pthread_mutex_lock(&mk.lock);
+    int i = find((uintptr_t)p, 0);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (i >= 0 && mk.a[i].base == (uintptr_t)p && mk.a[i].ipc) {
+        untrack(i);
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&mk.lock);
+    return r;
 }
