@@ -21,6 +21,7 @@
 #include "api_check.h"
 #include "backend.h"
 #include "coll.h"
+#include "devmem.h"
 #include "error.h"
 #include "init.h"
 #include "local.h"
