@@ -225,17 +225,21 @@ size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
  * around every read-modify-write of that heap by whoever applies it, the owner (its own calls,
  * its handler) or a same-node peer through the mapping. Held only for two driver copies, never
  * while waiting for anything else; taken inside the engine lock, never the other way round. */
-static void amo_lock(uint32_t *w)
+static int amo_lock(uint32_t *w)
 {
+    struct fsh_wait_clock clock = {0};
     uint32_t free_ = 0;
-    for (unsigned spins = 1; !__atomic_compare_exchange_n(w, &free_, (uint32_t)fsh_rt.pe + 1, false,
-                                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-         spins++) {
-        free_ = 0;
-        if (spins % 64 == 0) {
-            sched_yield(); /* the holder may be descheduled on a crowded node */
+    while (!__atomic_compare_exchange_n(w, &free_, (uint32_t)fsh_rt.pe + 1, false,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        /* free_ now names the holder (PE + 1): yield on a crowded node, and name it when it
+         * died holding the lock (or FABSHMEM_TIMEOUT passed), like every other wait. */
+        int rc = fsh_progress_backoff(&clock, "a device atomic's heap lock", (int)free_ - 1);
+        if (rc < 0) {
+            return rc;
         }
+        free_ = 0;
     }
+    return 0;
 }
 
 /* An AMO on the object at off of the device heap at heap (ours, or a mapped peer's whose lock
@@ -250,8 +254,11 @@ static int apply_on(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const v
         return fsh_err(-EFAULT, "", "atomic at offset %llu is outside the device heap",
                        (unsigned long long)off);
     }
-    amo_lock(lock);
-    int rc = fsh_cuda_copy(&word, heap + off, size);
+    int rc = amo_lock(lock);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = fsh_cuda_copy(&word, heap + off, size);
     if (rc == 0) {
         fsh_amo_apply(op, &word, value, cond, &old, size);
         if (op != FSH_AMO_FETCH) {
