@@ -33,6 +33,11 @@
 #   DEVICE_CHECK_BUDGET     seconds for the whole run (default 450; a step never starts with
 #                           less than 15 left, and its timeout is cut to what is left)
 #   DEVICE_CHECK_JOBS       make -j (default: the number of cores)
+#   DEVICE_CHECK_MPS=1      start CUDA MPS (nvidia-cuda-mps-control -d) for the run and stop it
+#                           at the end: without it two processes' kernels on one GPU run time-
+#                           sliced, never at once, so a kernel ping-pong between two PEs of
+#                           one GPU waits for context switches (the NVSHMEM row, and the kernel
+#                           ping-pong rows, measure that then; the table's head says which)
 #   CUDA_HOME               default /usr/local/cuda
 #   DEVICE_CHECK_CUDA_LIB   the driver of a real run (default libcuda.so.1); naming the mock
 #                           runs the real run's matrices and sizes without a GPU (a rehearsal)
@@ -103,12 +108,12 @@ put_devdev      | bench | gpu          | 60      | mock    | -                  
 put_signal      | bench | gpu          | 45      | mock    | -                          | bench_put_signal
 heap_staging    | test  | gpu          | 90      | mock    | -                          | gpu_test gpu_device_heap staging
 amo_staging     | test  | gpu          | 75      | mock    | -                          | gpu_test gpu_device_amo staging
+nvshmem         | peer  | gpu,nvcc,nvshmem | 75  | compile | bench/gpu/nvshmem_pingpong.cu | nvshmem_peer
 heap_cuda       | test  | gpu,cudaofi  | 60      | mock    | -                          | gpu_test gpu_device_heap cuda
 amo_cuda        | test  | gpu,cudaofi  | 50      | mock    | -                          | gpu_test gpu_device_amo cuda
 heap_dmabuf     | test  | gpu,cudaofi  | 40      | print   | -                          | gpu_test gpu_device_heap dmabuf
 gpu_other       | test  | gpu          | 90      | mock    | tests/mpi/gpu_*.c          | gpu_other_tests
 device_kernels  | test  | gpu,nvcc     | 90      | compile | tests/gpu/*.cu             | cu_tests
-nvshmem         | peer  | gpu,nvcc,nvshmem | 75  | compile | bench/gpu/nvshmem_pingpong.cu | nvshmem_peer
 '
 # Steps other work will add (their rows below say "absent" until then): kernel_pingpong
 # (device API ping-pong through the mapping and through the proxy), proxy_rate (descriptors
@@ -373,15 +378,16 @@ nvshmem_peer() {
     host=$(ls "$lib"/libnvshmem_host.so* 2>/dev/null | head -n1)
     dev=$lib/libnvshmem_device.a
     [ -n "$host" ] && [ -f "$dev" ] || { log "no libnvshmem_host.so or libnvshmem_device.a in $lib"; return 1; }
+    # nvcc takes no .so.N as an input file: the host library goes to the linker as is
     "$CUDA_HOME/bin/nvcc" -std=c++17 -rdc=true -arch="$arch" -I"$inc" bench/gpu/nvshmem_pingpong.cu \
-        -o "$WORK/nvshmem_pingpong" "$dev" "$host" -Xlinker -rpath="$lib" || return 1
+        -o "$WORK/nvshmem_pingpong" "$dev" -Xlinker "$host" -Xlinker -rpath="$lib" || return 1
     local dir
     dir=$(mktemp -d "$WORK/nvshmem_pp.XXXXXX")
     # the unique-id bootstrap over loopback; no network transport (one GPU, one node)
     LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} $LAUNCH -n 2 -x LD_LIBRARY_PATH \
         -x NVSHMEM_PP_DIR="$dir" -x NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo \
         -x NVSHMEM_REMOTE_TRANSPORT=none -x NVSHMEM_SYMMETRIC_SIZE=64M \
-        "$WORK/nvshmem_pingpong" -s 8 -n 1000 -r 11 >"$LOGS/nvshmem.csv"
+        "$WORK/nvshmem_pingpong" -s 8 -n 200 -r 5 -w 20 >"$LOGS/nvshmem.csv"
     local rc=$?
     rm -rf "$dir"
     cat "$LOGS/nvshmem.csv"
@@ -405,8 +411,11 @@ needs_missing() {
         nvshmem)
             local h
             h=$(nvshmem_home)
-            [ -n "$h" ] && { [ -f "$h/include/nvshmem.h" ] || [ -f "$h/src/include/nvshmem.h" ]; } ||
-                miss="$miss nvshmem(no package)"
+            if [ -z "$h" ]; then
+                miss="$miss nvshmem(no nvidia-nvshmem package in python3, DEVICE_CHECK_NVSHMEM unset)"
+            elif [ ! -f "$h/include/nvshmem.h" ] && [ ! -f "$h/src/include/nvshmem.h" ]; then
+                miss="$miss nvshmem(no include/nvshmem.h under $h)"
+            fi
             ;;
         *) miss="$miss $n(unknown)" ;;
         esac
@@ -503,7 +512,7 @@ table() {
     if [ "$DRY" = 1 ]; then
         echo "Dry run: no GPU; the GPU steps ran on the mock driver, their numbers are not judged."
     else
-        echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)"
+        echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1); CUDA MPS: $MPS"
     fi
     local lf=${OFI:-"the system one"}
     echo "libfabric: $lf; NVSHMEM: $(nvshmem_home || true)"
@@ -561,8 +570,27 @@ table() {
     done <<<"$ROWS"
 }
 
+# DEVICE_CHECK_MPS=1: an MPS control daemon of this run's own (pipes and logs in $WORK)
+MPS=off
+mps_start() {
+    [ "${DEVICE_CHECK_MPS:-0}" = 1 ] && [ "$DRY" = 0 ] || return 0
+    export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps_pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps_log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    if nvidia-cuda-mps-control -d >"$LOGS/mps.log" 2>&1; then
+        MPS=on
+    else
+        MPS="failed to start (logs/mps.log)"
+        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+}
+mps_stop() {
+    [ "$MPS" = on ] && echo quit | nvidia-cuda-mps-control >>"$LOGS/mps.log" 2>&1
+    return 0
+}
+
 main() {
     log "device_check: $([ "$DRY" = 1 ] && echo 'dry run, ')budget ${BUDGET}s, logs in $LOGS"
+    mps_start
     local line name kind needs limit dry prog cmd
     while IFS= read -r line; do
         [ -z "$(trim "$line")" ] && continue
@@ -570,6 +598,7 @@ main() {
         run_step "$(trim "$name")" "$(trim "$kind")" "$(trim "$needs")" "$(trim "$limit")" \
             "$(trim "$dry")" "$(trim "$prog")" "$(trim "$cmd")"
     done <<<"$STEPS"
+    mps_stop
     table >"$OUT/table.md"
     echo
     cat "$OUT/table.md"
