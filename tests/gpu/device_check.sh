@@ -28,6 +28,9 @@
 #   DEVICE_CHECK_OFI        prefix of a CUDA-enabled libfabric (built and carried as
 #                           tests/gpu/README.md says): fabshmem is built against it and the
 #                           cuda and dmabuf paths are tested; without it those steps say so
+#   DEVICE_CHECK_OFI_SRC    instead: a libfabric source tree, or a .tar.gz of one, with its
+#                           configure generated (>= 1.20): the run builds it first, --with-cuda,
+#                           into a scratch prefix, and uses that (tests/gpu/README.md)
 #   DEVICE_CHECK_NVSHMEM    NVSHMEM prefix (include/, lib/); default: the Python package
 #                           nvidia-nvshmem-cu13 (site-packages/nvidia/nvshmem) when python3 has it
 #   DEVICE_CHECK_BUDGET     seconds for the whole run (default 450; a step never starts with
@@ -101,6 +104,7 @@ fi
 # ------------------------------------------------------------------------------ the steps
 # name          | kind  | needs        | timeout | dry     | program                    | command
 STEPS='
+libfabric       | build | -            | 150     | run     | -                          | build_ofi
 build           | build | -            | 200     | run     | -                          | do_build
 nvcc_header     | build | nvcc         | 60      | run     | include/shmemx_device.h    | nvcc_header
 ceiling         | bench | gpu          | 45      | mock    | -                          | bench_ceiling
@@ -175,6 +179,28 @@ gpu_arch() {
 }
 
 # ------------------------------------------------------------------------------ step commands
+# a CUDA-enabled libfabric from DEVICE_CHECK_OFI_SRC, installed into $OFI (only shm, tcp, rxm:
+# what the tests use; CUDA loaded at run time as fabshmem loads it)
+build_ofi() {
+    unset MAKEFLAGS MFLAGS MAKELEVEL
+    local src=$DEVICE_CHECK_OFI_SRC dir
+    case $src in /*) ;; *) src=$TOP/$src ;; esac
+    if [ -f "$src" ]; then
+        mkdir -p "$WORK/ofi_src" && tar xzf "$src" -C "$WORK/ofi_src" || return 1
+        dir=$(dirname "$(find "$WORK/ofi_src" -maxdepth 2 -name configure | head -n1)")
+    else
+        dir=$src
+    fi
+    [ -x "$dir/configure" ] || { log "no configure in $src (run its ./autogen.sh first)"; return 1; }
+    log "libfabric source: $dir"
+    mkdir -p "$WORK/ofi_build" && cd "$WORK/ofi_build" || return 1
+    "$dir/configure" --prefix="$OFI" --with-cuda="$CUDA_HOME" --enable-cuda-dlopen --enable-only \
+        --enable-shm --enable-tcp --enable-rxm --disable-static >configure.log 2>&1 ||
+        { tail -n 20 configure.log; return 1; }
+    make -j"$JOBS" install >make.log 2>&1 || { grep -i -m 10 error make.log; return 1; }
+    "$OFI/bin/fi_info" --version
+}
+
 do_build() {
     unset MAKEFLAGS MFLAGS MAKELEVEL
     for t in pkg-config mpirun "$CUDA_HOME/bin/nvcc"; do
@@ -445,6 +471,7 @@ run_step() {
         return
     fi
     local miss env=""
+    [ "$cmd" = build_ofi ] && [ -z "${DEVICE_CHECK_OFI_SRC:-}" ] && return
     miss=$(needs_missing "$needs")
     if [ "$DRY" = 1 ]; then
         miss=${miss//gpu(dry run)/}
@@ -495,6 +522,11 @@ run_step() {
     if [ $rc != 0 ]; then
         [ "$kind" = peer ] && result="${result/FAIL/error}" || FAILED=1
         [ "$kind" = build ] && [ "$name" = build ] && BUILD_OK=0
+        if [ "$cmd" = build_ofi ]; then
+            # the rest runs on the system's libfabric; the cudaofi steps say why not
+            OFI="" DEVICE_CHECK_OFI=""
+            export DEVICE_CHECK_OFI
+        fi
         tail -n 15 "$logf" | sed 's/^/    /'
     fi
     if [ "$DRY" = 1 ] && [ "$rc" = 0 ] && [ "$result" = pass ]; then
@@ -590,6 +622,10 @@ mps_stop() {
 
 main() {
     log "device_check: $([ "$DRY" = 1 ] && echo 'dry run, ')budget ${BUDGET}s, logs in $LOGS"
+    if [ -n "${DEVICE_CHECK_OFI_SRC:-}" ] && [ -z "$OFI" ]; then
+        OFI=$WORK/cudaofi
+        export DEVICE_CHECK_OFI=$OFI
+    fi
     mps_start
     local line name kind needs limit dry prog cmd
     while IFS= read -r line; do
