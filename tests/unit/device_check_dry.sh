@@ -5,12 +5,16 @@
 # driver, nvcc compiles where nvcc is. Fails when the script fails (a step failed), or when its
 # table lacks what every dry run must show: the build and the device-heap tests passed, the
 # benchmark rows filled with numbers, the GPU-only steps printed. Skips (77) in a build without
-# CUDA headers (no mock driver to run on).
+# CUDA headers (no mock driver to run on) and in a build outside the source tree.
 name=device_check_dry
 top_srcdir=${top_srcdir:-${0%/*}/../..}
 top_builddir=${top_builddir:-.}
 if [ ! -e "$top_builddir/tests/gpu/libmockcuda.so" ]; then
     echo "$name: SKIP (no tests/gpu/libmockcuda.so: configured without CUDA headers)"
+    exit 77
+fi
+if [ "$(cd "$top_builddir" && pwd)" != "$(cd "$top_srcdir" && pwd)" ]; then
+    echo "$name: SKIP (a build outside the source tree: device_check.sh builds in the source tree)"
     exit 77
 fi
 out=$(mktemp -d "${TMPDIR:-/tmp}/fsh_devcheck.XXXXXX") || exit 1
