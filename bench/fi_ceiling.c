@@ -47,6 +47,10 @@
  *                     copies host -> GPU from page-locked memory, each complete on return, as
  *                     the target of a staged put copies (ceiling of rma's device target on the
  *                     staging path); the driver is FABSHMEM_CUDA_LIB, else libcuda.so.1
+ *   cuda_d2d_bw       the same rounds of driver copies GPU -> GPU between two buffers of this
+ *                     rank's GPU, each complete on return: the copy a put between two device
+ *                     heaps of one GPU (or one node, mapped) cannot beat (ceiling of rma's
+ *                     devdev target)
  * The last write of each size carries a pattern that rank 1 checks (#wrong).
  */
 #define _GNU_SOURCE
@@ -82,7 +86,8 @@ struct card {
 static const struct bench_desc desc = {
     .name = "fi_ceiling",
     .tests = "fi_write_lat,fi_copy_post_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,"
-             "fi_inject_write_rate,fi_inject_flush_rate,fi_inject_flush_lat,memcpy_bw,cuda_h2d_bw",
+             "fi_inject_write_rate,fi_inject_flush_rate,fi_inject_flush_lat,memcpy_bw,cuda_h2d_bw,"
+             "cuda_d2d_bw",
     .targets = "",
     .defaults = "",
 };
@@ -611,14 +616,15 @@ static void memcpy_test(void)
     }
 }
 
-/* Rounds of WINDOW host -> GPU copies from page-locked F.buf into dev; MB/s on rank 0. */
-static double time_h2d(void *dev, size_t size, double *best)
+/* Rounds of WINDOW driver copies src -> dst of size bytes; the median round in us on rank 0
+ * (*best: the fastest), -1 when a copy failed. */
+static double time_copies(void *dst, const void *src, size_t size, double *best)
 {
     int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
     for (int r = -1; r < rounds; r++) {
         double t0 = bench_now_us();
         for (int w = 0; w < opts.window; w++) {
-            if (fsh_cuda_copy(dev, F.buf, size) != 0) {
+            if (fsh_cuda_copy(dst, src, size) != 0) {
                 return -1;
             }
         }
@@ -629,44 +635,65 @@ static double time_h2d(void *dev, size_t size, double *best)
     return bench_stats(samples, rounds, best);
 }
 
-static void cuda_test(void)
+/* One section of driver copies: h2d from page-locked F.buf into dev, or d2d from dev into
+ * dev + F.max. The data check sends the pattern the same way and reads it back to the host. */
+static void copy_section(const char *name, int d2d, unsigned char *dev, int pinned)
 {
-    if (!bench_want(&opts, "cuda_h2d_bw")) {
-        return;
-    }
-    const char *heap = getenv("FABSHMEM_DEVICE_HEAP_SIZE");
-    if (!heap || !heap[0] || strcmp(heap, "0") == 0) {
-        bench_note("cuda_h2d_bw: not run (FABSHMEM_DEVICE_HEAP_SIZE is not set: no GPU asked for)");
-        return;
-    }
-    const char *lib = getenv("FABSHMEM_CUDA_LIB");
-    void *dev = NULL;
-    int ok = fsh_cuda_open(lib ? lib : "", NULL, rank) == 0 && (dev = fsh_cuda_alloc(F.max));
-    if (!ok) {
-        bench_note("cuda_h2d_bw: not run (%s)", fsh_cuda_reason());
-        fsh_cuda_close();
-        return;
-    }
-    int pinned = fsh_cuda_host_register(F.buf, F.max) == 0;
-    bench_section("cuda_h2d_bw", "local", "MB/s",
-                  pinned ? "WINDOW driver copies host -> GPU per round, page-locked source"
-                         : "WINDOW driver copies host -> GPU per round, pageable source");
+    const char *what = d2d ? "WINDOW driver copies GPU -> GPU (two buffers of one GPU) per round"
+                     : pinned ? "WINDOW driver copies host -> GPU per round, page-locked source"
+                              : "WINDOW driver copies host -> GPU per round, pageable source";
+    bench_section(name, "local", "MB/s", what);
     for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
         double med = 1, best = 1, per = (double)size * opts.window;
         long wrong = 0;
         if (rank == 0) {
-            med = time_h2d(dev, size, &best);
-            bench_fill(F.buf, size, size);
+            unsigned char *dst = d2d ? dev + F.max : dev;
+            const void *src = d2d ? (const void *)dev : F.buf;
+            med = time_copies(dst, src, size, &best);
+            bench_fill(F.buf, size, size + (size_t)d2d);
             if (med < 0 || fsh_cuda_copy(dev, F.buf, size) != 0 ||
-                fsh_cuda_copy(F.buf + F.max, dev, size) != 0) {
+                (d2d && (fsh_cuda_memset(dst, 0, size) != 0 ||
+                         fsh_cuda_copy(dst, dev, size) != 0)) ||
+                fsh_cuda_copy(F.buf + F.max, dst, size) != 0) {
                 wrong = (long)size;
                 med = best = 1;
             } else {
-                wrong = bench_count_wrong(F.buf + F.max, size, size);
+                wrong = bench_count_wrong(F.buf + F.max, size, size + (size_t)d2d);
             }
         }
         fsh_boot_fence(0, serve);
         bench_row(size, per / med, per / best, wrong);
+    }
+}
+
+static void cuda_test(void)
+{
+    int h2d = bench_want(&opts, "cuda_h2d_bw"), d2d = bench_want(&opts, "cuda_d2d_bw");
+    if (!h2d && !d2d) {
+        return;
+    }
+    const char *names = h2d && d2d ? "cuda_h2d_bw, cuda_d2d_bw" : h2d ? "cuda_h2d_bw"
+                                                                      : "cuda_d2d_bw";
+    const char *heap = getenv("FABSHMEM_DEVICE_HEAP_SIZE");
+    if (!heap || !heap[0] || strcmp(heap, "0") == 0) {
+        bench_note("%s: not run (FABSHMEM_DEVICE_HEAP_SIZE is not set: no GPU asked for)", names);
+        return;
+    }
+    const char *lib = getenv("FABSHMEM_CUDA_LIB");
+    unsigned char *dev = NULL;
+    /* [0, max): the h2d target and d2d source; [max, 2 max): the d2d destination */
+    int ok = fsh_cuda_open(lib ? lib : "", NULL, rank) == 0 && (dev = fsh_cuda_alloc(2 * F.max));
+    if (!ok) {
+        bench_note("%s: not run (%s)", names, fsh_cuda_reason());
+        fsh_cuda_close();
+        return;
+    }
+    int pinned = fsh_cuda_host_register(F.buf, F.max) == 0;
+    if (h2d) {
+        copy_section("cuda_h2d_bw", 0, dev, pinned);
+    }
+    if (d2d) {
+        copy_section("cuda_d2d_bw", 1, dev, pinned);
     }
     if (pinned) {
         fsh_cuda_host_unregister(F.buf);

@@ -3,7 +3,9 @@
  * rma: one-sided latency, bandwidth and message rate between PE 0 and PE 1 over a size sweep,
  * on a heap target (shmem_malloc) and a static one (a symmetric global array); the private
  * target is the heap one with PE 0's side in malloc'd memory (a non-symmetric source of puts,
- * destination of gets: what a provider needing local registration must register).
+ * destination of gets: what a provider needing local registration must register). With
+ * fabshmem's device heap, device puts into PE 1's GPU heap from PE 0's host heap and devdev
+ * from PE 0's GPU heap (GPU to GPU; fi_ceiling's cuda_d2d_bw is its copy ceiling).
  *
  *   mpirun -n 2 ./bench/rma [-b 8] [-e 1M] [-T heap,static,private] [-t put_lat,put_bw] [--csv]
  *
@@ -65,12 +67,14 @@ static uint64_t sig;
 
 /* remote: where peers write and read; local: PE 0's source/destination. On the device
  * target (fabshmem's shmemx_malloc_device) remote is GPU memory, local host heap, and the
- * checks reach remote through a driver copy (shmem_getmem/putmem to oneself) into scratch. */
+ * checks reach remote through a driver copy (shmem_getmem/putmem to oneself) into scratch. On
+ * the devdev target local is GPU memory too (local_dev), reached the same way. */
 struct target {
     const char *name;
     unsigned char *remote, *local;
     size_t cap;
-    unsigned char *scratch; /* device target only */
+    unsigned char *scratch; /* device targets only */
+    int local_dev;          /* devdev: local is in this PE's device heap */
 };
 
 static const struct bench_desc desc = {
@@ -78,7 +82,7 @@ static const struct bench_desc desc = {
     .tests = "put_lat,put_nbi_lat,put_ret,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat,"
              "put_session_rate,put_session_scatter_rate,ctx_threads_rate",
 #if BENCH_HAVE_DEVICE
-    .targets = "heap,static,private,device",
+    .targets = "heap,static,private,device,devdev",
 #else
     .targets = "heap,static,private",
 #endif
@@ -109,6 +113,37 @@ static void fill_remote(const struct target *t, size_t size, unsigned long seed)
     }
     bench_fill(t->scratch, size, seed);
     shmem_putmem(t->remote, t->scratch, size, me);
+}
+
+/* The same for this PE's local area (PE 0's source of puts, destination of gets). */
+static long count_local(const struct target *t, size_t size, unsigned long seed)
+{
+    if (!t->local_dev) {
+        return bench_count_wrong(t->local, size, seed);
+    }
+    memset(t->scratch, 0, size);
+    shmem_getmem(t->scratch, t->local, size, me);
+    return bench_count_wrong(t->scratch, size, seed);
+}
+
+static void fill_local(const struct target *t, size_t size, unsigned long seed)
+{
+    if (!t->local_dev) {
+        bench_fill(t->local, size, seed);
+        return;
+    }
+    bench_fill(t->scratch, size, seed);
+    shmem_putmem(t->local, t->scratch, size, me);
+}
+
+static void clear_local(const struct target *t, size_t size)
+{
+    if (!t->local_dev) {
+        memset(t->local, 0, size);
+        return;
+    }
+    memset(t->scratch, 0, size);
+    shmem_putmem(t->local, t->scratch, size, me);
 }
 
 /* Times WINDOW nbi puts + quiet per round on the calling PE; returns the median round in us
@@ -157,7 +192,7 @@ static long check_put(const struct target *t, size_t size, unsigned long seed, i
 {
     shmem_barrier_all();
     if (me == 0) {
-        bench_fill(t->local, size, seed);
+        fill_local(t, size, seed);
         if (nbi) {
             shmem_putmem_nbi(t->remote, t->local, size, peer);
             shmem_quiet();
@@ -180,14 +215,14 @@ static long check_get(const struct target *t, size_t size, unsigned long seed, i
     shmem_barrier_all();
     long wrong = 0;
     if (me == 0) {
-        memset(t->local, 0, size);
+        clear_local(t, size);
         if (nbi) {
             shmem_getmem_nbi(t->local, t->remote, size, peer);
             shmem_quiet();
         } else {
             shmem_getmem(t->local, t->remote, size, peer);
         }
-        wrong = bench_count_wrong(t->local, size, seed);
+        wrong = count_local(t, size, seed);
     }
     return bench_sum(wrong);
 }
@@ -256,7 +291,7 @@ static void bibw_test(const struct target *t)
         unsigned long seed = size * 8 + 6;
         shmem_barrier_all();
         if (me == 0 || me == peer) {
-            bench_fill(t->local, size, seed + (unsigned long)me);
+            fill_local(t, size, seed + (unsigned long)me);
             shmem_putmem_nbi(t->remote, t->local, size, other);
             shmem_quiet();
         }
@@ -311,7 +346,7 @@ static void signal_test(const struct target *t)
         seq++;
         long wrong = 0;
         if (me == 0) {
-            bench_fill(t->local, size, seed);
+            fill_local(t, size, seed);
             shmem_putmem_signal(t->remote, t->local, size, &sig, seq, SHMEM_SIGNAL_SET, peer);
         }
         if (me == peer) {
@@ -498,6 +533,11 @@ static void ctx_threads_test(const struct target *t)
     if (!opts.tests || !strstr(opts.tests, "ctx_threads_rate")) {
         return;
     }
+    if (t->local_dev) {
+        bench_note("ctx_threads_rate: not run on the %s target (its threads fill host sources)",
+                   t->name);
+        return;
+    }
     const char *env = getenv("BENCH_THREADS");
     ct.nthreads = env && atoi(env) > 0 ? atoi(env) : 2;
     ct.nthreads = ct.nthreads > 64 ? 64 : ct.nthreads;
@@ -544,28 +584,39 @@ static void ctx_threads_test(const struct target *t)
 
 #if BENCH_HAVE_DEVICE
 /* The device target: PE 1's remote area in its GPU's symmetric heap, PE 0's side in the host
- * heap (host -> peer GPU puts, peer GPU -> host gets). */
-static void run_device(void)
+ * heap (host -> peer GPU puts, peer GPU -> host gets). The devdev target (devdev != 0): PE 0's
+ * side in its own device heap too (GPU -> peer GPU puts, peer GPU -> GPU gets). */
+static void run_device(int devdev)
 {
-    if (shmemx_device_heap_size() < opts.max) {
-        bench_note("device target: skipped (%s; FABSHMEM_DEVICE_HEAP_SIZE must hold %zu bytes)",
-                   shmemx_device_info(), opts.max);
+    const char *name = devdev ? "devdev" : "device";
+    size_t need = devdev ? 2 * opts.max : opts.max;
+    if (shmemx_device_heap_size() < need) {
+        bench_note("%s target: skipped (%s; FABSHMEM_DEVICE_HEAP_SIZE must hold %zu bytes)", name,
+                   shmemx_device_info(), need);
         return;
     }
-    bench_note("device target: %s", shmemx_device_info());
-    struct target dev = {"device", shmemx_malloc_device(opts.max), shmem_malloc(opts.max),
-                         opts.max, malloc(opts.max)};
+    bench_note("%s target: %s", name, shmemx_device_info());
+    struct target dev = {name, shmemx_malloc_device(opts.max),
+                         devdev ? shmemx_calloc_device(1, opts.max) : shmem_malloc(opts.max),
+                         opts.max, malloc(opts.max), devdev};
     if (!dev.remote || !dev.local || !dev.scratch) {
         if (me == 0) {
-            fprintf(stderr, "rma: cannot allocate %zu bytes of device and host heap\n", opts.max);
+            fprintf(stderr, "rma: cannot allocate %zu bytes of device heap and %zu of %s\n",
+                    opts.max, opts.max, devdev ? "device heap" : "host heap");
         }
         shmem_global_exit(1);
     }
-    memset(dev.local, 0x5a, opts.max);
+    if (!devdev) {
+        memset(dev.local, 0x5a, opts.max);
+    }
     run_target(&dev);
     shmem_barrier_all();
     free(dev.scratch);
-    shmem_free(dev.local);
+    if (devdev) {
+        shmemx_free_device(dev.local);
+    } else {
+        shmem_free(dev.local);
+    }
     shmemx_free_device(dev.remote);
 }
 #endif
@@ -602,7 +653,7 @@ int main(int argc, char **argv)
     bench_shmem_start(&opts, &desc);
     int n = opts.iters > 3 ? opts.iters : 3;
     samples = malloc(sizeof(double) * (size_t)n);
-    struct target heap = {"heap", NULL, NULL, opts.max, NULL};
+    struct target heap = {"heap", NULL, NULL, opts.max, NULL, 0};
     if (bench_want_target(&opts, "heap")) {
         heap.remote = shmem_malloc(opts.max);
         heap.local = shmem_malloc(opts.max);
@@ -615,12 +666,12 @@ int main(int argc, char **argv)
         run_target(&heap);
     }
     if (bench_want_target(&opts, "static")) {
-        struct target st = {"static", static_remote, static_local, STATIC_MAX, NULL};
+        struct target st = {"static", static_remote, static_local, STATIC_MAX, NULL, 0};
         memset(static_local, 0x5a, STATIC_MAX);
         run_target(&st);
     }
     if (bench_want_target(&opts, "private")) {
-        struct target pv = {"private", shmem_malloc(opts.max), malloc(opts.max), opts.max, NULL};
+        struct target pv = {"private", shmem_malloc(opts.max), malloc(opts.max), opts.max, NULL, 0};
         target_ready(&pv, "the largest size of heap and of private memory");
         run_target(&pv);
         shmem_barrier_all();
@@ -629,7 +680,10 @@ int main(int argc, char **argv)
     }
 #if BENCH_HAVE_DEVICE
     if (bench_want_target(&opts, "device")) {
-        run_device();
+        run_device(0);
+    }
+    if (bench_want_target(&opts, "devdev")) {
+        run_device(1);
     }
 #endif
 #if BENCH_HAVE_SESSION
