@@ -302,7 +302,7 @@ static void begin(const char *fn, void *stream)
         pthread_mutex_unlock(&sc.lock);
         done(fn, rc);
     }
-    done(fn, fsh_cuda_stream_check(stream, fn));
+    done(fn, fsh_cuda_stream_check(stream));
 }
 
 /* A slot for op, queued on stream. The descriptor is copied in before the slot is armed. */

@@ -113,10 +113,9 @@ void fsh_cuda_host_free(void *p)
 {
     (void)p;
 }
-int fsh_cuda_stream_check(void *stream, const char *fn)
+int fsh_cuda_stream_check(void *stream)
 {
     (void)stream;
-    (void)fn;
     return fsh_err(-ENODEV, "build with --with-cuda and run on a host with a GPU", "%s", reason);
 }
 int fsh_cuda_stream_capturing(void *stream, bool *capturing)
@@ -499,7 +498,7 @@ void fsh_cuda_host_free(void *p)
     }
 }
 
-int fsh_cuda_stream_check(void *stream, const char *fn)
+int fsh_cuda_stream_check(void *stream)
 {
     int rc = need_stream_funcs();
     if (rc != 0) {
@@ -509,13 +508,13 @@ int fsh_cuda_stream_check(void *stream, const char *fn)
     CUresult r = cu.cuStreamGetCtx((CUstream)stream, &ctx);
     if (r != CUDA_SUCCESS) {
         return fsh_err(-EINVAL, "pass a CUstream or cudaStream_t created on this PE's GPU and not yet destroyed (NULL: the default stream)",
-                       "%s: %p is not a stream the CUDA driver knows (cuStreamGetCtx: CUDA error %d, %s)",
-                       fn, stream, (int)r, cu_str(r));
+                       "%p is not a stream the CUDA driver knows (cuStreamGetCtx: CUDA error %d, %s)",
+                       stream, (int)r, cu_str(r));
     }
     if (ctx != cu.ctx) {
         return fsh_err(-EINVAL, "create the stream in the device's primary context (the CUDA runtime's), on this PE's GPU",
-                       "%s: stream %p belongs to another CUDA context than fabshmem's (%s)", fn,
-                       stream, reason);
+                       "stream %p belongs to another CUDA context than fabshmem's (%s)", stream,
+                       reason);
     }
     return 0;
 }

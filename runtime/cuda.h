@@ -59,7 +59,7 @@ int fsh_cuda_flush_rdma(void);
 void *fsh_cuda_host_alloc(size_t len, void **devptr);
 void fsh_cuda_host_free(void *p);
 /* Is stream a live stream of this PE's context? 0, or -EINVAL naming the driver's answer. */
-int fsh_cuda_stream_check(void *stream, const char *fn);
+int fsh_cuda_stream_check(void *stream);
 /* Is stream capturing into a graph now? */
 int fsh_cuda_stream_capturing(void *stream, bool *capturing);
 /* Can the stream memory operations (32-bit write and wait) be used here? true, or false with
