@@ -81,7 +81,7 @@ static inline void drv_open(void)
 
 /* A gate on a stream: what the stream queues after it waits until gate_open (a host function,
  * so it works whatever way the library serves streams). */
-static void drv_gate_fn(void *arg)
+static __attribute__((unused)) void drv_gate_fn(void *arg)
 {
     volatile int *open = arg;
     while (!__atomic_load_n(open, __ATOMIC_ACQUIRE)) {
