@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef int (*drv_fn)();
 static struct {
     int (*stream_create)(void **s, unsigned flags);
     int (*stream_destroy)(void *s);
@@ -24,6 +23,7 @@ static struct {
     int (*host_fn)(void *s, void (*fn)(void *), void *arg);
     int (*htod)(uint64_t dst, const void *src, size_t n, void *s);
     int (*dtoh)(void *dst, uint64_t src, size_t n, void *s);
+    int (*dtod)(uint64_t dst, uint64_t src, size_t n, void *s);
     int (*memset8)(uint64_t dst, unsigned char c, size_t n, void *s);
     int (*begin_capture)(void *s, int mode);
     int (*end_capture)(void *s, void **graph);
@@ -60,6 +60,7 @@ static inline void drv_open(void)
     *(void **)&drv.host_fn = drv_sym(lib, "cuLaunchHostFunc");
     *(void **)&drv.htod = drv_sym(lib, "cuMemcpyHtoDAsync_v2");
     *(void **)&drv.dtoh = drv_sym(lib, "cuMemcpyDtoHAsync_v2");
+    *(void **)&drv.dtod = drv_sym(lib, "cuMemcpyDtoDAsync_v2");
     *(void **)&drv.memset8 = drv_sym(lib, "cuMemsetD8Async");
     *(void **)&drv.begin_capture = drv_sym(lib, "cuStreamBeginCapture_v2");
     *(void **)&drv.end_capture = drv_sym(lib, "cuStreamEndCapture");
