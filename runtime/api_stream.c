@@ -166,15 +166,17 @@ static void *worker_main(void *arg)
                 continue; /* a signal wait not yet satisfied: look again next round */
             }
             moved = true;
-            /* go back to 0 before done: the stream writes go again only after it saw done. */
+            /* go back to 0 before done: the stream writes go again only after it saw done. And
+             * done before FINISHED: a claim takes a FINISHED slot once done is 0 again, which
+             * must mean "reset by the stream", never "not yet written". */
             __atomic_store_n(go_word(i), 0, __ATOMIC_RELEASE);
+            __atomic_store_n(done_word(i), 1, __ATOMIC_RELEASE);
             if (state == S_ARMED) {
                 __atomic_store_n(&op->state, S_FINISHED, __ATOMIC_RELEASE);
                 pthread_mutex_lock(&sc.lock);
                 sc.armed--;
                 pthread_mutex_unlock(&sc.lock);
             }
-            __atomic_store_n(done_word(i), 1, __ATOMIC_RELEASE);
         }
         if (moved) {
             idle = 0;
