@@ -20,6 +20,8 @@
  * is synchronized and everything is checked.
  * A captured graph (put_signal, wait, reset of the signal word, copy out, barrier) launched
  * GRAPH_LAUNCHES times gives that many correct rounds; nothing runs at capture.
+ * Then more calls than there are slots, with no gate: MANY single-word puts with signal ADD,
+ * a wait for the count, every word and the count checked.
  * STREAM_HOSTFN (gpu_stream_hostfn): the same with the stream memory operations unsupported
  * by the mock (MOCK_CUDA_STREAM_MEMOPS=0), so the library serves streams with cuLaunchHostFunc.
  */
@@ -194,6 +196,39 @@ static void graph(void *s)
     free(got);
 }
 
+/* More calls than slots (FABSHMEM_STREAM_SLOTS, 256 by default) with no gate: slots are taken
+ * again as soon as their stream reset them, and each put lands in its own word. */
+#define MANY 300
+static void many(void *s)
+{
+    uint64_t *recv = shmem_calloc(MANY, sizeof(uint64_t));
+    uint64_t *count = shmem_calloc(1, sizeof(uint64_t));
+    uint64_t *send = malloc(MANY * sizeof(uint64_t));
+    if (!t_check(recv && count && send, "allocation failed")) {
+        exit(1);
+    }
+    for (size_t i = 0; i < MANY; i++) {
+        send[i] = value(me, 300, i);
+    }
+    shmem_barrier_all();
+    for (size_t i = 0; i < MANY; i++) {
+        shmemx_putmem_signal_on_stream(recv + i, send + i, sizeof(uint64_t), count, 1,
+                                       SHMEM_SIGNAL_ADD, right, s);
+    }
+    shmemx_signal_wait_until_on_stream(count, SHMEM_CMP_GE, MANY, s);
+    DRV(drv.stream_sync(s));
+    size_t bad = 0;
+    for (size_t i = 0; i < MANY; i++) {
+        bad += recv[i] != value(left, 300, i);
+    }
+    t_check(bad == 0, "%zu of %d single-word puts wrong", bad, MANY);
+    t_check(*count == MANY, "count %llu after %d signal adds", (unsigned long long)*count, MANY);
+    shmem_barrier_all();
+    shmem_free(count);
+    shmem_free(recv);
+    free(send);
+}
+
 int main(void)
 {
 #ifdef STREAM_HOSTFN
@@ -209,6 +244,7 @@ int main(void)
     DRV(drv.stream_create(&s, 1));
     rounds(s);
     graph(s);
+    many(s);
     if (me == 0) {
         printf("  %s\n", shmemx_stream_info());
     }
