@@ -232,7 +232,13 @@ static void many(void *s)
 int main(void)
 {
 #ifdef STREAM_HOSTFN
+    /* The mock is told it has no memory operations (the library must find that out and fall
+     * back); a real driver is not, so there the fallback is asked for. */
     setenv("MOCK_CUDA_STREAM_MEMOPS", "0", 1);
+    const char *lib = getenv("FABSHMEM_CUDA_LIB");
+    if (lib && lib[0] && strcmp(lib, FSH_MOCK_CUDA) != 0) {
+        setenv("FABSHMEM_STREAM_MODE", "hostfunc", 0);
+    }
 #endif
     gpu_test_start(NAME);
     me = shmem_my_pe();
