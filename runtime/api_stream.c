@@ -324,10 +324,17 @@ static void enqueue(const char *fn, void *stream, const struct op *desc)
             }
         }
         if (op) {
-            unsigned index = op->index;
-            *op = *desc;
+            /* Field by field: state is the worker's to read (atomically) at any time. */
+            op->kind = desc->kind;
             op->fn = fn;
-            op->index = index;
+            op->dest = desc->dest;
+            op->src = desc->src;
+            op->n = desc->n;
+            op->sig = desc->sig;
+            op->value = desc->value;
+            op->sig_op = desc->sig_op;
+            op->pe = desc->pe;
+            op->team = desc->team;
             if (capturing) {
                 sc.graph++;
             } else {
