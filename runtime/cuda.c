@@ -120,6 +120,55 @@ void fsh_cuda_ipc_close(void *p)
 {
     (void)p;
 }
+void *fsh_cuda_host_alloc(size_t len, void **devptr)
+{
+    (void)devptr;
+    fsh_err(-ENODEV, "build with --with-cuda and run on a host with a GPU", "%s (%zu bytes)",
+            reason, len);
+    return NULL;
+}
+void fsh_cuda_host_free(void *p)
+{
+    (void)p;
+}
+int fsh_cuda_stream_check(void *stream)
+{
+    (void)stream;
+    return fsh_err(-ENODEV, "build with --with-cuda and run on a host with a GPU", "%s", reason);
+}
+int fsh_cuda_stream_capturing(void *stream, bool *capturing)
+{
+    (void)stream;
+    *capturing = false;
+    return -ENODEV;
+}
+bool fsh_cuda_stream_memops(char *why, size_t why_len, char *info, size_t info_len)
+{
+    snprintf(why, why_len, "%s", reason);
+    snprintf(info, info_len, "none");
+    return false;
+}
+int fsh_cuda_stream_write32(void *stream, void *dev, uint32_t value)
+{
+    (void)stream;
+    (void)dev;
+    (void)value;
+    return -ENODEV;
+}
+int fsh_cuda_stream_wait32(void *stream, void *dev, uint32_t value)
+{
+    (void)stream;
+    (void)dev;
+    (void)value;
+    return -ENODEV;
+}
+int fsh_cuda_stream_host_fn(void *stream, void (*fn)(void *), void *arg)
+{
+    (void)stream;
+    (void)fn;
+    (void)arg;
+    return -ENODEV;
+}
 
 #else
 
@@ -140,6 +189,13 @@ void fsh_cuda_ipc_close(void *p)
     X(cuStreamSynchronize) X(cuPointerGetAttribute) X(cuMemHostRegister)                        \
     X(cuMemHostUnregister) X(cuMemGetHandleForAddressRange) X(cuFlushGPUDirectRDMAWrites)
 
+/* The stream-ordered operations' entry points (stream.c): looked up like the others, but a
+ * driver without them still opens the GPU (the stream calls then say what is missing). */
+#define CU_STREAM_FUNCS(X)                                                                     \
+    X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost) X(cuStreamGetCtx)          \
+    X(cuStreamIsCapturing) X(cuLaunchHostFunc) X(cuDeviceGetAttribute)                         \
+    X(cuStreamWriteValue32) X(cuStreamWaitValue32)
+
 static struct {
     void *lib;
     bool ready;
@@ -148,7 +204,9 @@ static struct {
     CUstream stream;
 #define X(f) __typeof__(&f) f;
     CU_FUNCS(X)
+    CU_STREAM_FUNCS(X)
 #undef X
+    const char *stream_missing; /* the first of CU_STREAM_FUNCS the driver lacks, or NULL */
 } cu;
 
 static const char *cu_str(CUresult r)
@@ -211,6 +269,13 @@ int fsh_cuda_open(const char *lib, const char *busid, int local_rank)
         return no_gpu("no GPU: the CUDA driver lacks %s (older than these headers)", STR(f));  \
     }
     CU_FUNCS(X)
+#undef X
+#define X(f)                                                                                   \
+    cu.f = (__typeof__(&f))dlsym(cu.lib, STR(f));                                              \
+    if (!cu.f && !cu.stream_missing) {                                                         \
+        cu.stream_missing = STR(f);                                                            \
+    }
+    CU_STREAM_FUNCS(X)
 #undef X
     CUresult r = cu.cuInit(0);
     if (r != CUDA_SUCCESS) {
@@ -471,6 +536,155 @@ void fsh_cuda_ipc_close(void *p)
     if (p && cu.ready && ipc.close && cu.cuCtxSetCurrent(cu.ctx) == CUDA_SUCCESS) {
         ipc.close((CUdeviceptr)(uintptr_t)p);
     }
+}
+
+/* ------------------------------------------------------------------ stream-ordered operations */
+
+/* The message of the error just recorded, which the caller reports as a reason instead. */
+static const char *taken_err(void)
+{
+    static __thread char msg[512];
+    const struct fsh_error *e = fsh_err_last();
+    snprintf(msg, sizeof(msg), "%s", e ? e->msg : "unknown error");
+    fsh_err_clear();
+    return msg;
+}
+
+static int need_stream_funcs(void)
+{
+    int rc = current();
+    if (rc == 0 && cu.stream_missing) {
+        rc = fsh_err(-ENOSYS, "update the NVIDIA driver (CUDA 12 or later)",
+                     "the CUDA driver lacks %s, which the stream-ordered calls need",
+                     cu.stream_missing);
+    }
+    return rc;
+}
+
+void *fsh_cuda_host_alloc(size_t len, void **devptr)
+{
+    if (need_stream_funcs() != 0) {
+        return NULL;
+    }
+    void *p = NULL;
+    CUresult r = cu.cuMemHostAlloc(&p, len, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS) {
+        cu_err(r, "cuMemHostAlloc of host memory mapped for the GPU");
+        return NULL;
+    }
+    CUdeviceptr d = 0;
+    r = cu.cuMemHostGetDevicePointer(&d, p, 0);
+    if (r != CUDA_SUCCESS) {
+        cu_err(r, "cuMemHostGetDevicePointer");
+        cu.cuMemFreeHost(p);
+        return NULL;
+    }
+    *devptr = (void *)(uintptr_t)d;
+    return p;
+}
+
+void fsh_cuda_host_free(void *p)
+{
+    if (p && need_stream_funcs() == 0) {
+        cu.cuMemFreeHost(p);
+    }
+}
+
+int fsh_cuda_stream_check(void *stream)
+{
+    int rc = need_stream_funcs();
+    if (rc != 0) {
+        return rc;
+    }
+    CUcontext ctx = NULL;
+    CUresult r = cu.cuStreamGetCtx((CUstream)stream, &ctx);
+    if (r != CUDA_SUCCESS) {
+        return fsh_err(-EINVAL, "pass a CUstream or cudaStream_t created on this PE's GPU and not yet destroyed (NULL: the default stream)",
+                       "%p is not a stream the CUDA driver knows (cuStreamGetCtx: CUDA error %d, %s)",
+                       stream, (int)r, cu_str(r));
+    }
+    if (ctx != cu.ctx) {
+        return fsh_err(-EINVAL, "create the stream in the device's primary context (the CUDA runtime's), on this PE's GPU",
+                       "stream %p belongs to another CUDA context than fabshmem's (%s)", stream,
+                       reason);
+    }
+    return 0;
+}
+
+int fsh_cuda_stream_capturing(void *stream, bool *capturing)
+{
+    int rc = need_stream_funcs();
+    if (rc != 0) {
+        return rc;
+    }
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = cu.cuStreamIsCapturing((CUstream)stream, &st);
+    if (r != CUDA_SUCCESS) {
+        return cu_err(r, "cuStreamIsCapturing");
+    }
+    if (st == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
+        return fsh_err(-EINVAL, "end the capture (cuStreamEndCapture / cudaStreamEndCapture) and capture again",
+                       "the stream's graph capture was invalidated by an earlier call");
+    }
+    *capturing = st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return 0;
+}
+
+bool fsh_cuda_stream_memops(char *why, size_t why_len, char *info, size_t info_len)
+{
+    snprintf(info, info_len, "unknown");
+    if (need_stream_funcs() != 0) {
+        snprintf(why, why_len, "%s", taken_err());
+        return false;
+    }
+    int b64 = -1, nor = -1;
+    cu.cuDeviceGetAttribute(&b64, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, cu.dev);
+    cu.cuDeviceGetAttribute(&nor, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, cu.dev);
+    snprintf(info, info_len, "64-bit memory operations %s, wait NOR %s",
+             b64 < 0 ? "unknown" : b64 ? "yes" : "no", nor < 0 ? "unknown" : nor ? "yes" : "no");
+    /* The 32-bit write and wait (EQ) are what fabshmem uses; CUDA 12 made them core (no
+     * attribute says whether they work on host-mapped memory here): try them once. */
+    void *dev = NULL;
+    uint32_t *word = fsh_cuda_host_alloc(sizeof(uint32_t), &dev);
+    if (!word) {
+        snprintf(why, why_len, "no host memory mapped for the GPU: %s", taken_err());
+        return false;
+    }
+    *word = 0;
+    CUresult r = cu.cuStreamWriteValue32(cu.stream, (CUdeviceptr)(uintptr_t)dev, 7, 0);
+    if (r == CUDA_SUCCESS) {
+        r = cu.cuStreamWaitValue32(cu.stream, (CUdeviceptr)(uintptr_t)dev, 7,
+                                   CU_STREAM_WAIT_VALUE_EQ);
+    }
+    if (r == CUDA_SUCCESS) {
+        r = cu.cuStreamSynchronize(cu.stream);
+    }
+    bool ok = r == CUDA_SUCCESS && __atomic_load_n(word, __ATOMIC_ACQUIRE) == 7;
+    if (!ok) {
+        snprintf(why, why_len, "cuStreamWriteValue32/cuStreamWaitValue32 on host-mapped memory %s (CUDA error %d, %s)",
+                 r == CUDA_SUCCESS ? "did not write the word" : "failed", (int)r, cu_str(r));
+    }
+    fsh_cuda_host_free(word);
+    return ok;
+}
+
+int fsh_cuda_stream_write32(void *stream, void *dev, uint32_t value)
+{
+    CUresult r = cu.cuStreamWriteValue32((CUstream)stream, (CUdeviceptr)(uintptr_t)dev, value, 0);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "cuStreamWriteValue32");
+}
+
+int fsh_cuda_stream_wait32(void *stream, void *dev, uint32_t value)
+{
+    CUresult r = cu.cuStreamWaitValue32((CUstream)stream, (CUdeviceptr)(uintptr_t)dev, value,
+                                        CU_STREAM_WAIT_VALUE_EQ);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "cuStreamWaitValue32");
+}
+
+int fsh_cuda_stream_host_fn(void *stream, void (*fn)(void *), void *arg)
+{
+    CUresult r = cu.cuLaunchHostFunc((CUstream)stream, fn, arg);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "cuLaunchHostFunc");
 }
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Load the driver and open the GPU of this PE. Returns 0 with a GPU, -ENODEV (not recorded:
  * fsh_cuda_reason() says why) without one. lib: the library to dlopen, "" for libcuda.so.1;
@@ -59,5 +60,28 @@ int fsh_cuda_ipc_export(void *base, void *handle, char *why, size_t len);
 /* Map a peer's handle here (peer access enabled as needed); *p: where it is mapped. */
 int fsh_cuda_ipc_open(const void *handle, void **p, char *why, size_t len);
 void fsh_cuda_ipc_close(void *p);
+
+/* ------------------------------------------------------------------ stream-ordered operations
+ * (stream.c). A stream is the caller's CUstream / cudaStream_t, carried as void * (NULL: the
+ * legacy default stream). Errors are recorded with cause and fix. */
+
+/* Page-locked host memory mapped for the device (cuMemHostAlloc, DEVICEMAP): the host address,
+ * and in *devptr the address the GPU (and the stream memory operations) use for the same
+ * bytes. NULL (error recorded) on failure. */
+void *fsh_cuda_host_alloc(size_t len, void **devptr);
+void fsh_cuda_host_free(void *p);
+/* Is stream a live stream of this PE's context? 0, or -EINVAL naming the driver's answer. */
+int fsh_cuda_stream_check(void *stream);
+/* Is stream capturing into a graph now? */
+int fsh_cuda_stream_capturing(void *stream, bool *capturing);
+/* Can the stream memory operations (32-bit write and wait) be used here? true, or false with
+ * why; info gets the device's memory-operation attributes either way. Tried once on a stream
+ * of fabshmem's own (a write, then a wait on what it wrote, synchronized). */
+bool fsh_cuda_stream_memops(char *why, size_t why_len, char *info, size_t info_len);
+/* Queue on stream: a 32-bit write of value to dev (a device address), or a wait until the
+ * 32-bit word at dev equals value; a host function (runs on the driver's thread). */
+int fsh_cuda_stream_write32(void *stream, void *dev, uint32_t value);
+int fsh_cuda_stream_wait32(void *stream, void *dev, uint32_t value);
+int fsh_cuda_stream_host_fn(void *stream, void (*fn)(void *), void *arg);
 
 #endif

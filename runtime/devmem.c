@@ -848,6 +848,11 @@ static int choose_path(int want, bool exportable, int fd, bool system, char *why
                                      path_names[p], no);
         }
         n = passed_over(why, n, len, p, no);
+        if (rc != 0) {
+            /* Recovered (the reason is in why now): a later error must not be reported as
+             * this one, which fsh_err_last() would keep returning. */
+            fsh_err_clear();
+        }
     }
     return fsh_err(-EIO, "", "no registration path for the device heap"); /* unreachable */
 }

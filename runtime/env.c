@@ -227,6 +227,8 @@ static const struct limit {
     {"FABSHMEM_DEVICE_PEERS", 1, 254, "use 1 to 254", false},
     /* Bytes a staging request moves: 0 would move nothing. */
     {"FABSHMEM_DEVICE_CHUNK", 1, 1 << 30, "use bytes from 1 to 1G, e.g. 64K (the default)", false},
+    /* api_stream.c: slots of the stream-ordered calls. */
+    {"FABSHMEM_STREAM_SLOTS", 1, 65536, "use 1 to 65536", false},
     /* fabric_provider.h's FSH_MAX_RAILS; a negative count was taken for 0 (every NIC). */
     {"FABSHMEM_RAILS", 0, 4, "use 0 (every NIC of the list, at most 4) or 1 to 4", false},
     /* Pieces below 8 bytes: libfabric 1.17's shm provider loses some of a put split that
@@ -260,6 +262,8 @@ static struct words {
     /* devmem.c: the index less one is its enum path (auto: -1); 1 is the system iface. */
     WORDS(FABSHMEM_DEVICE_PATH, ONE, "auto", "staging", "cuda", "dmabuf"),
     WORDS(FABSHMEM_DEVICE_IFACE, ONE, "cuda", "system"),
+    /* api_stream.c: auto, memops, hostfunc (its enum mode, 0 for auto). */
+    WORDS(FABSHMEM_STREAM_MODE, ONE, "auto", "memops", "hostfunc"),
     /* topology.c: enum fsh_topo_policy; 1 leaves the CPU affinity alone. */
     WORDS(FABSHMEM_NIC_POLICY, ONE, "nearest", "roundrobin", "all"),
     WORDS(FABSHMEM_BIND, ONE, "auto", "none"),

@@ -883,11 +883,21 @@ static void progress_once(void)
     (void)fsh_progress_poll();
 }
 
+static void (*finalize_hook)(void);
+
+void fsh_init_on_finalize(void (*fn)(void))
+{
+    finalize_hook = fn;
+}
+
 /* The finalize that ends the library (the last shmem_finalize, or the implicit one at exit). */
 static void finalize_all(const char *fn)
 {
     if (fsh_rt.state != FSH_STATE_RUNNING) {
         return;
+    }
+    if (finalize_hook) {
+        finalize_hook(); /* a thread of a module above (stream calls) stops issuing first */
     }
     __atomic_store_n(&lifetime.depth, 0, __ATOMIC_RELEASE);
     /* Everything this PE issued completes before it says it is in finalize (a peer seeing

@@ -14,6 +14,10 @@ void fsh_init_finalize(const char *fn);
 /* shmem_global_exit: end every PE of the job with status. */
 void fsh_init_global_exit(int status) __attribute__((noreturn));
 
+/* fn runs first in the finalize that ends the library, before its quiet: a module above init
+ * (the stream calls' worker, api_stream.c) stops its thread there. One hook; NULL removes it. */
+void fsh_init_on_finalize(void (*fn)(void));
+
 /* Print the two-line report and end the whole job through the launcher:
  *   fabshmem: PE 3/8 (host:pid): shmem_putmem: PE 9 out of range [0,8)
  *   fabshmem: fix: PEs are numbered 0..shmem_n_pes()-1                   */

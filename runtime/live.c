@@ -407,6 +407,9 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
 #define W_IN 1ull
 #define W_FLIGHT 2ull
 #define W_ONE 4ull
+/* fsh_live_helper_thread: a thread of the library acts for this PE (never cleared: the job's
+ * waits stay open-ended once it ran). */
+static bool helper;
 #define STABLE_ROUNDS 2
 
 struct sight {
@@ -474,12 +477,18 @@ static void publish_wait(void)
             snprintf(what, WHAT_BYTES, "%s", w->what);
         }
     }
-    bool one = fsh_rt.thread_level == SHMEM_THREAD_SINGLE && !w->open_ended;
+    bool one = fsh_rt.thread_level == SHMEM_THREAD_SINGLE && !w->open_ended &&
+               !__atomic_load_n(&helper, __ATOMIC_ACQUIRE);
     bool flight = fsh_progress_ops_in_flight(&probe_ctx.track);
     uint64_t word = W_IN | (one ? W_ONE : 0) | (flight ? W_FLIGHT : 0) |
                     (uint64_t)(uint32_t)(w->peer + 1) << 32;
     __atomic_store_n(&peer_watch.word[WAIT_WORD], word, __ATOMIC_RELEASE);
     w->published = true;
+}
+
+void fsh_live_helper_thread(void)
+{
+    __atomic_store_n(&helper, true, __ATOMIC_RELEASE);
 }
 
 /* progress.c: a wait publish_wait published has ended. */

@@ -37,6 +37,11 @@ size_t fsh_live_heap_bytes(void);
 void fsh_live_stop(void);
 void fsh_live_fini(void);
 
+/* Another thread of the library acts for this PE from now on (the stream calls' worker,
+ * api_stream.c): a wait of the program's thread may then end without any PE's program acting,
+ * so it never counts as a single-threaded PE's wait in a deadlock (W_ONE). */
+void fsh_live_helper_thread(void);
+
 /* Publish this PE's state. EXIT is never replaced by FINALIZE (an exit finalizes implicitly). */
 void fsh_live_publish(enum fsh_live_state state, int status);
 

@@ -503,6 +503,11 @@ void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void))
 
 void fsh_progress_enable_locking(void)
 {
+    /* Already real (the progress thread, another thread level): nothing to do, and no write
+     * that threads reading it now would race with (a second caller: api_stream.c). */
+    if (__atomic_load_n(&pg.locking, __ATOMIC_ACQUIRE)) {
+        return;
+    }
     CHECK(locking_may_start(__FILE__, __LINE__));
     pg.locking = true;
 }

@@ -56,6 +56,33 @@ FSH_API size_t shmemx_device_heap_size(void);
 /* One line: size, GPU and registration path, or why the device heap is off ("no GPU: ..."). */
 FSH_API const char *shmemx_device_info(void);
 
+/* ------------------------------------------------------------------ stream-ordered calls
+ * (docs/stream.md). Each call puts its operation on a CUDA stream and returns at once: the
+ * operation runs when the stream reaches it (after the kernels and copies queued before it),
+ * and what the stream queues after it starts only once it completed. No host synchronization;
+ * the calls may be captured into a CUDA graph, and each launch of the graph runs them again.
+ * `stream` is a CUstream or cudaStream_t of this PE's GPU (the primary context, the CUDA
+ * runtime's), passed as void * so no CUDA header is needed; NULL is the legacy default stream
+ * (which cannot be captured). They need the device heap (FABSHMEM_DEVICE_HEAP_SIZE); buffers
+ * may be host or device symmetric memory. While a stream holds such calls, do not call a host
+ * collective on the same team, and synchronize the streams before shmem_finalize.
+ *   putmem_signal: shmem_putmem_signal (SHMEM_SIGNAL_SET or _ADD), complete at the target
+ *     when the stream moves on (the source may be reused);
+ *   signal_wait_until: the stream waits until the local signal word satisfies cmp;
+ *   quiet: every put of this PE issued so far, on streams or not, is complete;
+ *   barrier_all: shmem_barrier_all; alltoallmem: shmem_alltoallmem on team.
+ * shmemx_stream_info() says how streams are served (SHMEM_INFO=1 prints it at first use). */
+FSH_API void shmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nbytes,
+                                            uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                            int pe, void *stream);
+FSH_API void shmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp,
+                                                uint64_t cmp_value, void *stream);
+FSH_API void shmemx_quiet_on_stream(void *stream);
+FSH_API void shmemx_barrier_all_on_stream(void *stream);
+FSH_API void shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source,
+                                          size_t nelems, void *stream);
+FSH_API const char *shmemx_stream_info(void);
+
 /* ------------------------------------------------------------------ all-to-all, variable sizes
  * shmemx_alltoallvmem: every PE of the team sends a different amount to every other (the MoE
  * token-dispatch pattern), and receivers learn the amounts at run time.

@@ -28,17 +28,27 @@
  * CUDA_ERROR_INVALID_VALUE, an imported pointer cannot be cuMemFree'd or re-exported, and
  * only an imported one can be closed. MOCK_CUDA_IPC_OPEN=<n> makes cuIpcOpenMemHandle fail
  * with CUDA error n (a driver that refuses the mapping: the runtime's fallback).
+ *
+ * Streams run for real (the "streams" section at the end): each created stream, and the legacy
+ * stream 0, has a worker thread executing its queued operations in order (copies, memsets,
+ * stream write/wait value, host functions) after the call returned, so a program that forgets
+ * a synchronization reads stale data here as on a GPU. Graph capture records a stream's
+ * operations instead of running them; a launched graph replays them on a stream.
+ * MOCK_CUDA_STREAM_MEMOPS=0 makes the stream memory operations unsupported (as on a driver or
+ * platform without them), for the cuLaunchHostFunc fallback.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
 #include <cuda.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_ALLOCS 256
@@ -240,55 +250,28 @@ static CUresult copy(uintptr_t dst, int dst_dev, uintptr_t src, int src_dev, siz
     return r;
 }
 
+/* The streams section's: queue one operation on stream st (or record it while capturing). */
+static CUresult submit_copy(CUstream st, uintptr_t dst, int dst_dev, uintptr_t src, int src_dev,
+                            size_t n, int memset_value);
+
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st)
 {
-    (void)st;
-    return copy((uintptr_t)d, 1, (uintptr_t)s, 0, n);
+    return submit_copy(st, (uintptr_t)d, 1, (uintptr_t)s, 0, n, -1);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st)
 {
-    (void)st;
-    return copy((uintptr_t)d, 0, (uintptr_t)s, 1, n);
+    return submit_copy(st, (uintptr_t)d, 0, (uintptr_t)s, 1, n, -1);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
-    (void)st;
-    return copy((uintptr_t)d, 1, (uintptr_t)s, 1, n);
+    return submit_copy(st, (uintptr_t)d, 1, (uintptr_t)s, 1, n, -1);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char c, size_t n, CUstream st)
 {
-    (void)st;
-    pthread_mutex_lock(&mk.lock);
-    int i = find((uintptr_t)d, n);
-    if (i >= 0) {
-        open_rw((uintptr_t)d, n, 1);
-        memset((void *)(uintptr_t)d, c, n);
-        open_rw((uintptr_t)d, n, 0);
-    }
-    pthread_mutex_unlock(&mk.lock);
-    return i >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
-CUresult CUDAAPI cuStreamCreate(CUstream *s, unsigned int flags)
-{
-    (void)flags;
-    *s = (CUstream)&mk.ctx_token;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuStreamDestroy(CUstream s)
-{
-    (void)s;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuStreamSynchronize(CUstream s)
-{
-    (void)s;
-    return CUDA_SUCCESS;
+    return submit_copy(st, (uintptr_t)d, 1, 0, 0, n, c);
 }
 
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
@@ -414,5 +397,780 @@ CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
         r = CUDA_SUCCESS;
     }
     pthread_mutex_unlock(&mk.lock);
+    return r;
+}
+
+/* ------------------------------------------------------------------ streams, graphs, host-mapped
+ *
+ * A stream is a queue of operations and a worker thread that runs them in order, after the call
+ * that queued them returned. Stream 0 (the legacy stream) is one more such stream, made at its
+ * first use; it cannot be captured. While a stream captures, its operations go into the
+ * capture's list instead; cuGraphLaunch queues a copy of a graph's list on a stream, as often
+ * as it is called. Arguments are checked when an operation is queued or captured (the error
+ * code the driver returns for them), never later.
+ *
+ * Host-mapped memory (cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP) is one memfd mapped twice:
+ * the host address, and a different "device" address that cuMemHostGetDevicePointer gives,
+ * the same bytes. Stream memory operations accept only device addresses (device memory, or
+ * such a device mapping): a host pointer passed for one is CUDA_ERROR_INVALID_VALUE. */
+
+#define MAX_STREAMS 64
+#define MAX_GRAPHS 64
+#define MAX_HOST_ALLOCS 64
+
+enum mop_kind { MOP_COPY, MOP_MEMSET, MOP_WRITE, MOP_WAIT, MOP_HOSTFN };
+
+struct mop {
+    enum mop_kind kind;
+    uintptr_t dst, src;
+    int dst_dev, src_dev;
+    size_t n;          /* bytes (copy, memset); 4 or 8 (write, wait) */
+    uint64_t value;    /* memset byte; the value written or waited for */
+    unsigned flags;    /* CU_STREAM_WAIT_VALUE_* */
+    CUhostFn fn;
+    void *arg;
+    struct mop *next;
+};
+
+struct mgraph {
+    struct mop *head, *tail;
+    int is_exec;       /* a CUgraphExec (instantiated) or a CUgraph */
+    int used;
+};
+
+struct mstream {
+    int used;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;  /* an operation was queued; the queue became empty */
+    struct mop *head, *tail;
+    int busy;             /* the worker runs an operation */
+    int stop;
+    struct mgraph *capture; /* capturing into this graph, or NULL */
+    int capture_broken;   /* an illegal call during capture (cuStreamSynchronize) */
+};
+
+static struct {
+    pthread_mutex_t lock;
+    struct mstream s[MAX_STREAMS]; /* s[0]: the legacy stream 0 */
+    struct mgraph g[MAX_GRAPHS];
+    struct {
+        uintptr_t host, dev;
+        size_t len;
+    } h[MAX_HOST_ALLOCS];
+} ms = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int memops_supported(void)
+{
+    const char *e = getenv("MOCK_CUDA_STREAM_MEMOPS");
+    return !e || atoi(e) != 0;
+}
+
+static void *stream_main(void *arg);
+
+static int start_stream(struct mstream *s)
+{
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    s->head = s->tail = NULL;
+    s->busy = s->stop = 0;
+    s->capture = NULL;
+    s->capture_broken = 0;
+    if (pthread_create(&s->thread, NULL, stream_main, s) != 0) {
+        return -1;
+    }
+    s->used = 1;
+    return 0;
+}
+
+/* The stream behind a handle: 0 is the legacy stream (started at first use), else one of ours
+ * and alive. NULL for anything else, as the driver answers CUDA_ERROR_INVALID_HANDLE. */
+static struct mstream *stream_of(CUstream h)
+{
+    pthread_mutex_lock(&ms.lock);
+    struct mstream *s = NULL;
+    if (h == NULL) {
+        s = &ms.s[0];
+        if (!s->used && start_stream(s) != 0) {
+            s = NULL;
+        }
+    } else {
+        for (int i = 1; i < MAX_STREAMS; i++) {
+            if ((CUstream)&ms.s[i] == h && ms.s[i].used) {
+                s = &ms.s[i];
+            }
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return s;
+}
+
+static struct mgraph *graph_of(const void *h, int is_exec)
+{
+    for (int i = 0; i < MAX_GRAPHS; i++) {
+        if ((const void *)&ms.g[i] == h && ms.g[i].used && ms.g[i].is_exec == is_exec) {
+            return &ms.g[i];
+        }
+    }
+    return NULL;
+}
+
+static void append(struct mop **head, struct mop **tail, struct mop *op)
+{
+    op->next = NULL;
+    if (*tail) {
+        (*tail)->next = op;
+    } else {
+        *head = op;
+    }
+    *tail = op;
+}
+
+/* Queue op on s, or record it in the capture; op is taken over. */
+static CUresult queue(struct mstream *s, struct mop *op)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->capture) {
+        append(&s->capture->head, &s->capture->tail, op);
+    } else {
+        append(&s->head, &s->tail, op);
+        pthread_cond_broadcast(&s->cond);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return CUDA_SUCCESS;
+}
+
+static struct mop *new_op(enum mop_kind kind)
+{
+    struct mop *op = calloc(1, sizeof(*op));
+    if (op) {
+        op->kind = kind;
+    }
+    return op;
+}
+
+/* A device address the stream memory operations may use: device memory (1), a host-mapped
+ * allocation's device mapping (2, *host set to its host address), else 0. */
+static int device_word(uintptr_t p, size_t n, uintptr_t *host)
+{
+    pthread_mutex_lock(&mk.lock);
+    int i = find(p, n);
+    pthread_mutex_unlock(&mk.lock);
+    if (i >= 0) {
+        *host = p;
+        return 1;
+    }
+    pthread_mutex_lock(&ms.lock);
+    int kind = 0;
+    for (int j = 0; j < MAX_HOST_ALLOCS; j++) {
+        if (ms.h[j].len && p >= ms.h[j].dev && p - ms.h[j].dev <= ms.h[j].len &&
+            n <= ms.h[j].len - (p - ms.h[j].dev)) {
+            *host = ms.h[j].host + (p - ms.h[j].dev);
+            kind = 2;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return kind;
+}
+
+static uint64_t load_word(uintptr_t p, size_t n)
+{
+    uintptr_t h;
+    int kind = device_word(p, n, &h);
+    uint64_t v = 0;
+    if (kind == 1) {
+        pthread_mutex_lock(&mk.lock);
+        open_rw(p, n, 1);
+    }
+    if (kind) {
+        v = n == 4 ? __atomic_load_n((uint32_t *)h, __ATOMIC_ACQUIRE)
+                   : __atomic_load_n((uint64_t *)h, __ATOMIC_ACQUIRE);
+    }
+    if (kind == 1) {
+        open_rw(p, n, 0);
+        pthread_mutex_unlock(&mk.lock);
+    }
+    return v;
+}
+
+static void store_word(uintptr_t p, size_t n, uint64_t v)
+{
+    uintptr_t h;
+    int kind = device_word(p, n, &h);
+    if (kind == 1) {
+        pthread_mutex_lock(&mk.lock);
+        open_rw(p, n, 1);
+    }
+    if (kind && n == 4) {
+        __atomic_store_n((uint32_t *)h, (uint32_t)v, __ATOMIC_RELEASE);
+    } else if (kind) {
+        __atomic_store_n((uint64_t *)h, v, __ATOMIC_RELEASE);
+    }
+    if (kind == 1) {
+        open_rw(p, n, 0);
+        pthread_mutex_unlock(&mk.lock);
+    }
+}
+
+static int wait_met(uint64_t have, uint64_t want, unsigned flags, size_t n)
+{
+    switch (flags & 0xf) {
+    case CU_STREAM_WAIT_VALUE_GEQ:
+        return n == 4 ? (int32_t)((uint32_t)have - (uint32_t)want) >= 0
+                      : (int64_t)(have - want) >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ: return have == want;
+    case CU_STREAM_WAIT_VALUE_AND: return (have & want) != 0;
+    case CU_STREAM_WAIT_VALUE_NOR: return ~(have | want) != 0;
+    default: return 0;
+    }
+}
+
+static void run_op(struct mop *op)
+{
+    switch (op->kind) {
+    case MOP_COPY: copy(op->dst, op->dst_dev, op->src, op->src_dev, op->n); break;
+    case MOP_MEMSET:
+        pthread_mutex_lock(&mk.lock);
+        if (find(op->dst, op->n) >= 0) {
+            open_rw(op->dst, op->n, 1);
+            memset((void *)op->dst, (int)op->value, op->n);
+            open_rw(op->dst, op->n, 0);
+        }
+        pthread_mutex_unlock(&mk.lock);
+        break;
+    case MOP_WRITE: store_word(op->dst, op->n, op->value); break;
+    case MOP_WAIT: {
+        /* As a GPU's wait: polls the word, the stream stays blocked until it holds. */
+        unsigned spins = 0;
+        while (!wait_met(load_word(op->dst, op->n), op->value, op->flags, op->n)) {
+            if (++spins < 64) {
+                sched_yield();
+            } else {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        break;
+    }
+    case MOP_HOSTFN: op->fn(op->arg); break;
+    }
+}
+
+static void *stream_main(void *arg)
+{
+    struct mstream *s = arg;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (!s->head && !s->stop) {
+            pthread_cond_wait(&s->cond, &s->lock);
+        }
+        if (!s->head) {
+            break; /* stop, with nothing left */
+        }
+        struct mop *op = s->head;
+        s->head = op->next;
+        if (!s->head) {
+            s->tail = NULL;
+        }
+        s->busy = 1;
+        pthread_mutex_unlock(&s->lock);
+        run_op(op);
+        free(op);
+        pthread_mutex_lock(&s->lock);
+        s->busy = 0;
+        pthread_cond_broadcast(&s->cond);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static CUresult submit_copy(CUstream st, uintptr_t dst, int dst_dev, uintptr_t src, int src_dev,
+                            size_t n, int memset_value)
+{
+    struct mstream *s = stream_of(st);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    pthread_mutex_lock(&mk.lock);
+    int di = find(dst, n), si = memset_value >= 0 ? -1 : find(src, n);
+    pthread_mutex_unlock(&mk.lock);
+    if ((di >= 0) != dst_dev || (si >= 0) != src_dev) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct mop *op = new_op(memset_value >= 0 ? MOP_MEMSET : MOP_COPY);
+    if (!op) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    op->dst = dst;
+    op->dst_dev = dst_dev;
+    op->src = src;
+    op->src_dev = src_dev;
+    op->n = n;
+    op->value = memset_value >= 0 ? (uint64_t)memset_value : 0;
+    return queue(s, op);
+}
+
+CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
+{
+    if (!out || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&ms.lock);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    for (int i = 1; i < MAX_STREAMS; i++) {
+        if (!ms.s[i].used) {
+            if (start_stream(&ms.s[i]) == 0) {
+                *out = (CUstream)&ms.s[i];
+                r = CUDA_SUCCESS;
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return r;
+}
+
+/* The driver lets a destroyed stream finish its work; so does the mock, then ends the thread. */
+CUresult CUDAAPI cuStreamDestroy(CUstream h)
+{
+    struct mstream *s = h ? stream_of(h) : NULL;
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    pthread_mutex_lock(&ms.lock);
+    s->used = 0;
+    pthread_mutex_unlock(&ms.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream h)
+{
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    pthread_mutex_lock(&s->lock);
+    if (s->capture) {
+        s->capture_broken = 1; /* the driver invalidates the capture */
+        pthread_mutex_unlock(&s->lock);
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    while (s->head || s->busy) {
+        pthread_cond_wait(&s->cond, &s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamQuery(CUstream h)
+{
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    pthread_mutex_lock(&s->lock);
+    CUresult r = s->capture ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                 : (s->head || s->busy) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+CUresult CUDAAPI cuStreamGetCtx(CUstream h, CUcontext *ctx)
+{
+    if (!stream_of(h) || !ctx) {
+        return !ctx ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+    }
+    *ctx = (CUcontext)&mk.ctx_token;
+    return CUDA_SUCCESS;
+}
+
+static CUresult mem_op(CUstream h, enum mop_kind kind, CUdeviceptr addr, uint64_t value,
+                       size_t n, unsigned flags)
+{
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (!memops_supported()) {
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    uintptr_t host;
+    if ((uintptr_t)addr % n != 0 || !device_word((uintptr_t)addr, n, &host)) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    unsigned cmp = flags & 0xf;
+    if (kind == MOP_WAIT && cmp != CU_STREAM_WAIT_VALUE_GEQ && cmp != CU_STREAM_WAIT_VALUE_EQ &&
+        cmp != CU_STREAM_WAIT_VALUE_AND && cmp != CU_STREAM_WAIT_VALUE_NOR) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct mop *op = new_op(kind);
+    if (!op) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    op->dst = (uintptr_t)addr;
+    op->n = n;
+    op->value = value;
+    op->flags = flags;
+    return queue(s, op);
+}
+
+CUresult CUDAAPI cuStreamWriteValue32(CUstream h, CUdeviceptr a, cuuint32_t v, unsigned int fl)
+{
+    return mem_op(h, MOP_WRITE, a, v, 4, fl);
+}
+
+CUresult CUDAAPI cuStreamWriteValue64(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned int fl)
+{
+    return mem_op(h, MOP_WRITE, a, v, 8, fl);
+}
+
+CUresult CUDAAPI cuStreamWaitValue32(CUstream h, CUdeviceptr a, cuuint32_t v, unsigned int fl)
+{
+    return mem_op(h, MOP_WAIT, a, v, 4, fl);
+}
+
+CUresult CUDAAPI cuStreamWaitValue64(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned int fl)
+{
+    return mem_op(h, MOP_WAIT, a, v, 8, fl);
+}
+
+CUresult CUDAAPI cuLaunchHostFunc(CUstream h, CUhostFn fn, void *arg)
+{
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (!fn) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct mop *op = new_op(MOP_HOSTFN);
+    if (!op) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    op->fn = fn;
+    op->arg = arg;
+    return queue(s, op);
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice d)
+{
+    if (!v) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (d != 0) {
+        return CUDA_ERROR_INVALID_DEVICE;
+    }
+    switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR:
+        *v = memops_supported();
+        return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+        *v = 1;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE; /* an attribute the mock does not model */
+    }
+}
+
+/* ---- capture and graphs */
+
+CUresult CUDAAPI cuStreamBeginCapture(CUstream h, CUstreamCaptureMode mode)
+{
+    if (h == NULL) {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
+    }
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&ms.lock);
+    struct mgraph *g = NULL;
+    for (int i = 0; i < MAX_GRAPHS && !g; i++) {
+        if (!ms.g[i].used) {
+            g = &ms.g[i];
+            memset(g, 0, sizeof(*g));
+            g->used = 1;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    if (!g) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&s->lock);
+    CUresult r = CUDA_SUCCESS;
+    if (s->capture) {
+        r = CUDA_ERROR_ILLEGAL_STATE;
+    } else {
+        s->capture = g;
+        s->capture_broken = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (r != CUDA_SUCCESS) {
+        g->used = 0;
+    }
+    return r;
+}
+
+static void drop_ops(struct mop *op)
+{
+    while (op) {
+        struct mop *next = op->next;
+        free(op);
+        op = next;
+    }
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream h, CUgraph *out)
+{
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (!out) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&s->lock);
+    struct mgraph *g = s->capture;
+    int broken = s->capture_broken;
+    s->capture = NULL;
+    s->capture_broken = 0;
+    pthread_mutex_unlock(&s->lock);
+    if (!g) {
+        return CUDA_ERROR_ILLEGAL_STATE;
+    }
+    if (broken) {
+        drop_ops(g->head);
+        pthread_mutex_lock(&ms.lock);
+        g->used = 0;
+        pthread_mutex_unlock(&ms.lock);
+        *out = NULL;
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    *out = (CUgraph)g;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status)
+{
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (!status) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&s->lock);
+    *status = !s->capture ? CU_STREAM_CAPTURE_STATUS_NONE
+              : s->capture_broken ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                  : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    pthread_mutex_unlock(&s->lock);
+    return CUDA_SUCCESS;
+}
+
+/* A copy of a graph's list of operations. */
+static struct mop *copy_ops(const struct mop *op, struct mop **tail)
+{
+    struct mop *head = NULL;
+    *tail = NULL;
+    for (; op; op = op->next) {
+        struct mop *c = malloc(sizeof(*c));
+        if (!c) {
+            drop_ops(head);
+            return NULL;
+        }
+        *c = *op;
+        append(&head, tail, c);
+    }
+    return head;
+}
+
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *out, CUgraph hg, unsigned long long flags)
+{
+    (void)flags;
+    if (!out) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&ms.lock);
+    struct mgraph *g = graph_of(hg, 0), *e = NULL;
+    for (int i = 0; g && i < MAX_GRAPHS && !e; i++) {
+        if (!ms.g[i].used) {
+            e = &ms.g[i];
+            memset(e, 0, sizeof(*e));
+            e->used = 1;
+            e->is_exec = 1;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    if (!g) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!e) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    e->head = copy_ops(g->head, &e->tail);
+    if (g->head && !e->head) {
+        e->used = 0;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *out = (CUgraphExec)e;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec he, CUstream h)
+{
+    pthread_mutex_lock(&ms.lock);
+    struct mgraph *e = graph_of(he, 1);
+    pthread_mutex_unlock(&ms.lock);
+    if (!e) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    struct mop *tail, *head = copy_ops(e->head, &tail);
+    if (e->head && !head) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&s->lock);
+    CUresult r = CUDA_SUCCESS;
+    if (s->capture) {
+        r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* graphs in graphs: not modelled */
+    } else if (head) {
+        if (s->tail) {
+            s->tail->next = head;
+        } else {
+            s->head = head;
+        }
+        s->tail = tail;
+        pthread_cond_broadcast(&s->cond);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (r != CUDA_SUCCESS) {
+        drop_ops(head);
+    }
+    return r;
+}
+
+static CUresult graph_free(const void *h, int is_exec)
+{
+    pthread_mutex_lock(&ms.lock);
+    struct mgraph *g = graph_of(h, is_exec);
+    if (g) {
+        drop_ops(g->head);
+        g->head = g->tail = NULL;
+        g->used = 0;
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec he)
+{
+    return graph_free(he, 1);
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph hg)
+{
+    return graph_free(hg, 0);
+}
+
+/* ---- host-mapped memory */
+
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
+{
+    if (!pp || len == 0 ||
+        (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                             CU_MEMHOSTALLOC_WRITECOMBINED))) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    size_t page = 4096, n = (len + page - 1) & ~(page - 1);
+    int fd = memfd_create("mock_cuda_host", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)n) != 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    void *host = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *dev = (flags & CU_MEMHOSTALLOC_DEVICEMAP)
+                    ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : NULL;
+    close(fd);
+    if (host == MAP_FAILED || dev == MAP_FAILED) {
+        if (host != MAP_FAILED) {
+            munmap(host, n);
+        }
+        if (dev && dev != MAP_FAILED) {
+            munmap(dev, n);
+        }
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&ms.lock);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < MAX_HOST_ALLOCS; i++) {
+        if (!ms.h[i].len) {
+            ms.h[i].host = (uintptr_t)host;
+            ms.h[i].dev = (uintptr_t)dev; /* 0: not mapped for the device */
+            ms.h[i].len = n;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    if (r != CUDA_SUCCESS) {
+        munmap(host, n);
+        if (dev) {
+            munmap(dev, n);
+        }
+        return r;
+    }
+    *pp = host;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *out, void *p, unsigned int flags)
+{
+    if (!out || flags != 0) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&ms.lock);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < MAX_HOST_ALLOCS; i++) {
+        uintptr_t h = ms.h[i].host;
+        if (ms.h[i].len && ms.h[i].dev && (uintptr_t)p >= h && (uintptr_t)p - h < ms.h[i].len) {
+            *out = (CUdeviceptr)(ms.h[i].dev + ((uintptr_t)p - h));
+            r = CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return r;
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+    pthread_mutex_lock(&ms.lock);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < MAX_HOST_ALLOCS; i++) {
+        if (ms.h[i].len && ms.h[i].host == (uintptr_t)p) {
+            munmap((void *)ms.h[i].host, ms.h[i].len);
+            if (ms.h[i].dev) {
+                munmap((void *)ms.h[i].dev, ms.h[i].len);
+            }
+            ms.h[i].len = 0;
+            r = CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
     return r;
 }

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gpu_stream: the stream-ordered calls (shmemx_*_on_stream), data-verified, on the mock CUDA
+ * driver here (tests/gpu/libmockcuda.so, whose streams run their operations on threads of
+ * their own after the call returned) or on a real one (FABSHMEM_CUDA_LIB=libcuda.so.1).
+ *
+ * Each PE has a stream whose first operation is a gate (a host function that waits until the
+ * test opens it), then per round:
+ *   copy host pattern -> device source (the stream's own copy: a put that ran at call time, or
+ *     before the stream reached it, would send the stale source);
+ *   put_signal_on_stream of the source into the right neighbour's device block, SET round;
+ *   signal_wait_until_on_stream for our own signal == round (from the left neighbour);
+ *   copy of the received device block -> host (ordered after the wait: a wait that did not
+ *     hold the stream lets the copy read stale data);
+ *   quiet_on_stream, barrier_all_on_stream (the left neighbour's next put comes after it);
+ *   copy host pattern -> device a2a source, alltoallmem_on_stream, copy a2a dest -> host.
+ * Every call must return with the gate closed (a call that waited for its stream would hang:
+ * the test opens the gate only after the calls returned, and fails on the timeout), and before
+ * the gate opens nothing of the round may have happened here. Then the gate opens, the stream
+ * is synchronized and everything is checked.
+ * A captured graph (put_signal, wait, reset of the signal word, copy out, barrier) launched
+ * GRAPH_LAUNCHES times gives that many correct rounds; nothing runs at capture.
+ * Then more calls than there are slots, with no gate: MANY single-word puts with signal ADD,
+ * a wait for the count, every word and the count checked.
+ * STREAM_HOSTFN (gpu_stream_hostfn): the same with the stream memory operations unsupported
+ * by the mock (MOCK_CUDA_STREAM_MEMOPS=0), so the library serves streams with cuLaunchHostFunc.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "../gpu/gpu_test.h"
+#include "../gpu/stream_drv.h"
+
+#ifdef STREAM_HOSTFN
+#define NAME "gpu_stream_hostfn"
+#else
+#define NAME "gpu_stream"
+#endif
+#define N 4096 /* uint64_t per put: 32 KiB, several staging chunks with 8K chunks */
+#define ROUNDS 3
+#define GRAPH_LAUNCHES 5
+#define A2A 16 /* uint64_t per PE pair */
+
+static int me, npes, right, left;
+
+static uint64_t value(int pe, int round, size_t i)
+{
+    return t_pattern(pe * 1000 + round, i);
+}
+
+static void rounds(void *s)
+{
+    uint64_t *dsrc = shmemx_malloc_device(N * sizeof(uint64_t));
+    uint64_t *ddst = shmemx_malloc_device(N * sizeof(uint64_t));
+    uint64_t *asrc = shmemx_malloc_device((size_t)npes * A2A * sizeof(uint64_t));
+    uint64_t *adst = shmemx_malloc_device((size_t)npes * A2A * sizeof(uint64_t));
+    uint64_t *sig = shmem_calloc(1, sizeof(uint64_t));
+    uint64_t *pat = malloc(ROUNDS * N * sizeof(uint64_t));
+    uint64_t *got = malloc(ROUNDS * N * sizeof(uint64_t));
+    uint64_t *apat = malloc((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
+    uint64_t *agot = malloc((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
+    if (!t_check(dsrc && ddst && asrc && adst && sig && pat && got && apat && agot,
+                 "allocation failed")) {
+        exit(1);
+    }
+    memset(got, 0xee, ROUNDS * N * sizeof(uint64_t));
+    memset(agot, 0xee, (size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
+    for (int r = 0; r < ROUNDS; r++) {
+        for (size_t i = 0; i < N; i++) {
+            pat[r * N + i] = value(me, r + 1, i);
+        }
+        for (int j = 0; j < npes; j++) {
+            for (size_t i = 0; i < A2A; i++) {
+                /* what PE me sends PE j in round r */
+                apat[((size_t)r * npes + j) * A2A + i] = value(me * 64 + j, r + 100, i);
+            }
+        }
+    }
+    shmem_barrier_all();
+
+    int gate = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    DRV(drv.host_fn(s, drv_gate_fn, &gate));
+    for (int r = 0; r < ROUNDS; r++) {
+        uint64_t *mine = pat + (size_t)r * N, *back = got + (size_t)r * N;
+        size_t abytes = (size_t)npes * A2A * sizeof(uint64_t);
+        DRV(drv.htod((uint64_t)(uintptr_t)dsrc, mine, N * sizeof(uint64_t), s));
+        shmemx_putmem_signal_on_stream(ddst, dsrc, N * sizeof(uint64_t), sig, (uint64_t)r + 1,
+                                       SHMEM_SIGNAL_SET, right, s);
+        shmemx_signal_wait_until_on_stream(sig, SHMEM_CMP_EQ, (uint64_t)r + 1, s);
+        DRV(drv.dtoh(back, (uint64_t)(uintptr_t)ddst, N * sizeof(uint64_t), s));
+        shmemx_quiet_on_stream(s);
+        shmemx_barrier_all_on_stream(s);
+        DRV(drv.htod((uint64_t)(uintptr_t)asrc, apat + (size_t)r * npes * A2A, abytes, s));
+        shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, adst, asrc, A2A * sizeof(uint64_t), s);
+        DRV(drv.dtoh(agot + (size_t)r * npes * A2A, (uint64_t)(uintptr_t)adst, abytes, s));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* The gate is closed: the calls returned without their stream, and nothing ran here yet. */
+    t_check(drv.stream_query(s) == DRV_NOT_READY, "the stream finished with its gate closed");
+    size_t stale = 0;
+    for (size_t i = 0; i < ROUNDS * N; i++) {
+        stale += got[i] == 0xeeeeeeeeeeeeeeeeULL;
+    }
+    t_check(stale == ROUNDS * N, "%zu words were copied out before the gate opened",
+            ROUNDS * N - stale);
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    DRV(drv.stream_sync(s));
+    double enq = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (me == 0) {
+        printf("  %d rounds of 6 stream calls enqueued in %.1f ms with the gate closed\n", ROUNDS,
+               enq * 1e3);
+    }
+
+    for (int r = 0; r < ROUNDS; r++) {
+        size_t bad = 0, first = N;
+        for (size_t i = 0; i < N; i++) {
+            if (got[(size_t)r * N + i] != value(left, r + 1, i)) {
+                bad++;
+                first = first < i ? first : i;
+            }
+        }
+        t_check(bad == 0, "round %d: %zu of %d words from PE %d wrong after the signal wait "
+                "(first at %zu)", r + 1, bad, N, left, first);
+        size_t abad = 0;
+        for (int j = 0; j < npes; j++) {
+            for (size_t i = 0; i < A2A; i++) {
+                abad += agot[((size_t)r * npes + j) * A2A + i] != value(j * 64 + me, r + 100, i);
+            }
+        }
+        t_check(abad == 0, "round %d: %zu all-to-all words wrong", r + 1, abad);
+    }
+    t_check(*sig == ROUNDS, "signal %llu, expected %d", (unsigned long long)*sig, ROUNDS);
+    shmem_barrier_all();
+    shmem_free(sig);
+    shmemx_free_device(adst);
+    shmemx_free_device(asrc);
+    shmemx_free_device(ddst);
+    shmemx_free_device(dsrc);
+    free(pat);
+    free(got);
+    free(apat);
+    free(agot);
+}
+
+/* A graph: captured once, launched GRAPH_LAUNCHES times, each launch one verified round. The
+ * signal word is in the device heap so the stream itself can reset it after the wait. */
+static void graph(void *s)
+{
+    uint64_t *dsrc = shmemx_malloc_device(N * sizeof(uint64_t));
+    uint64_t *ddst = shmemx_malloc_device(N * sizeof(uint64_t));
+    uint64_t *dsig = shmemx_calloc_device(1, sizeof(uint64_t));
+    uint64_t *pat = malloc(N * sizeof(uint64_t)), *got = malloc(N * sizeof(uint64_t));
+    if (!t_check(dsrc && ddst && dsig && pat && got, "allocation failed")) {
+        exit(1);
+    }
+    shmem_barrier_all();
+    void *g = NULL, *exec = NULL;
+    DRV(drv.begin_capture(s, 0));
+    DRV(drv.htod((uint64_t)(uintptr_t)dsrc, pat, N * sizeof(uint64_t), s));
+    shmemx_putmem_signal_on_stream(ddst, dsrc, N * sizeof(uint64_t), dsig, 1, SHMEM_SIGNAL_SET,
+                                   right, s);
+    shmemx_signal_wait_until_on_stream(dsig, SHMEM_CMP_EQ, 1, s);
+    DRV(drv.memset8((uint64_t)(uintptr_t)dsig, 0, sizeof(uint64_t), s));
+    DRV(drv.dtoh(got, (uint64_t)(uintptr_t)ddst, N * sizeof(uint64_t), s));
+    shmemx_barrier_all_on_stream(s);
+    DRV(drv.end_capture(s, &g));
+    DRV(drv.instantiate(&exec, g, 0));
+    /* Captured, not run: no PE's put reached us (a host barrier: every PE has captured). */
+    shmem_barrier_all();
+    uint64_t sigv = 1;
+    shmem_getmem(&sigv, dsig, sizeof(sigv), me);
+    t_check(sigv == 0, "the signal word is %llu after capture alone", (unsigned long long)sigv);
+
+    for (int k = 1; k <= GRAPH_LAUNCHES; k++) {
+        for (size_t i = 0; i < N; i++) {
+            pat[i] = value(me, 200 + k, i);
+        }
+        memset(got, 0xee, N * sizeof(uint64_t));
+        DRV(drv.launch(exec, s));
+        DRV(drv.stream_sync(s));
+        size_t bad = 0;
+        for (size_t i = 0; i < N; i++) {
+            bad += got[i] != value(left, 200 + k, i);
+        }
+        t_check(bad == 0, "graph launch %d: %zu of %d words from PE %d wrong", k, bad, N, left);
+    }
+    DRV(drv.exec_destroy(exec));
+    DRV(drv.graph_destroy(g));
+    shmem_barrier_all();
+    shmemx_free_device(dsig);
+    shmemx_free_device(ddst);
+    shmemx_free_device(dsrc);
+    free(pat);
+    free(got);
+}
+
+/* More calls than slots (FABSHMEM_STREAM_SLOTS, 256 by default) with no gate: slots are taken
+ * again as soon as their stream reset them, and each put lands in its own word. */
+#define MANY 300
+static void many(void *s)
+{
+    uint64_t *recv = shmem_calloc(MANY, sizeof(uint64_t));
+    uint64_t *count = shmem_calloc(1, sizeof(uint64_t));
+    uint64_t *send = malloc(MANY * sizeof(uint64_t));
+    if (!t_check(recv && count && send, "allocation failed")) {
+        exit(1);
+    }
+    for (size_t i = 0; i < MANY; i++) {
+        send[i] = value(me, 300, i);
+    }
+    shmem_barrier_all();
+    for (size_t i = 0; i < MANY; i++) {
+        shmemx_putmem_signal_on_stream(recv + i, send + i, sizeof(uint64_t), count, 1,
+                                       SHMEM_SIGNAL_ADD, right, s);
+    }
+    shmemx_signal_wait_until_on_stream(count, SHMEM_CMP_GE, MANY, s);
+    DRV(drv.stream_sync(s));
+    size_t bad = 0;
+    for (size_t i = 0; i < MANY; i++) {
+        bad += recv[i] != value(left, 300, i);
+    }
+    t_check(bad == 0, "%zu of %d single-word puts wrong", bad, MANY);
+    t_check(*count == MANY, "count %llu after %d signal adds", (unsigned long long)*count, MANY);
+    shmem_barrier_all();
+    shmem_free(count);
+    shmem_free(recv);
+    free(send);
+}
+
+int main(void)
+{
+#ifdef STREAM_HOSTFN
+    /* The mock is told it has no memory operations (the library must find that out and fall
+     * back); a real driver is not, so there the fallback is asked for. */
+    setenv("MOCK_CUDA_STREAM_MEMOPS", "0", 1);
+    const char *lib = getenv("FABSHMEM_CUDA_LIB");
+    if (lib && lib[0] && strcmp(lib, FSH_MOCK_CUDA) != 0) {
+        setenv("FABSHMEM_STREAM_MODE", "hostfunc", 0);
+    }
+#endif
+    gpu_test_start(NAME);
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    right = (me + 1) % npes;
+    left = (me + npes - 1) % npes;
+    drv_open();
+    void *s = NULL;
+    DRV(drv.stream_create(&s, 1));
+    rounds(s);
+    graph(s);
+    many(s);
+    if (me == 0) {
+        printf("  %s\n", shmemx_stream_info());
+    }
+#ifdef STREAM_HOSTFN
+    t_check(strstr(shmemx_stream_info(), "cuLaunchHostFunc") != NULL,
+            "streams not served by cuLaunchHostFunc: %s", shmemx_stream_info());
+#else
+    if (FSH_MOCK_CUDA[0]) {
+        t_check(strstr(shmemx_stream_info(), "cuStreamWriteValue32") != NULL,
+                "streams not served by the memory operations: %s", shmemx_stream_info());
+    }
+#endif
+    DRV(drv.stream_destroy(s));
+    shmem_finalize();
+    return t_finish(NAME);
+}
