@@ -121,6 +121,12 @@ size_t fsh_dev_heap_size(void)
     return dv.size;
 }
 
+/* Only the own heap until same-node peers' heaps are mapped. */
+void *fsh_dev_peer_base(int pe)
+{
+    return fsh_dev_on && pe == fsh_rt.pe ? dv.base : NULL;
+}
+
 /* Inbox c: DEPTH slots, then done[DEPTH]. Its slot k here, and the offsets of its slot k and
  * done[k] (the same on every PE). */
 static struct req *in_slot(unsigned c, unsigned k)
