@@ -102,6 +102,17 @@ int fsh_cuda_flush_rdma(void)
 {
     return -ENODEV;
 }
+void *fsh_cuda_host_alloc(size_t len, void **devptr)
+{
+    (void)devptr;
+    fsh_err(-ENODEV, "build with --with-cuda and run on a host with a GPU", "%s (%zu bytes)",
+            reason, len);
+    return NULL;
+}
+void fsh_cuda_host_free(void *p)
+{
+    (void)p;
+}
 
 #else
 
@@ -120,7 +131,11 @@ int fsh_cuda_flush_rdma(void)
     X(cuCtxSetCurrent) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)    \
     X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)                \
     X(cuStreamSynchronize) X(cuPointerGetAttribute) X(cuMemHostRegister)                        \
-    X(cuMemHostUnregister) X(cuMemGetHandleForAddressRange) X(cuFlushGPUDirectRDMAWrites)
+    X(cuMemHostUnregister) X(cuMemGetHandleForAddressRange) X(cuFlushGPUDirectRDMAWrites)     \
+    CU_FUNCS_HOSTMAP(X)
+
+/* The device API's host-mapped memory (fsh_cuda_host_alloc). */
+#define CU_FUNCS_HOSTMAP(X) X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost)
 
 static struct {
     void *lib;
@@ -379,6 +394,37 @@ int fsh_cuda_flush_rdma(void)
     CUresult r = cu.cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
                                                CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
     return r == CUDA_SUCCESS ? 0 : cu_err(r, "cuFlushGPUDirectRDMAWrites");
+}
+
+/* The device API's host-mapped memory. */
+void *fsh_cuda_host_alloc(size_t len, void **devptr)
+{
+    if (current() != 0) {
+        return NULL;
+    }
+    void *p = NULL;
+    CUresult r = cu.cuMemHostAlloc(&p, len, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+        cu_err(r, "cuMemHostAlloc (DEVICEMAP) of the device API's rings");
+        return NULL;
+    }
+    CUdeviceptr d = 0;
+    r = cu.cuMemHostGetDevicePointer(&d, p, 0);
+    if (r != CUDA_SUCCESS) {
+        cu.cuMemFreeHost(p);
+        cu_err(r, "cuMemHostGetDevicePointer of the device API's rings");
+        return NULL;
+    }
+    memset(p, 0, len);
+    *devptr = (void *)(uintptr_t)d;
+    return p;
+}
+
+void fsh_cuda_host_free(void *p)
+{
+    if (p && current() == 0) {
+        cu.cuMemFreeHost(p);
+    }
 }
 
 #endif

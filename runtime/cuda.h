@@ -48,4 +48,10 @@ int fsh_cuda_device(void);
  * synchronization that guards NIC-written device data takes effect. */
 int fsh_cuda_flush_rdma(void);
 
+/* Host-mapped memory (the device API's rings and completion words): len bytes of page-locked
+ * host memory, zeroed, that kernels of this PE's GPU reach at *devptr (cuMemHostAlloc with
+ * DEVICEMAP, portable). NULL (error recorded) without a GPU or on failure. */
+void *fsh_cuda_host_alloc(size_t len, void **devptr);
+void fsh_cuda_host_free(void *p);
+
 #endif

@@ -14,7 +14,10 @@
  * against kernels, dmabuf or FI_HMEM registration, performance). Those need a GPU machine.
  *
  * MOCK_CUDA_INIT=<n> makes cuInit fail with CUDA error n (100: no device), for the
- * "no GPU" path. MOCK_CUDA_HOST_VISIBLE=1 leaves device memory readable and writable,
+ * "no GPU" path. Host-mapped memory (cuMemHostAlloc) is ordinary host memory kept in a table of
+ * its own: its device pointer is given only for DEVICEMAP allocations, it is freed only by
+ * cuMemFreeHost of its base, and copies count it as host memory, as the driver does.
+ * MOCK_CUDA_HOST_VISIBLE=1 leaves device memory readable and writable,
  * so a provider can move it when the runtime registers it as host memory
  * (FABSHMEM_DEVICE_IFACE=system): that runs the direct registration path end to end here,
  * at the price of the PROT_NONE check.
@@ -35,6 +38,12 @@ static struct {
         size_t len;
     } a[MAX_ALLOCS];
     int n;
+    struct {
+        uintptr_t base;
+        size_t len;
+        unsigned flags;
+    } h[MAX_ALLOCS]; /* cuMemHostAlloc's page-locked host memory */
+    int nh;
     int ctx_token;
 } mk = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -239,14 +248,87 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream s)
     return CUDA_SUCCESS;
 }
 
+/* Index of the host-mapped allocation holding [p, p+len), or -1. Caller holds the lock. */
+static int find_host(uintptr_t p, size_t len)
+{
+    for (int i = 0; i < mk.nh; i++) {
+        if (p >= mk.h[i].base && p - mk.h[i].base <= mk.h[i].len &&
+            len <= mk.h[i].len - (p - mk.h[i].base)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
+{
+    if (!pp || len == 0 || (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                                                CU_MEMHOSTALLOC_WRITECOMBINED))) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&mk.lock);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (mk.nh < MAX_ALLOCS) {
+        mk.h[mk.nh].base = (uintptr_t)m;
+        mk.h[mk.nh].len = len;
+        mk.h[mk.nh].flags = flags;
+        mk.nh++;
+        *pp = m;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&mk.lock);
+    if (r != CUDA_SUCCESS) {
+        munmap(m, len);
+    }
+    return r;
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    if (flags != 0) {
+        return CUDA_ERROR_INVALID_VALUE; /* the driver requires 0 */
+    }
+    pthread_mutex_lock(&mk.lock);
+    int i = find_host((uintptr_t)p, 1);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (i >= 0 && (mk.h[i].flags & CU_MEMHOSTALLOC_DEVICEMAP)) {
+        *d = (CUdeviceptr)(uintptr_t)p; /* unified addressing: the same address */
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&mk.lock);
+    return r;
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+    pthread_mutex_lock(&mk.lock);
+    int i = find_host((uintptr_t)p, 0);
+    if (i < 0 || mk.h[i].base != (uintptr_t)p) {
+        pthread_mutex_unlock(&mk.lock);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    munmap((void *)mk.h[i].base, mk.h[i].len);
+    mk.h[i] = mk.h[--mk.nh];
+    pthread_mutex_unlock(&mk.lock);
+    return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
 {
     if (attr != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
         return CUDA_ERROR_NOT_SUPPORTED;
     }
     pthread_mutex_lock(&mk.lock);
-    int i = find((uintptr_t)p, 1);
+    int i = find((uintptr_t)p, 1), hi = find_host((uintptr_t)p, 1);
     pthread_mutex_unlock(&mk.lock);
+    if (i < 0 && hi >= 0) {
+        *(unsigned int *)data = CU_MEMORYTYPE_HOST;
+        return CUDA_SUCCESS;
+    }
     if (i < 0) {
         return CUDA_ERROR_INVALID_VALUE; /* memory the driver never saw, as the real one */
     }
