@@ -54,6 +54,7 @@
 #include "log.h"
 #include "mr.h"
 #include "progress.h"
+#include "proxy.h"
 #include "amo.h"
 #include "rma.h"
 #include "rt.h"
@@ -901,6 +902,11 @@ static int start_threads(struct start *s)
     return want_progress_thread() ? fsh_progress_thread_start(s->cfg->FABSHMEM_PROGRESS_INTERVAL) : 0;
 }
 
+static int start_proxy(struct start *s)
+{
+    return fsh_proxy_init(s->cfg);
+}
+
 /* The progress thread, then the contexts: the RMA layer has no start-up step of its own (its
  * contexts, lanes and sessions are made by use, from the exchange on) and ends first, once no
  * thread of the library runs, before anything it posts through. */
@@ -986,6 +992,7 @@ static const struct {
     {"signals", start_signals, fsh_signal_fini},
     {"device", start_device, stop_device},
     {"threads", start_threads, stop_threads},
+    {"proxy", start_proxy, fsh_proxy_fini}, /* device API: started by its first handle */
     {"info", start_info, NULL},
     {"connect", start_connect, NULL},
     {"barrier", start_barrier, NULL},
