@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,10 @@ static bool work_or_stop(const void *arg)
             return true;
         }
     }
+    /* Nothing yet: let the CPU go. The proxy inherits the PE's binding, which may be one core
+     * shared with the program's host thread (or, in the tests, with the CPU producers it
+     * waits for); where the core is its own, sched_yield returns at once. */
+    sched_yield();
     return false;
 }
 
