@@ -8,7 +8,7 @@
  *    from 1 B to 64 KiB + 3 (inline, injected, bounced, split); the receiver waits with
  *    shmemx_dev_signal_wait_until, verifies the round's bytes, and answers with a signal-only
  *    ADD: the signal never comes before its data, on every fabric.
- * 2. many: NPROD producer threads share the rings (FABSHMEM_DEVICE_RING=16, set by main, so they
+ * 2. many: NPROD producer threads share the rings (FABSHMEM_DEVICE_RING=16 in .env, so they
  *    wrap hundreds of times and fill: a producer must see head - tail reach the ring size),
  *    each putting rounds into K slots at every PE plus a counting signal; at the end the
  *    counts and the last K rounds' bytes are checked.
@@ -300,9 +300,6 @@ static void mapped(void)
 
 int main(void)
 {
-    /* Small rings, so that they wrap hundreds of times and fill (unless the caller chose). */
-    setenv("FABSHMEM_DEVICE_RING", "16", 0);
-    setenv("FABSHMEM_DEVICE_CHANNELS", "2", 0);
     shmem_init();
     t_start(NAME);
     me = shmem_my_pe();
