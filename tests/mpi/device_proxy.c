@@ -236,7 +236,19 @@ static void torn(void)
         }
     }
     shmem_barrier_all(); /* everybody's torn descriptor is out */
-    sleep_ms(300);
+    /* Keep the proxy busy on ring 1 meanwhile, so it looks at ring 0 in every round (an idle
+     * proxy only wakes for a slot's first word). */
+    shmemx_device_t other = h;
+    other.channel = 1 % h.nchan;
+    uint64_t busy = 0;
+    for (int i = 0; i < 30; i++) {
+        rc = shmemx_dev_put_signal(other, NULL, NULL, 0, &pp_sig[1], 1, SHMEMX_DEV_SIGNAL_ADD,
+                                   me);
+        t_check(rc == 0, "torn: busy signal returned %d", rc);
+        sleep_ms(10);
+    }
+    busy = __atomic_load_n(&pp_sig[1], __ATOMIC_ACQUIRE);
+    t_check(busy >= 30, "torn: %llu of the busy signals arrived", (unsigned long long)busy);
     uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
     t_check(tail == s, "torn: the proxy took a torn descriptor (tail %llu, slot %llu)",
             (unsigned long long)tail, (unsigned long long)s);
