@@ -12,8 +12,9 @@
  *    wrap hundreds of times and fill: a producer must see head - tail reach the ring size),
  *    each putting rounds into K slots at every PE plus a counting signal; at the end the
  *    counts and the last K rounds' bytes are checked.
- * 3. blocking, fence, quiet, barrier: a blocking put's source is reusable on return; puts
- *    before shmemx_dev_barrier_all are visible at every PE after it.
+ * 3. blocking, fence, quiet, barrier: a blocking put's source is reusable on return; a
+ *    512 KiB put followed by quiet, and puts before shmemx_dev_barrier_all, are visible at
+ *    every PE after the barrier (its signals travel after the quiet).
  * 4. torn: a descriptor written in part (the rest of its words still the previous lap's) is
  *    not taken by the proxy (tail and target unchanged for a while); completed, it is.
  * 5. mapped: with every peer's heap mapped here (the intra-node path), a handle whose window
@@ -42,6 +43,8 @@ static uint64_t *pp_sig;    /* symmetric: [0] data signal, [1] ack */
 static uint8_t *many_dst;   /* symmetric: [npes][NPROD][K][SLOT] */
 static uint64_t *many_cnt;  /* symmetric: [npes][NPROD] */
 static uint64_t *bar_dst;   /* symmetric: [npes] */
+static uint8_t *big_dst;    /* symmetric: BIG */
+#define BIG (512 * 1024)
 
 static const size_t pp_len[] = {1, 8, 60, 64, 1000, 4096, 8192, 65536 + 3};
 
@@ -173,7 +176,15 @@ static void many(void)
 static void blocking_barrier(void)
 {
     uint64_t v;
+    int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+    uint8_t *big = malloc(BIG);
     for (int round = 1; round <= 5; round++) {
+        /* A large put in many pieces, then quiet: done must mean landed, so the barrier's
+         * signals (sent after it) cannot overtake it. */
+        t_fill(big, BIG, me, salt_of(me, 77, round));
+        int qrc = shmemx_dev_put_nbi(h, big_dst, big, BIG, next);
+        qrc = qrc ? qrc : shmemx_dev_quiet(h);
+        t_check(qrc == 0, "barrier round %d: big put / quiet returned %d", round, qrc);
         for (int pe = 0; pe < npes; pe++) {
             v = (uint64_t)round * 1000 + (uint64_t)me;
             /* blocking: v may change at once */
@@ -185,6 +196,8 @@ static void blocking_barrier(void)
         t_check(rc == 0, "fence returned %d", rc);
         rc = shmemx_dev_barrier_all(h);
         t_check(rc == 0, "barrier round %d: barrier returned %d", round, rc);
+        t_verify(big_dst, BIG, prev, salt_of(prev, 77, round),
+                 "barrier round %d: %d bytes from PE %d after its quiet", round, BIG, prev);
         for (int src = 0; src < npes; src++) {
             uint64_t got = __atomic_load_n(&bar_dst[src], __ATOMIC_ACQUIRE);
             t_check(got == (uint64_t)round * 1000 + (uint64_t)src,
@@ -195,6 +208,7 @@ static void blocking_barrier(void)
         rc = shmemx_dev_barrier_all(h);
         t_check(rc == 0, "barrier round %d: second barrier returned %d", round, rc);
     }
+    free(big);
 }
 
 /* ---- 4 ---- */
@@ -321,6 +335,7 @@ int main(void)
     many_dst = shmem_calloc((size_t)npes * NPROD * K, SLOT);
     many_cnt = shmem_calloc((size_t)npes * NPROD, sizeof(uint64_t));
     bar_dst = shmem_calloc((size_t)npes, sizeof(uint64_t));
+    big_dst = shmem_calloc(1, BIG);
     if (shmemx_device_handle_host(&h) != 0) {
         t_check(0, "shmemx_device_handle_host failed");
         return t_finish(NAME);
