@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,9 +110,13 @@ void fsh_proxy_stats(uint64_t *descs, uint64_t *rounds)
 static void fail(int rc, int pe)
 {
     const struct fsh_error *e = fsh_err_last();
-    FSH_ERROR("device API proxy stops: %s (PE %d, %s); kernels waiting on its rings or on "
-              "signals get SHMEMX_DEV_EPROXY",
-              e && e->code ? e->msg : "an operation failed", pe, strerror(-rc));
+    char who[32] = "";
+    if (pe >= 0) {
+        snprintf(who, sizeof(who), ", to PE %d", pe);
+    }
+    FSH_ERROR("device API proxy stops: %s (%s%s); kernels waiting on its rings or on signals "
+              "get SHMEMX_DEV_EPROXY",
+              e && e->code ? e->msg : "an operation failed", strerror(-rc), who);
     uint64_t word = (uint64_t)(uint32_t)(-rc ? -rc : EIO) | (uint64_t)(uint32_t)(pe + 1) << 32;
     uint64_t zero = 0;
     __atomic_compare_exchange_n(px.error, &zero, word, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
