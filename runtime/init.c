@@ -1079,6 +1079,9 @@ static void finalize_all(const char *fn)
         return;
     }
     __atomic_store_n(&lc.depth, 0, __ATOMIC_RELEASE);
+    /* The device API's proxy completes what it took and stops before finalize's steps (its
+     * idle wait probes peers through what fsh_live_stop takes away). */
+    fsh_proxy_fini();
     /* Everything this PE issued completes before it says it is in finalize (a peer seeing
      * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
      * barrier is not released by it), and our own notifications are delivered (quiet again)

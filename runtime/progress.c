@@ -503,6 +503,10 @@ void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void))
 
 void fsh_progress_enable_locking(void)
 {
+    if (pg.locking) {
+        return; /* already real: a second caller (the device API's proxy) writes nothing that
+                 * the progress thread reads meanwhile */
+    }
     CHECK(locking_may_start(__FILE__, __LINE__));
     pg.locking = true;
 }

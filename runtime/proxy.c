@@ -410,7 +410,9 @@ int fsh_proxy_start(uint64_t *barrier)
      * injected writes get records (as under SHMEM_THREAD_MULTIPLE: a write counter drains
      * only while nobody posts). */
     fsh_progress_enable_locking();
-    fsh_progress_stop_counting_writes();
+    if (fsh_progress_counts_writes()) {
+        fsh_progress_stop_counting_writes();
+    }
     __atomic_store_n(&px.stop, 0, __ATOMIC_RELEASE);
     rc = pthread_create(&px.thread, NULL, proxy_main, NULL);
     if (rc != 0) {
