@@ -189,8 +189,8 @@ int fsh_cuda_stream_host_fn(void *stream, void (*fn)(void *), void *arg)
     X(cuStreamSynchronize) X(cuPointerGetAttribute) X(cuMemHostRegister)                        \
     X(cuMemHostUnregister) X(cuMemGetHandleForAddressRange) X(cuFlushGPUDirectRDMAWrites)
 
-/* The stream-ordered operations' entry points (stream.c): looked up like the others, but a
- * driver without them still opens the GPU (the stream calls then say what is missing). */
+/* The stream-ordered operations' and the device API's entry points: looked up like the others,
+ * but a driver without them still opens the GPU (those calls then say what is missing). */
 #define CU_STREAM_FUNCS(X)                                                                     \
     X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost) X(cuStreamGetCtx)          \
     X(cuStreamIsCapturing) X(cuLaunchHostFunc) X(cuDeviceGetAttribute)                         \
@@ -579,6 +579,7 @@ void *fsh_cuda_host_alloc(size_t len, void **devptr)
         cu.cuMemFreeHost(p);
         return NULL;
     }
+    memset(p, 0, len);
     *devptr = (void *)(uintptr_t)d;
     return p;
 }

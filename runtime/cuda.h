@@ -62,12 +62,13 @@ int fsh_cuda_ipc_open(const void *handle, void **p, char *why, size_t len);
 void fsh_cuda_ipc_close(void *p);
 
 /* ------------------------------------------------------------------ stream-ordered operations
- * (stream.c). A stream is the caller's CUstream / cudaStream_t, carried as void * (NULL: the
- * legacy default stream). Errors are recorded with cause and fix. */
+ * (api_stream.c) and the device API (api_device.c, proxy.c). A stream is the caller's
+ * CUstream / cudaStream_t, carried as void * (NULL: the legacy default stream). Errors are
+ * recorded with cause and fix. */
 
 /* Page-locked host memory mapped for the device (cuMemHostAlloc, DEVICEMAP): the host address,
- * and in *devptr the address the GPU (and the stream memory operations) use for the same
- * bytes. NULL (error recorded) on failure. */
+ * and in *devptr the address the GPU (kernels, the stream memory operations) use for the same
+ * bytes; zeroed. NULL (error recorded) on failure. */
 void *fsh_cuda_host_alloc(size_t len, void **devptr);
 void fsh_cuda_host_free(void *p);
 /* Is stream a live stream of this PE's context? 0, or -EINVAL naming the driver's answer. */

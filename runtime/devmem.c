@@ -166,7 +166,10 @@ const char *fsh_dev_describe(void)
 
 void *fsh_dev_peer_base(int pe)
 {
-    return fsh_dev_on && dv.peer && pe >= 0 && pe < fsh_rt.npes ? dv.peer[pe] : NULL;
+    if (!fsh_dev_on || pe < 0 || pe >= fsh_rt.npes) {
+        return NULL;
+    }
+    return pe == fsh_rt.pe ? dv.base : dv.peer ? dv.peer[pe] : NULL;
 }
 
 size_t fsh_dev_heap_size(void)

@@ -68,6 +68,9 @@ const char *fsh_dev_describe(void);
  * is not mapped here (another node, FABSHMEM_DEVICE_MAP=0, the driver refused, heap off). */
 void *fsh_dev_peer_base(int pe);
 size_t fsh_dev_heap_size(void);
+/* pe's device heap base as mapped in this process (a pointer kernels of this PE may use), the
+ * own heap's base for this PE, NULL when pe's heap is not mapped here (or the heap is off). */
+void *fsh_dev_peer_base(int pe);
 
 /* Bookkeeping of the device heap (the API adds the barriers). NULL (error recorded) on failure. */
 void *fsh_dev_alloc(size_t size, size_t align);

@@ -55,6 +55,7 @@
 #include "mr.h"
 #include "notify.h"
 #include "progress.h"
+#include "proxy.h"
 #include "amo.h"
 #include "rma.h"
 #include "rt.h"
@@ -719,6 +720,11 @@ static int start_threads(struct start *s)
     return want_progress_thread() ? fsh_progress_thread_start(s->cfg->FABSHMEM_PROGRESS_INTERVAL) : 0;
 }
 
+static int start_proxy(struct start *s)
+{
+    return fsh_proxy_init(s->cfg);
+}
+
 /* The progress thread, then the contexts: the RMA layer has no start-up step of its own (its
  * contexts, lanes and sessions are made by use, from the exchange on) and ends first, once no
  * thread of the library runs, before anything it posts through. */
@@ -804,6 +810,7 @@ static const struct {
     {"signals", start_signals, fsh_signal_fini},
     {"device", start_device, stop_device},
     {"threads", start_threads, stop_threads},
+    {"proxy", start_proxy, fsh_proxy_fini}, /* device API: started by its first handle */
     {"info", start_info, NULL},
     {"connect", start_connect, NULL},
     {"barrier", start_barrier, NULL},
@@ -900,6 +907,9 @@ static void finalize_all(const char *fn)
         finalize_hook(); /* a thread of a module above (stream calls) stops issuing first */
     }
     __atomic_store_n(&lifetime.depth, 0, __ATOMIC_RELEASE);
+    /* The device API's proxy completes what it took and stops before finalize's steps (its
+     * idle wait probes peers through what fsh_live_stop takes away). */
+    fsh_proxy_fini();
     /* Everything this PE issued completes before it says it is in finalize (a peer seeing
      * that has all of it), every PE gets here (on finalize's own slot: a peer still in a
      * barrier is not released by it), and our own notifications are delivered (quiet again)

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * proxy.c: the device API's CPU proxy. It owns the rings GPU threads write descriptors into
+ * (include/shmemx_device.h says their format), the error word kernels check, and the thread
+ * that drains the rings and posts what they ask for through the runtime's own put and
+ * put-with-signal (rma.c, signal.c, the device heap's backend): no wire protocol of its own,
+ * so a signal is applied only after its data landed on every fabric, efa-direct included.
+ *
+ * One thread, started by the first shmemx_device_handle, not a hook of the progress thread:
+ * the progress thread polls under the engine lock, where a hook must not post, while the proxy
+ * posts as any application thread does under SHMEM_THREAD_MULTIPLE (its own context, the
+ * lock contract of docs/architecture.md unchanged: it holds no lock of its own while it calls
+ * the runtime). It inherits the PE's CPU binding, which the topology chose near its GPU.
+ *
+ * A round: take what every ring holds (up to ROUND descriptors per ring; a ring's round ends
+ * after a fence), publish the rings' tails (the producers' credits), post the round grouped
+ * by peer (stable: a peer's operations keep their order), quiet the proxy's context, then
+ * publish each ring's done count. So done covers only operations complete at their targets,
+ * and a fence is a round boundary. With nothing to take it waits in the engine's wait
+ * (polling the fabric for the signals kernels of this PE wait on; probing peers as every wait
+ * does), until a ring has a descriptor or the proxy is told to stop.
+ *
+ * Failure: an operation, quiet or wait that fails (a dead peer, a refused descriptor) stores
+ * errno | (pe + 1) << 32 in the error word, logs the recorded cause, and the thread stops
+ * posting: kernels waiting on a ring or a signal see the word and return SHMEMX_DEV_EPROXY
+ * instead of hanging.
+ *
+ * Never: it never writes a descriptor, never posts from a handler, and never touches a ring
+ * slot it has not been given (tags of the lap it expects on all eight words).
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amo_op.h"
+#include "backend.h"
+#include "cuda.h"
+#include "devmem.h"
+#include "env.h"
+#include "error.h"
+#include "heap.h"
+#include "log.h"
+#include "mr.h"
+#include "progress.h"
+#include "rma.h"
+#include "rt.h"
+#include "signal.h"
+
+#define ROUND 256 /* descriptors taken from one ring per round */
+
+struct item {
+    uint32_t op, pe, sig_op, idx;
+    enum fsh_seg dseg, sseg;
+    uint64_t doff, soff, len, value;
+    const void *src;
+};
+
+static struct {
+    long want_chan, want_slots;
+    bool started, cuda;
+    pthread_t thread;
+    int stop;                     /* atomic */
+    struct fsh_ctx *ctx;
+    unsigned nchan;
+    uint64_t nslots;
+    size_t bytes;
+    uint8_t *mem, *dmem;          /* host and device addresses of the one block */
+    struct shmemx_dev_chan *chan; /* host addresses */
+    struct shmemx_dev_desc *ring;
+    uint64_t *error, *epoch;
+    void **peer_base;
+    uint64_t *barrier;
+    uint64_t *taken;              /* per ring: the next slot to take */
+    struct item *items;
+    uint64_t descs, rounds;       /* atomic: for the benchmark */
+} px;
+
+int fsh_proxy_init(const struct fsh_config *cfg)
+{
+    px.want_chan = cfg->FABSHMEM_DEVICE_CHANNELS;
+    px.want_slots = cfg->FABSHMEM_DEVICE_RING;
+    if (px.want_chan < 1 || px.want_chan > 64) {
+        return fsh_err(-EINVAL, "set FABSHMEM_DEVICE_CHANNELS to 1..64",
+                       "FABSHMEM_DEVICE_CHANNELS=%ld is out of range", px.want_chan);
+    }
+    if (px.want_slots < 2 || px.want_slots > (1L << 20) || (px.want_slots & (px.want_slots - 1))) {
+        return fsh_err(-EINVAL, "set FABSHMEM_DEVICE_RING to a power of two in 2..1048576",
+                       "FABSHMEM_DEVICE_RING=%ld is not a power of two in range", px.want_slots);
+    }
+    return 0;
+}
+
+bool fsh_proxy_started(void)
+{
+    return px.started;
+}
+
+void fsh_proxy_stats(uint64_t *descs, uint64_t *rounds)
+{
+    *descs = __atomic_load_n(&px.descs, __ATOMIC_RELAXED);
+    *rounds = __atomic_load_n(&px.rounds, __ATOMIC_RELAXED);
+}
+
+/* The error word: once, the first cause. */
+static void fail(int rc, int pe)
+{
+    const struct fsh_error *e = fsh_err_last();
+    char who[32] = "";
+    if (pe >= 0) {
+        snprintf(who, sizeof(who), ", to PE %d", pe);
+    }
+    FSH_ERROR("device API proxy stops: %s (%s%s); kernels waiting on its rings or on signals "
+              "get SHMEMX_DEV_EPROXY",
+              e && e->code ? e->msg : "an operation failed", strerror(-rc), who);
+    uint64_t word = (uint64_t)(uint32_t)(-rc ? -rc : EIO) | (uint64_t)(uint32_t)(pe + 1) << 32;
+    uint64_t zero = 0;
+    __atomic_compare_exchange_n(px.error, &zero, word, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/* The descriptor of ring c at sequence s, when all eight words are of s's lap. */
+static bool complete(unsigned c, uint64_t s, uint64_t w[8])
+{
+    const struct shmemx_dev_desc *d = &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
+    uint64_t tag = (s / px.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
+    for (int i = 0; i < 8; i++) {
+        w[i] = __atomic_load_n(&d->w[i], __ATOMIC_ACQUIRE);
+        if ((w[i] & SHMEMX_DEV_TAG) != tag) {
+            return false;
+        }
+        w[i] &= SHMEMX_DEV_PAYLOAD;
+    }
+    return w[7] == (s & SHMEMX_DEV_PAYLOAD);
+}
+
+static bool seg_ok(uint64_t seg)
+{
+    return seg == FSH_SEG_HEAP || (seg == FSH_SEG_DEVICE && fsh_backend_segment(FSH_SEG_DEVICE));
+}
+
+/* Decode and check one descriptor: 0, or -EINVAL (recorded) for one no producer of the header
+ * writes (a corrupted ring or a wrong handle). */
+static int decode(const uint64_t w[8], unsigned c, uint64_t s, struct item *it)
+{
+    it->op = (uint32_t)(w[0] & 0xff);
+    it->dseg = (enum fsh_seg)((w[0] >> 8) & 0xf);
+    it->sseg = (enum fsh_seg)((w[0] >> 12) & 0xf);
+    it->sig_op = (uint32_t)((w[0] >> 16) & 0xf);
+    it->pe = (uint32_t)(w[0] >> 24);
+    it->doff = w[1];
+    it->src = (const void *)(uintptr_t)w[2];
+    it->len = w[3];
+    it->soff = w[4];
+    it->value = (w[5] & 0xffffffffu) | w[6] << 32;
+    const char *bad = NULL;
+    enum fsh_seg seg;
+    uint64_t off;
+    if (it->op == SHMEMX_DEV_OP_FENCE) {
+        return 0;
+    }
+    if (it->op != SHMEMX_DEV_OP_PUT && it->op != SHMEMX_DEV_OP_PUT_SIGNAL) {
+        bad = "unknown operation";
+    } else if (it->pe >= (uint32_t)fsh_rt.npes) {
+        bad = "PE out of range";
+    } else if (it->len && (!seg_ok(it->dseg) ||
+                           fsh_mr_lookup(fsh_mr_local_addr(it->dseg, it->doff), it->len, &seg,
+                                         &off) != 0)) {
+        bad = "destination outside the symmetric heaps";
+    } else if (it->op == SHMEMX_DEV_OP_PUT_SIGNAL &&
+               (!seg_ok(it->sseg) || it->soff % 8 ||
+                it->sig_op > SHMEMX_DEV_SIGNAL_ADD ||
+                fsh_mr_lookup(fsh_mr_local_addr(it->sseg, it->soff), 8, &seg, &off) != 0)) {
+        bad = "bad signal word or operation";
+    }
+    if (bad) {
+        return fsh_err(-EINVAL, "write descriptors only with shmemx_device.h's functions and "
+                                "the handle of this PE",
+                       "device API ring %u slot %llu: %s (op %u, PE %u, seg %u/%u, offset "
+                       "%llu, length %llu)",
+                       c, (unsigned long long)s, bad, it->op, it->pe, (unsigned)it->dseg,
+                       (unsigned)it->sseg, (unsigned long long)it->doff,
+                       (unsigned long long)it->len);
+    }
+    return 0;
+}
+
+/* Take what ring c holds, up to room items (a fence ends the take). Publishes the tail. */
+static int take(unsigned c, struct item *out, size_t room, size_t *n)
+{
+    uint64_t s = px.taken[c], w[8];
+    *n = 0;
+    while (*n < room && complete(c, s, w)) {
+        int rc = decode(w, c, s, &out[*n]);
+        if (rc != 0) {
+            return rc;
+        }
+        s++;
+        if (out[(*n)++].op == SHMEMX_DEV_OP_FENCE) {
+            break;
+        }
+    }
+    if (*n) {
+        px.taken[c] = s;
+        __atomic_store_n(&px.chan[c].tail, s, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+static int by_peer(const void *a, const void *b)
+{
+    const struct item *x = a, *y = b;
+    if (x->pe != y->pe) {
+        return x->pe < y->pe ? -1 : 1;
+    }
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* One descriptor, through the same calls the host API makes for it (api.c). */
+static int post(const struct item *it)
+{
+    struct fsh_ctx *ctx = px.ctx;
+    int pe = (int)it->pe;
+    size_t len = it->len;
+    if (it->op == SHMEMX_DEV_OP_FENCE) {
+        return 0;
+    }
+    if (it->op == SHMEMX_DEV_OP_PUT) {
+        if (fsh_backend_involved(it->dseg, it->src)) {
+            return fsh_backend_put(ctx, it->dseg, it->doff, it->src, len, pe);
+        }
+        return fsh_rma_put(ctx, it->dseg, it->doff, it->src, len, pe, true);
+    }
+    int op = it->sig_op == SHMEMX_DEV_SIGNAL_ADD ? FSH_AMO_ADD : FSH_AMO_SET;
+    int rc = 0;
+    if (it->sseg == FSH_SEG_DEVICE) {
+        /* A device signal word: the data complete first, then the word as a device atomic. */
+        if (len && fsh_backend_involved(it->dseg, it->src)) {
+            rc = fsh_backend_put(ctx, it->dseg, it->doff, it->src, len, pe);
+        } else if (len) {
+            rc = fsh_rma_put(ctx, it->dseg, it->doff, it->src, len, pe, false);
+            rc = rc ? rc : fsh_rma_quiet(ctx);
+        }
+        return rc ? rc : fsh_backend_amo(op, it->soff, &it->value, NULL, NULL, 8, pe);
+    }
+    if (len && fsh_backend_involved(it->dseg, it->src)) {
+        rc = fsh_backend_put(ctx, it->dseg, it->doff, it->src, len, pe);
+        len = 0;
+    }
+    return rc ? rc
+              : fsh_signal_put(ctx, it->dseg, it->doff, it->src, len, it->sseg, it->soff,
+                               it->value, (int)it->sig_op, pe, true);
+}
+
+/* One round; *took: descriptors taken. */
+static int round_once(size_t *took)
+{
+    size_t n = 0;
+    for (unsigned c = 0; c < px.nchan; c++) {
+        size_t got;
+        int rc = take(c, px.items + n, ROUND, &got);
+        if (rc != 0) {
+            fail(rc, -1);
+            return rc;
+        }
+        n += got;
+    }
+    *took = n;
+    if (n == 0) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        px.items[i].idx = (uint32_t)i;
+    }
+    qsort(px.items, n, sizeof(px.items[0]), by_peer);
+    for (size_t i = 0; i < n; i++) {
+        int rc = post(&px.items[i]);
+        if (rc != 0) {
+            fail(rc, (int)px.items[i].pe);
+            return rc;
+        }
+    }
+    int rc = fsh_rma_quiet(px.ctx);
+    if (rc != 0) {
+        fail(rc, -1);
+        return rc;
+    }
+    for (unsigned c = 0; c < px.nchan; c++) {
+        __atomic_store_n(&px.chan[c].done, px.taken[c], __ATOMIC_RELEASE);
+    }
+    __atomic_add_fetch(&px.descs, n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&px.rounds, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* The idle wait's end: a ring has its next descriptor's first word, or stop. */
+static bool work_or_stop(const void *arg)
+{
+    (void)arg;
+    if (__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE)) {
+        return true;
+    }
+    for (unsigned c = 0; c < px.nchan; c++) {
+        uint64_t s = px.taken[c];
+        uint64_t tag = (s / px.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
+        const struct shmemx_dev_desc *d = &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
+        if ((__atomic_load_n(&d->w[0], __ATOMIC_ACQUIRE) & SHMEMX_DEV_TAG) == tag) {
+            return true;
+        }
+    }
+    /* Nothing yet: let the CPU go. The proxy inherits the PE's binding, which may be one core
+     * shared with the program's host thread (or, in the tests, with the CPU producers it
+     * waits for); where the core is its own, sched_yield returns at once. */
+    sched_yield();
+    return false;
+}
+
+static void *proxy_main(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE)) {
+        size_t took = 0;
+        if (round_once(&took) != 0) {
+            break;
+        }
+        if (took) {
+            continue;
+        }
+        int rc = fsh_progress_wait_watched(work_or_stop, NULL,
+                                           "device API proxy: waiting for descriptors", NULL, 0);
+        if (rc == -ETIMEDOUT) {
+            fsh_err_clear(); /* FABSHMEM_WAIT_TIMEOUT bounds user waits, not an idle proxy */
+            continue;
+        }
+        if (rc != 0 && !__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE)) {
+            fail(rc, -1);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void free_block(void)
+{
+    if (px.cuda) {
+        fsh_cuda_host_free(px.mem);
+    } else {
+        free(px.mem);
+    }
+    free(px.taken);
+    free(px.items);
+    px.mem = px.dmem = NULL;
+    px.taken = NULL;
+    px.items = NULL;
+}
+
+int fsh_proxy_start(uint64_t *barrier)
+{
+    if (px.started) {
+        return 0;
+    }
+    px.nchan = (unsigned)px.want_chan;
+    px.nslots = (uint64_t)px.want_slots;
+    size_t chans = px.nchan * sizeof(struct shmemx_dev_chan);
+    size_t ring = px.nchan * px.nslots * sizeof(struct shmemx_dev_desc);
+    size_t words = 2 * 64; /* error, epoch: a cache line each */
+    px.bytes = chans + ring + words + (size_t)fsh_rt.npes * sizeof(void *);
+    px.cuda = fsh_cuda_ready();
+    if (px.cuda) {
+        void *d = NULL;
+        px.mem = fsh_cuda_host_alloc(px.bytes, &d);
+        px.dmem = d;
+    } else {
+        /* No GPU open: the rings serve CPU producers only (the tests, the benchmark). */
+        px.mem = aligned_alloc(64, (px.bytes + 63) & ~(size_t)63);
+        px.dmem = px.mem;
+        if (px.mem) {
+            memset(px.mem, 0, px.bytes);
+        } else {
+            fsh_err(-ENOMEM, "lower FABSHMEM_DEVICE_RING or FABSHMEM_DEVICE_CHANNELS",
+                    "device API rings: %zu bytes", px.bytes);
+        }
+    }
+    px.taken = calloc(px.nchan, sizeof(uint64_t));
+    px.items = calloc(px.nchan * ROUND, sizeof(struct item));
+    if (!px.mem || !px.taken || !px.items) {
+        free_block();
+        return fsh_err_last() && fsh_err_last()->code
+                   ? fsh_err_last()->code
+                   : fsh_err(-ENOMEM, "free host memory", "device API proxy state");
+    }
+    px.chan = (struct shmemx_dev_chan *)px.mem;
+    px.ring = (struct shmemx_dev_desc *)(px.mem + chans);
+    px.error = (uint64_t *)(px.mem + chans + ring);
+    px.epoch = (uint64_t *)(px.mem + chans + ring + 64);
+    px.peer_base = (void **)(px.mem + chans + ring + words);
+    for (int pe = 0; pe < fsh_rt.npes; pe++) {
+        px.peer_base[pe] = fsh_dev_peer_base(pe);
+    }
+    px.barrier = barrier;
+    int rc = fsh_rma_ctx_create(0, NULL, NULL, &px.ctx);
+    if (rc != 0) {
+        free_block();
+        return rc;
+    }
+    /* The proxy posts beside the program's threads: the engine lock becomes real, and
+     * injected writes get records (as under SHMEM_THREAD_MULTIPLE: a write counter drains
+     * only while nobody posts). */
+    fsh_progress_enable_locking();
+    if (fsh_progress_counts_writes()) {
+        fsh_progress_stop_counting_writes();
+    }
+    __atomic_store_n(&px.stop, 0, __ATOMIC_RELEASE);
+    rc = pthread_create(&px.thread, NULL, proxy_main, NULL);
+    if (rc != 0) {
+        fsh_rma_ctx_destroy(px.ctx);
+        free_block();
+        return fsh_err(-rc, "raise the process's thread limit", "device API proxy thread: %s",
+                       strerror(rc));
+    }
+    px.started = true;
+    FSH_DEBUG("device API proxy: %u ring(s) of %llu descriptors, %s memory", px.nchan,
+              (unsigned long long)px.nslots, px.cuda ? "host-mapped" : "host");
+    return 0;
+}
+
+void fsh_proxy_handle(shmemx_device_t *h, bool host)
+{
+    uint8_t *base = host || !px.cuda ? px.mem : px.dmem;
+    memset(h, 0, sizeof(*h));
+    h->pe = fsh_rt.pe;
+    h->npes = fsh_rt.npes;
+    h->nchan = (int)px.nchan;
+    h->channel = host ? 0 : -1;
+    h->nslots = px.nslots;
+    h->chan = (struct shmemx_dev_chan *)(base + ((uint8_t *)px.chan - px.mem));
+    h->ring = (struct shmemx_dev_desc *)(base + ((uint8_t *)px.ring - px.mem));
+    h->error = (const uint64_t *)(base + ((uint8_t *)px.error - px.mem));
+    h->epoch = (uint64_t *)(base + ((uint8_t *)px.epoch - px.mem));
+    h->peer_base = (void *const *)(base + ((uint8_t *)px.peer_base - px.mem));
+    h->win_base = (uint64_t)(uintptr_t)fsh_dev_peer_base(fsh_rt.pe);
+    h->win_size = h->win_base ? fsh_dev_heap_size() : 0;
+    h->win_seg = FSH_SEG_DEVICE;
+    h->heap_seg = FSH_SEG_HEAP;
+    struct fsh_heap_stats st;
+    fsh_heap_stats(&st);
+    h->heap_base = (uint64_t)(uintptr_t)fsh_mr_local_addr(FSH_SEG_HEAP, 0);
+    h->heap_size = st.size;
+    h->barrier = px.barrier;
+}
+
+void fsh_proxy_fini(void)
+{
+    if (!px.started) {
+        return;
+    }
+    __atomic_store_n(&px.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(px.thread, NULL);
+    fsh_rma_ctx_destroy(px.ctx);
+    free_block();
+    px.started = false;
+    px.descs = px.rounds = 0;
+}

@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# nvcc_header.sh: include/shmemx_device.h, the device API, compiles with nvcc for sm_90 and
+# sm_100 with warnings as errors (host and device), in a user kernel that calls every device
+# function, with no relocatable device code and no libcudart (-c, --cudart none); the GPU test
+# and benchmark (tests/gpu/device_api.cu, bench/device_pingpong.cu, run by device_check.sh)
+# compile too; and the header compiles as C11 and C++11 host code with $CC and $CXX (the form
+# the tests' CPU producers use). Skipped (77) where no nvcc is found ($NVCC, PATH,
+# /usr/local/cuda/bin).
+# Run by `make check` with top_srcdir, top_builddir, CC and CXX set; exits 0 pass, 1 fail, 77 skip.
+
+top_srcdir=${top_srcdir:-${0%/*}/../..}
+top_builddir=${top_builddir:-.}
+name=nvcc_header
+nvcc=${NVCC:-$(command -v nvcc 2>/dev/null)}
+[ -n "$nvcc" ] || nvcc=/usr/local/cuda/bin/nvcc
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nvcc_header.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+inc="-I$top_builddir/include -I$top_srcdir/include"
+fail=0
+
+cat >"$tmp/host.c" <<'EOC'
+#include <shmemx_device.h>
+int use(shmemx_device_t h, char *d, const char *s, uint64_t *sig)
+{
+    uint64_t v;
+    return shmemx_dev_put(h, d, s, 8, 0) | shmemx_dev_put_nbi(h, d, s, 8, 0) |
+           shmemx_dev_put_signal(h, d, s, 8, sig, 1, SHMEMX_DEV_SIGNAL_SET, 0) |
+           shmemx_dev_put_signal_nbi(h, d, s, 8, sig, 1, SHMEMX_DEV_SIGNAL_ADD, 0) |
+           shmemx_dev_signal_wait_until(h, sig, SHMEMX_DEV_CMP_GE, 1, &v) | shmemx_dev_fence(h) |
+           shmemx_dev_quiet(h) | shmemx_dev_quiet_all(h) | shmemx_dev_barrier_all(h) |
+           shmemx_device_handle(&h) | shmemx_device_handle_host(&h);
+}
+EOC
+if ! ${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic $inc -c "$tmp/host.c" -o "$tmp/c.o" 2>"$tmp/err"; then
+    echo "  as C11 host code:"; sed 's/^/    /' "$tmp/err"; fail=1
+fi
+cp "$tmp/host.c" "$tmp/host.cc"
+if ! ${CXX:-c++} -std=c++11 -Wall -Wextra -Werror -pedantic $inc -c "$tmp/host.cc" -o "$tmp/cc.o" 2>"$tmp/err"; then
+    echo "  as C++11 host code:"; sed 's/^/    /' "$tmp/err"; fail=1
+fi
+
+if [ ! -x "$nvcc" ]; then
+    [ "$fail" = 0 ] || { echo "$name: FAIL (the host forms)"; exit 1; }
+    echo "$name: SKIP (no nvcc: set NVCC or put CUDA's bin in PATH; the host forms compiled)"
+    exit 77
+fi
+
+cat >"$tmp/user.cu" <<'EOC'
+#include <shmemx_device.h>
+__global__ void every_call(shmemx_device_t h, char *dst, const char *src, size_t n,
+                           uint64_t *sig, int pe, int *rc)
+{
+    uint64_t v = 0;
+    int r = shmemx_dev_put(h, dst, src, n, pe);
+    r |= shmemx_dev_put_nbi(h, dst, src, n, pe);
+    r |= shmemx_dev_put_nbi_warp(h, dst, src, n, pe);
+    r |= shmemx_dev_put_nbi_block(h, dst, src, n, pe);
+    r |= shmemx_dev_put_signal(h, dst, src, n, sig, 1, SHMEMX_DEV_SIGNAL_SET, pe);
+    r |= shmemx_dev_put_signal_nbi(h, dst, src, n, sig, 2, SHMEMX_DEV_SIGNAL_ADD, pe);
+    r |= shmemx_dev_put_signal_nbi_block(h, dst, src, n, sig, 3, SHMEMX_DEV_SIGNAL_ADD, pe);
+    r |= shmemx_dev_signal_wait_until(h, sig, SHMEMX_DEV_CMP_GE, 1, &v);
+    r |= shmemx_dev_fence(h);
+    r |= shmemx_dev_quiet(h);
+    r |= shmemx_dev_quiet_block(h);
+    r |= shmemx_dev_quiet_all(h);
+    r |= shmemx_dev_barrier_all(h);
+    r |= shmemx_dev_barrier_all_block(h);
+    rc[threadIdx.x] = r + (int)v;
+}
+EOC
+flags="-Xcompiler -Wall,-Wextra,-Werror --Werror all-warnings --cudart none"
+for arch in sm_90 sm_100; do
+    if ! "$nvcc" $inc -arch=$arch $flags -c "$tmp/user.cu" -o "$tmp/user_$arch.o" >"$tmp/err" 2>&1; then
+        echo "  nvcc -arch=$arch, a kernel calling every device function:"; sed 's/^/    /' "$tmp/err"; fail=1
+    fi
+done
+for src in tests/gpu/device_api.cu bench/device_pingpong.cu; do
+    if ! "$nvcc" $inc -arch=sm_90 $flags -c "$top_srcdir/$src" -o "$tmp/prog.o" >"$tmp/err" 2>&1; then
+        echo "  nvcc -arch=sm_90 -c $src:"; sed 's/^/    /' "$tmp/err"; fail=1
+    fi
+done
+if [ "$fail" = 0 ]; then
+    echo "$name: PASS (C11, C++11; nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') for sm_90 and sm_100; device_api.cu, device_pingpong.cu)"
+    exit 0
+fi
+echo "$name: FAIL"
+exit 1
