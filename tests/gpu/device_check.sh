@@ -118,11 +118,12 @@ amo_cuda        | test  | gpu,cudaofi  | 50      | mock    | -                  
 heap_dmabuf     | test  | gpu,cudaofi  | 40      | print   | -                          | gpu_test gpu_device_heap dmabuf
 gpu_other       | test  | gpu          | 90      | mock    | tests/mpi/gpu_*.c          | gpu_other_tests
 device_kernels  | test  | gpu,nvcc     | 90      | compile | tests/gpu/*.cu             | cu_tests
+kernel_pingpong | bench | gpu,nvcc     | 60      | compile | bench/device_pingpong.cu   | bench_kernel_pp
+proxy_rate      | bench | gpu          | 60      | mock    | bench/devproxy.c           | bench_proxy_rate
+stream_signal   | bench | gpu          | 45      | mock    | bench/stream.c             | bench_stream
 '
-# Steps other work will add (their rows below say "absent" until then): kernel_pingpong
-# (device API ping-pong through the mapping and through the proxy), proxy_rate (descriptors
-# per second per proxy thread), idle_quiet (a device quiet with nothing in flight),
-# stream_signal (put_signal_on_stream against a kernel launch plus the same copy).
+# A step other work will add (its row below says "absent" until then): idle_quiet (a device
+# quiet with nothing in flight).
 
 # ------------------------------------------------------------------------------ the rows
 # row                 | unit    | rule      | limit | step
@@ -371,6 +372,77 @@ cu_tests() {
         ) || rc=1
     done
     return $rc
+}
+
+# the device API's 8 B put-with-signal ping-pong from kernels: through the mapping (same GPU,
+# peers' heaps mapped) and through the proxy, beside the host API's, on the GPU
+bench_kernel_pp() {
+    local arch out=$LOGS/kernel_pingpong.txt
+    arch=$(gpu_arch)
+    if [ "${DC_COMPILE_ONLY:-0}" = 1 ]; then
+        "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
+            -c bench/device_pingpong.cu -o "$WORK/device_pingpong.o"
+        return
+    fi
+    "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
+        bench/device_pingpong.cu -o "$WORK/device_pingpong" -L.libs -lfabshmem \
+        -Xlinker -rpath="$TOP/.libs" || return 1
+    (
+        driver_env
+        # shellcheck disable=SC2086
+        $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+            -x LD_LIBRARY_PATH "$WORK/device_pingpong" -n 1000 -r 5
+    ) >"$out" 2>&1
+    local rc=$?
+    cat "$out"
+    [ $rc = 0 ] || return 1
+    # rows: "  kernel, mapping   USEC  WRONG  target" (the label says "(not mapped: proxy)"
+    # when the peer's heap is not mapped), "  kernel, proxy ...", "  host API ..."
+    awk '/^  kernel, mapping/ || /^  kernel, proxy/ || /^  host API/ { if ($(NF-3) != 0) bad = 1 }
+         END { exit bad }' "$out" || { log "wrong data in a ping-pong"; return 1; }
+    local m p
+    m=$(awk '/^  kernel, mapping  / { print $3 }' "$out")
+    p=$(awk '/^  kernel, proxy/ { print $3 }' "$out")
+    [ -n "$m" ] && emit kernel_pp_mapping_8B "$m"
+    [ -n "$p" ] && emit kernel_pp_proxy_8B "$p"
+    [ -n "$p" ] || { log "no kernel, proxy row"; return 1; }
+}
+
+# descriptors per second of one proxy thread (bench/devproxy: CPU threads produce into the
+# rings the GPU would use, the proxy drains them through put-with-signal)
+bench_proxy_rate() {
+    driver_env
+    local n="-n 200000 -i 2000 -r 3" out=$LOGS/proxy_rate.txt
+    [ "${DC_MOCK:-0}" = 1 ] && n="-n 20000 -i 200 -r 1"
+    # shellcheck disable=SC2086
+    $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+        -x LD_LIBRARY_PATH ./bench/devproxy $n >"$out" 2>&1 || { cat "$out"; return 1; }
+    cat "$out"
+    # "  desc_rate  PROXY M  HOST M  RATIO  WRONG  ..."
+    local v wrong
+    v=$(awk '$1 == "desc_rate" { print $2 }' "$out")
+    wrong=$(awk '$1 == "desc_rate" || $1 == "put_signal_lat" { w += $7 } END { print w + 0 }' "$out")
+    [ "$wrong" = 0 ] || { log "wrong data in devproxy"; return 1; }
+    [ -n "$v" ] || { log "no desc_rate row"; return 1; }
+    emit proxy_desc_rate "$v"
+}
+
+# a stream-ordered put-with-signal (and its stream synchronize) against a launch plus the same
+# copy on a stream, 8 B (bench/stream)
+bench_stream() {
+    driver_env
+    local iters="-n 500 -w 50"
+    [ "${DC_MOCK:-0}" = 1 ] && iters="-n 20 -w 2"
+    # shellcheck disable=SC2086
+    $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+        -x LD_LIBRARY_PATH ./bench/stream -b 8 -e 8 $iters --csv >"$LOGS/stream.csv" || return 1
+    cat "$LOGS/stream.csv"
+    [ "$(csv_wrong "$LOGS/stream.csv")" = 0 ] || { log "rows with wrong data"; return 1; }
+    local v c
+    v=$(csv_field "$LOGS/stream.csv" put_signal_stream device 8)
+    c=$(csv_field "$LOGS/stream.csv" launch_copy device 8)
+    [ -n "$v" ] && [ -n "$c" ] || { log "no put_signal_stream/launch_copy row"; return 1; }
+    emit stream_put_signal "$v" "$c"
 }
 
 # NVSHMEM's prefix: DEVICE_CHECK_NVSHMEM, else the Python package's directory
