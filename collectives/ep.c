@@ -169,25 +169,33 @@ static uint16_t float_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
-static float load_ce(const shmemx_ep_t ep, const char *row, size_t h)
+/* acc[h] += w * row[h] for a whole row: the type is chosen once per row, not per element. */
+static void axpy_row(const shmemx_ep_t ep, float *acc, float w, const char *row, size_t H)
 {
     if (ep->cfg.combine_type == SHMEMX_EP_FLOAT32) {
-        float f;
-        memcpy(&f, row + 4 * h, 4);
-        return f;
+        for (size_t h = 0; h < H; h++) {
+            float f;
+            memcpy(&f, row + 4 * h, 4);
+            acc[h] += w * f;
+        }
+    } else {
+        for (size_t h = 0; h < H; h++) {
+            uint16_t b;
+            memcpy(&b, row + 2 * h, 2);
+            acc[h] += w * bf16_to_float(b);
+        }
     }
-    uint16_t b;
-    memcpy(&b, row + 2 * h, 2);
-    return bf16_to_float(b);
 }
 
-static void store_ce(const shmemx_ep_t ep, char *row, size_t h, float f)
+static void store_row(const shmemx_ep_t ep, char *row, const float *acc, size_t H)
 {
     if (ep->cfg.combine_type == SHMEMX_EP_FLOAT32) {
-        memcpy(row + 4 * h, &f, 4);
+        memcpy(row, acc, H * 4);
     } else {
-        uint16_t b = float_to_bf16(f);
-        memcpy(row + 2 * h, &b, 2);
+        for (size_t h = 0; h < H; h++) {
+            uint16_t b = float_to_bf16(acc[h]);
+            memcpy(row + 2 * h, &b, 2);
+        }
     }
 }
 
@@ -585,14 +593,9 @@ int shmemx_ep_combine_send(shmemx_ep_t ep, const void *expert_out)
             for (int j = 0; j < ne; j++) {
                 int row = ep->ent_row[((size_t)s * M + x) * kk + (size_t)j];
                 float w = ep->ent_w[((size_t)s * M + x) * kk + (size_t)j];
-                const char *in = (const char *)expert_out + (size_t)row * in_row;
-                for (size_t h = 0; h < H; h++) {
-                    acc[h] += w * load_ce(ep, in, h);
-                }
+                axpy_row(ep, acc, w, (const char *)expert_out + (size_t)row * in_row, H);
             }
-            for (size_t h = 0; h < H; h++) {
-                store_ce(ep, pk + (size_t)x * rb, h, acc[h]);
-            }
+            store_row(ep, pk + (size_t)x * rb, acc, H);
         }
         if (ep->nent[s]) {
             pshmem_putmem_signal_nbi(cslab_of(ep, c, me), pk, ep->nent[s] * rb,
@@ -642,14 +645,10 @@ int shmemx_ep_combine_recv(shmemx_ep_t ep, void *out)
                     continue;
                 }
                 const char *row = cslab_of(ep, c, p) + (size_t)ep->route_i[t * kn + (size_t)r] * rb;
-                for (size_t h = 0; h < H; h++) {
-                    acc[h] += load_ce(ep, row, h);
-                }
+                axpy_row(ep, acc, 1.0f, row, H);
             }
         }
-        for (size_t h = 0; h < H; h++) {
-            store_ce(ep, (char *)out + t * H * ep->ce, h, acc[h]);
-        }
+        store_row(ep, (char *)out + t * H * ep->ce, acc, H);
     }
     if (acc != acc_small) {
         free(acc);
