@@ -413,9 +413,9 @@ int main(int argc, char **argv)
             }
         }
         size_t dbytes = entries * (H + SB), cbytes = entries * H * 2;
-        bench_note("%zu tokens: PE 0 (%d) sends %zu token copies: dispatch %.2f MB, combine %.2f MB; "
+        bench_note("%zu tokens: PE 0 sends %zu token copies: dispatch %.2f MB, combine %.2f MB; "
                    "symmetric heap per handle %.1f MB",
-                   M, me, entries, dbytes / 1e6, cbytes / 1e6,
+                   M, entries, dbytes / 1e6, cbytes / 1e6,
                    shmemx_ep_heap_bytes(&cfg, npes) / 1e6);
         double med[5] = {0}, best[5];
         const char *names[5] = {"dispatch", "combine", "both", "a2av_both", "copy_both"};
