@@ -14,6 +14,7 @@
  *              destination, alltoallv, unpack expert-major; expert rows weighted per source,
  *              alltoallv back, summed by the owner (the same arithmetic, in the same order)
  *   copy_both  the copy ceiling: one memcpy of the bytes both directions move on this PE
+ *   a2av_dispatch  the baseline's dispatch half alone (no arithmetic: the protocols compared)
  *
  * Routing is uniform top-k without repeats, from a seed per (PE, token). After the timed loops
  * the combine results of `both` and `a2av_both` are compared element by element (#wrong, the
@@ -33,7 +34,7 @@
 
 static const struct bench_desc desc = {
     .name = "ep",
-    .tests = "dispatch,combine,both,a2av_both,copy_both",
+    .tests = "dispatch,combine,both,a2av_both,copy_both,a2av_dispatch",
     .targets = "",
     .defaults = "",
 };
@@ -417,9 +418,10 @@ int main(int argc, char **argv)
                    "symmetric heap per handle %.1f MB",
                    M, entries, dbytes / 1e6, cbytes / 1e6,
                    shmemx_ep_heap_bytes(&cfg, npes) / 1e6);
-        double med[5] = {0}, best[5];
-        const char *names[5] = {"dispatch", "combine", "both", "a2av_both", "copy_both"};
-        for (int k = 0; k < 5; k++) {
+        double med[6] = {0}, best[6];
+        const char *names[6] = {"dispatch",  "combine",   "both",
+                                "a2av_both", "copy_both", "a2av_dispatch"};
+        for (int k = 0; k < 6; k++) {
             if (!bench_want(&opts, names[k])) {
                 continue;
             }
@@ -459,8 +461,11 @@ int main(int argc, char **argv)
                     }
                     a2av_combine(&a, &in, out_ref, M);
                     break;
-                default:
+                case 4:
                     memcpy(c2, c1, dbytes + cbytes);
+                    break;
+                default:
+                    a2av_dispatch(&a, &in, M);
                     break;
                 }
                 if (i >= 0) {
@@ -479,7 +484,7 @@ int main(int argc, char **argv)
             }
         }
         wrong = bench_sum(wrong);
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             if (bench_want(&opts, names[k])) {
                 bench_section(names[k], "world", "us", names[k]);
                 bench_row(M, med[k], best[k], k >= 2 && k <= 3 ? wrong : 0);
@@ -488,6 +493,9 @@ int main(int argc, char **argv)
         if (med[2] > 0 && med[3] > 0) {
             bench_note("%zu tokens: a2av_both / both = %.2fx; both / copy_both = %.2fx", M,
                        med[3] / med[2], med[4] > 0 ? med[2] / med[4] : 0.0);
+        }
+        if (med[0] > 0 && med[5] > 0) {
+            bench_note("%zu tokens: a2av_dispatch / dispatch = %.2fx", M, med[5] / med[0]);
         }
         free(out);
         free(out_ref);
