@@ -532,6 +532,11 @@ int shmemx_ep_dispatch_recv(shmemx_ep_t ep, shmemx_ep_recv_t *recv)
                 float w;
                 memcpy(&le, ent + 8 + 8 * (size_t)j, 4);
                 memcpy(&w, ent + 12 + 8 * (size_t)j, 4);
+                if (le < 0 || le >= L) {
+                    fsh_init_fatal(fn, "report this: a dispatch entry is corrupt",
+                                   "entry %u from team PE %d names local expert %d of %d", x,
+                                   s, (int)le, L);
+                }
                 size_t *cu = &ep->cursor[(size_t)le * (size_t)N + (size_t)s];
                 size_t row = (*cu)++;
                 memcpy(ep->out_tokens + row * ep->tok_bytes, ent + ep->hb, ep->tok_bytes);
@@ -543,6 +548,19 @@ int shmemx_ep_dispatch_recv(shmemx_ep_t ep, shmemx_ep_recv_t *recv)
                 ep->src_token[row] = hdr[0];
                 ep->ent_row[((size_t)s * M + x) * kk + (size_t)j] = (int)row;
                 ep->ent_w[((size_t)s * M + x) * kk + (size_t)j] = w;
+            }
+        }
+    }
+    /* Each source's rows of each expert must end where the next source's begin. */
+    for (int e = 0; e < L; e++) {
+        for (int s = 0; s < N; s++) {
+            size_t end = s + 1 < N ? ep->cursor[(size_t)e * (size_t)N + (size_t)s + 1] -
+                                         ((const uint32_t *)counts_of(ep, c, s + 1))[1 + e]
+                                   : ep->eoffset[e] + ep->ecount[e];
+            if (ep->cursor[(size_t)e * (size_t)N + (size_t)s] != end) {
+                fsh_init_fatal(fn, "report this: counts and data disagree",
+                               "team PE %d's rows for local expert %d end at %zu, not %zu", s,
+                               e, ep->cursor[(size_t)e * (size_t)N + (size_t)s], end);
             }
         }
     }
