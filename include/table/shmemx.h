@@ -130,6 +130,89 @@ FSH_TYPE_TABLE(FSH_DECL_ALLTOALLV_ROW)
 #define shmemx_alltoallv(team, dest, ...) FSH_GL_X_alltoallv(dest)(team, dest, __VA_ARGS__)
 #endif
 
+/* ------------------------------------------------------------------ expert parallelism (MoE)
+ * The mixture-of-experts exchange (docs/ep.md): dispatch sends each token to the PEs that own
+ * its top-k experts; combine brings the experts' outputs back to the token's owner, summed with
+ * the top-k weights. This is the host reference (host memory, driven by the calling thread);
+ * the GPU path will keep the same semantics.
+ *
+ * Shape (shmemx_ep_config_t), the same on every PE:
+ *   max_tokens   tokens a PE may dispatch per call (n <= max_tokens);
+ *   hidden       elements per token;
+ *   dispatch_elem_bytes   1, 2 or 4: a dispatched element is opaque bytes (FP8, BF16, ...);
+ *   combine_type SHMEMX_EP_FLOAT32 or SHMEMX_EP_BFLOAT16: the element type of expert outputs
+ *                and of combine's result (bfloat16 = the upper half of an IEEE float);
+ *   num_experts  experts in all, a multiple of the team's size: team PE p owns experts
+ *                p*L .. p*L+L-1, L = num_experts / team size ("local experts");
+ *   topk         experts per token, 1 <= topk <= num_experts;
+ *   scale_bytes  optional opaque bytes per token carried with it (FP8 scales; 0 = none).
+ *
+ * shmemx_ep_create(team, config) is collective: every PE of the program calls it (it allocates
+ * symmetric memory once, like shmem_malloc: SHMEM_SYMMETRIC_SIZE must leave room for
+ * shmemx_ep_heap_bytes(config, npes)), and team must contain every PE (any order). No call
+ * allocates symmetric memory after it. shmemx_ep_destroy is collective the same way and frees it.
+ *
+ * A call sequence on each PE is: dispatch_send, dispatch_recv, then optionally combine_send,
+ * combine_recv, and again. Every PE of the team takes part in every dispatch (n may be 0) and
+ * in every combine, in the same order. Between a send half and its receive half the caller may
+ * compute; it must not modify tokens, scales, topk_idx, topk_weights (dispatch) or expert_out
+ * (combine) in between. The send half returns as soon as everything is posted; the receive half
+ * waits, per source PE, for that PE's counts and data (never a barrier; a dead peer ends the job
+ * naming it, as every wait does).
+ *
+ * shmemx_ep_dispatch_send(ep, tokens, scales, topk_idx, topk_weights, n):
+ *   tokens [n x hidden] elements of dispatch_elem_bytes; scales [n x scale_bytes] (NULL when
+ *   scale_bytes is 0); topk_idx [n x topk] int32 expert ids, -1 for "none" (each id at most once
+ *   per token); topk_weights [n x topk] float, the weight of each expert in combine.
+ * shmemx_ep_dispatch_recv(ep, &recv) fills recv with this PE's received rows, expert-major:
+ *   for local expert e (0..L-1) rows expert_offset[e] .. +expert_count[e]-1 of tokens (rows of
+ *   hidden elements) and scales; within an expert, rows are ordered by source team PE, then by
+ *   source token index. src_pe[r] (team PE) and src_token[r] (its index in that PE's call) say
+ *   where row r came from. The arrays are owned by the handle and stay valid until the next
+ *   dispatch_recv or destroy.
+ * shmemx_ep_combine_send(ep, expert_out): expert_out [recv.total x hidden] of combine_type, the
+ *   expert outputs in the layout of the last dispatch_recv (row r: expert output for row r).
+ * shmemx_ep_combine_recv(ep, out): out [n x hidden] of combine_type, n = this PE's last
+ *   dispatch n: out[t] = sum over j of topk_weights[t][j] * expert_out(row of (t, topk_idx[t][j])),
+ *   zero for a token with no expert. Each expert PE sums its own experts' terms for a token in
+ *   float and sends the partial sum in combine_type; the owner adds the partials of the PEs in
+ *   team order in float and rounds once to combine_type (bit-exact when the terms are exactly
+ *   representable; otherwise within the rounding of those steps).
+ * All return 0. Bad arguments (a shape that cannot work, n > max_tokens, an expert id outside
+ * [-1, num_experts), a repeated id, calls out of order) end the job naming cause and fix. */
+typedef struct shmemx_ep *shmemx_ep_t;
+enum { SHMEMX_EP_FLOAT32 = 1, SHMEMX_EP_BFLOAT16 = 2 };
+typedef struct {
+    size_t max_tokens;
+    size_t hidden;
+    size_t dispatch_elem_bytes;
+    int combine_type;
+    int num_experts;
+    int topk;
+    size_t scale_bytes;
+} shmemx_ep_config_t;
+typedef struct {
+    size_t total;                /* rows received (a token counts once per local expert) */
+    int local_experts;           /* L */
+    int first_expert;            /* global id of local expert 0 */
+    const void *tokens;          /* [total x hidden] of dispatch_elem_bytes */
+    const void *scales;          /* [total x scale_bytes], NULL when scale_bytes is 0 */
+    const size_t *expert_count;  /* [L] */
+    const size_t *expert_offset; /* [L] first row of each local expert */
+    const int *src_pe;           /* [total] team PE of the row's token */
+    const int *src_token;        /* [total] its index in that PE's dispatch */
+} shmemx_ep_recv_t;
+/* Bytes of symmetric heap one handle of this shape takes at npes PEs (0: shape invalid). */
+FSH_API size_t shmemx_ep_heap_bytes(const shmemx_ep_config_t *config, int npes);
+FSH_API shmemx_ep_t shmemx_ep_create(shmem_team_t team, const shmemx_ep_config_t *config);
+FSH_API void shmemx_ep_destroy(shmemx_ep_t ep);
+FSH_API int shmemx_ep_dispatch_send(shmemx_ep_t ep, const void *tokens, const void *scales,
+                                    const int32_t *topk_idx, const float *topk_weights,
+                                    size_t n);
+FSH_API int shmemx_ep_dispatch_recv(shmemx_ep_t ep, shmemx_ep_recv_t *recv);
+FSH_API int shmemx_ep_combine_send(shmemx_ep_t ep, const void *expert_out);
+FSH_API int shmemx_ep_combine_recv(shmemx_ep_t ep, void *out);
+
 #ifdef __cplusplus
 }
 #endif
