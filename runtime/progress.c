@@ -830,9 +830,13 @@ static int sweep(struct fsh_lane *l)
     return pg.way_hook(l, -1, 0, NULL);
 }
 
+/* Under the engine lock and no lane lock: what a poll runs may post on the engine's path (the
+ * poll hook, the way hook's sweep, the post hooks), and a post that finds the queue full backs
+ * off, which must not start with a lane lock held. */
 static int poll_locked(void)
 {
     FSH_ASSERT_ENGINE_HELD();
+    FSH_ASSERT_NO_LANE_HELD();
     if (pg.heartbeat) {
         __atomic_store_n(pg.heartbeat, *pg.heartbeat + 1, __ATOMIC_RELAXED);
     }
@@ -1076,6 +1080,7 @@ bool fsh_progress_ops_in_flight(const struct fsh_op_track *ignore)
 
 static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
                      int peer, double timeout, bool arrival);
+static int lane_and_engine_poll(struct fsh_lane *l);
 
 /* Every wait, as the outermost of this thread or nested in one (a done() that waits itself).
  * Only the outermost is what the thread waits in, for the deadlock check (live.c). */
@@ -1109,7 +1114,7 @@ static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
     struct fsh_wait_clock c = {0, 0};
     unsigned idle = 0;
     for (;;) {
-        int n = l ? fsh_lane_poll(l) : fsh_progress_poll();
+        int n = l ? lane_and_engine_poll(l) : fsh_progress_poll();
         if (n < 0) {
             return n;
         }
@@ -1544,9 +1549,12 @@ static int lane_poll_locked(struct fsh_lane *l)
 }
 
 /* Never blocks on the lane's lock: its owner may be posting and waiting for the engine's
- * lock, which a waiter here may hold (quiet of all contexts); then the owner reads the queue. */
+ * lock, which a waiter here may hold (quiet of all contexts); then the owner reads the queue.
+ * Called with no lane lock held, so the lane's own hook (a way died: its records posted again,
+ * which may wait for a record or back off) runs with the lane held once and can let it go. */
 static int lane_poll(struct fsh_lane *l)
 {
+    FSH_ASSERT_NO_LANE_HELD();
     if (!lane_trylock(l HERE)) {
         return 0;
     }
@@ -1556,8 +1564,10 @@ static int lane_poll(struct fsh_lane *l)
 }
 
 /* A lane's wait polls the lane, and the engine too when no other thread holds it: with manual
- * progress nothing aimed at this PE moves otherwise, and a peer may be waiting for that. */
-int fsh_lane_poll(struct fsh_lane *l)
+ * progress nothing aimed at this PE moves otherwise, and a peer may be waiting for that. No
+ * lane lock is held: the engine's poll posts (its post hooks: amo.c's answers, the session
+ * batches; the chaos releases; posts again after a way died), and a post may back off. */
+static int lane_and_engine_poll(struct fsh_lane *l)
 {
     int n = lane_poll(l);
     if (n < 0) {
@@ -1572,6 +1582,18 @@ int fsh_lane_poll(struct fsh_lane *l)
         n += m;
     }
     return pg.failed && n == 0 ? -EIO : n;
+}
+
+/* A lane's post found the provider's queue full (xport.c): the caller holds the lane's lock
+ * once, and lets it go for the poll, so that what the engine's poll posts never runs under it
+ * (the lock contract); the lane is the caller's again on return. */
+int fsh_lane_poll(struct fsh_lane *l)
+{
+    FSH_ASSERT_LANE_ONCE(l);
+    fsh_lane_unlock(l);
+    int n = lane_and_engine_poll(l);
+    fsh_lane_lock(l);
+    return n;
 }
 
 /* The progress thread's share of the lanes: what their owners posted moves while they compute
