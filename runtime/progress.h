@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "guard.h" /* the locks' checks (enum fsh_lock_expect) */
+
 /* Counts of operations posted and completed; quiet waits for equality. Puts counted by the
  * write counter (no record) leave a mark instead: the engine's count of writes posted, taken
  * right after the last of them; the track is done once every write up to the mark completed. */
@@ -162,12 +164,7 @@ void fsh_progress_lock_at(const char *file, int line);
 void fsh_progress_unlock_at(const char *file, int line);
 void fsh_lane_lock_at(struct fsh_lane *l, const char *file, int line);
 void fsh_lane_unlock_at(struct fsh_lane *l, const char *file, int line);
-enum fsh_lock_expect {
-    FSH_EXPECT_ENGINE,
-    FSH_EXPECT_LANE,
-    FSH_EXPECT_LANE_ONCE,
-    FSH_EXPECT_NO_LANE
-};
+/* enum fsh_lock_expect: guard.h */
 void fsh_lock_expect(enum fsh_lock_expect what, const struct fsh_lane *l, const char *file,
                      int line, const char *func);
 #define fsh_progress_lock() fsh_progress_lock_at(__FILE__, __LINE__)
