@@ -16,6 +16,10 @@
  * engine state (CQ, endpoint, pool, tracks, remote-event state) is guarded by one recursive
  * lock, taken with fsh_progress_lock(); otherwise the lock costs one predictable branch. The
  * whole rule for it and the lanes' locks is "The lock contract" below.
+ *
+ * Where it is implemented: progress.c (the records, the CQ, the waits), lane.c (fsh_lane_*),
+ * bounce.c (fsh_progress_bounce_*), poller.c (the progress thread, fsh_progress_serves),
+ * guard.c/guard.h (the locks and their checks); engine.h is what progress.c and lane.c share.
  */
 #ifndef FSH_PROGRESS_H
 #define FSH_PROGRESS_H
