@@ -16,6 +16,10 @@
  * engine state (CQ, endpoint, pool, tracks, remote-event state) is guarded by one recursive
  * lock, taken with fsh_progress_lock(); otherwise the lock costs one predictable branch. The
  * whole rule for it and the lanes' locks is "The lock contract" below.
+ *
+ * Where it is implemented: progress.c (the records, the CQ, the waits), lane.c (fsh_lane_*),
+ * bounce.c (fsh_progress_bounce_*), poller.c (the progress thread, fsh_progress_serves),
+ * guard.c/guard.h (the locks and their checks); engine.h is what progress.c and lane.c share.
  */
 #ifndef FSH_PROGRESS_H
 #define FSH_PROGRESS_H
@@ -23,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "guard.h" /* the locks' checks (enum fsh_lock_expect) */
 
 /* Counts of operations posted and completed; quiet waits for equality. Puts counted by the
  * write counter (no record) leave a mark instead: the engine's count of writes posted, taken
@@ -116,23 +122,26 @@ void fsh_progress_set_post_hook(enum fsh_post_hook which, int (*fn)(void));
  *   lock is one branch.
  * - A lane lock (fsh_lane_lock/unlock, one per lane). Guards that lane's endpoints and CQs,
  *   records, scratch, keep space and bounce slots, the tracks of its records (ctx->ltrack),
- *   and arrive.c's per-lane sender state. Recursive, since a post that finds the provider's
- *   queue full polls the lane it holds.
+ *   and arrive.c's per-lane sender state. Recursive (a holder may take it again), though no
+ *   poll runs under a second take: a post that finds the provider's queue full lets it go
+ *   while it polls (fsh_lane_poll).
  *
- * The order: engine before lane. A thread holding a lane lock never blocks on the engine lock
- * (it may only trylock it: fsh_lane_poll); every path that may block on it (a wait, the
- * liveness probe, fsh_progress_backoff, a wait for a free record) first lets the lane lock go,
- * held once: so no wait (fsh_progress_wait*, fsh_lane_wait*) starts with a lane lock held,
- * and fsh_xport_post_lane is called with it held exactly once. A thread holding the engine
- * lock may block on a lane lock outside polls and reports (fsh_rma_quiet_all's lane quiets);
- * what runs inside a poll or a wait's report (lane_poll, records, lane_available,
+ * The order: engine before lane. A thread holding a lane lock never blocks on the engine lock;
+ * every path that may block on it (a wait, the liveness probe, fsh_progress_backoff, a wait for
+ * a free record) first lets the lane lock go, held once: so no wait (fsh_progress_wait*,
+ * fsh_lane_wait*) starts with a lane lock held, and fsh_xport_post_lane is called with it held
+ * exactly once. Nor does the engine's poll run under a lane lock (fsh_lane_poll lets the lane
+ * go first, then tries the engine): what it runs may post on the engine's path (post hooks,
+ * chaos releases, posts again after a way died), and such a post may back off. A thread holding
+ * the engine lock may block on a lane lock outside polls and reports (fsh_rma_quiet_all's lane
+ * quiets); what runs inside a poll or a wait's report (lane_poll, records, lane_available,
  * lane_idle_to) takes a lane lock by trylock only: a failed try means "look again later". A
  * thread never blocks on a second lane's lock while it holds one.
  *
  *   holder          may take, blocking                         only by trylock
  *   nothing         the engine lock; any lane lock
  *   the engine      the engine again; a lane (not in a poll)   a lane, inside a poll
- *   a lane          that lane again                            the engine
+ *   a lane          that lane again                            nothing (no engine poll)
  *
  * Callbacks and the lock held when they run:
  *   immediate-data handlers (fsh_progress_register_imm), the poll hook, the post hooks, the
@@ -160,12 +169,7 @@ void fsh_progress_lock_at(const char *file, int line);
 void fsh_progress_unlock_at(const char *file, int line);
 void fsh_lane_lock_at(struct fsh_lane *l, const char *file, int line);
 void fsh_lane_unlock_at(struct fsh_lane *l, const char *file, int line);
-enum fsh_lock_expect {
-    FSH_EXPECT_ENGINE,
-    FSH_EXPECT_LANE,
-    FSH_EXPECT_LANE_ONCE,
-    FSH_EXPECT_NO_LANE
-};
+/* enum fsh_lock_expect: guard.h */
 void fsh_lock_expect(enum fsh_lock_expect what, const struct fsh_lane *l, const char *file,
                      int line, const char *func);
 #define fsh_progress_lock() fsh_progress_lock_at(__FILE__, __LINE__)
@@ -346,7 +350,10 @@ void *fsh_lane_bounce_take(struct fsh_lane *l, size_t len);
 void fsh_lane_bounce_give(struct fsh_lane *l, void *slot);
 bool fsh_lane_bounce_owns(const struct fsh_lane *l, const void *p);
 void *fsh_lane_bounce_desc(const struct fsh_lane *l, int rail);
-/* Read the lane's CQ (and the engine's, see above) once: >= 0 events, or -errno. */
+/* A lane's post found the provider's queue full (xport.c): read the lane's CQ, and the
+ * engine's (see above), once: >= 0 events, or -errno. Called with the lane's lock held exactly
+ * once, which it lets go for the poll and takes again: the engine's poll posts (post hooks,
+ * chaos releases, posts again after a way died), and those posts may back off. */
 int fsh_lane_poll(struct fsh_lane *l);
 /* Wait until every operation of t (all posted on l) completed. */
 int fsh_lane_wait_track(struct fsh_lane *l, const struct fsh_op_track *t, const char *what);

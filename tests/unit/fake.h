@@ -29,6 +29,11 @@
  * fake_fail_way() makes a way fail: what is in flight on it does not land, its completions
  * come as error entries (FI_ECONNRESET), and anything posted on it later fails the same way.
  *
+ * Lanes (fsh_lane_open): a test may open one; it gets an endpoint and completion queue of its
+ * own on every rail, which only its own operations complete on (reading it delivers nothing:
+ * events happen at reads of the engine's rail 0 queue, as above). The protocol modules are
+ * told there are none (fsh_fabric_lanes_possible), so their contexts never take one.
+ *
  * The fake checks what a NIC would refuse and counts each as a violation (fake_violations()):
  * a key of another rail than the way reaches, a write outside the target's segment, a post on
  * a way already known dead (after the runtime took it out of use), a descriptor of another
@@ -115,6 +120,8 @@ void fake_set_mode(enum fake_mode mode);
 void fake_remote_event(uint64_t imm);
 /* Way `way` to pe fails now (see above). */
 void fake_fail_way(int pe, unsigned way);
+/* The next n posts, on any endpoint, find the provider's queue full (-FI_EAGAIN). */
+void fake_full_next(unsigned n);
 /* Report the next completion of a live operation twice (a provider bug the engine must
  * survive). */
 void fake_duplicate_next_done(void);

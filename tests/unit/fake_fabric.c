@@ -41,10 +41,13 @@
 #define MAXPE 64
 #define DATA_SEG_BYTES (64 * 1024)
 
+struct fake_cq;
+
 struct wop {
     int type; /* FSH_X_WRITE / FSH_X_READ */
     int pe, rail, dst;
     unsigned way;
+    struct fake_cq *cq; /* where its completion goes: its endpoint's (NULL: that lane closed) */
     void *context;
     uint64_t flags;
     void *local;
@@ -66,6 +69,7 @@ struct ev {
 struct fake_cq {
     struct fid_cq cq;
     int rail;
+    bool lane;    /* a lane's: its reads deliver nothing (the engine's rail 0 reads do) */
     struct fi_cq_data_entry *ent;
     size_t nent, cap;
     struct fi_cq_err_entry *err;
@@ -75,6 +79,15 @@ struct fake_cq {
 struct fake_ep {
     struct fid_ep ep;
     int rail;
+    struct fake_cq *cq; /* its completions' queue */
+};
+
+/* A lane's endpoint and queue on one rail (fsh_fabric_lane_open); the open ones listed, so
+ * that closing one forgets its completions still on the wire. */
+struct fake_lane {
+    struct fake_ep ep;
+    struct fake_cq cq;
+    struct fake_lane *next;
 };
 
 static struct {
@@ -93,6 +106,8 @@ static struct {
     uint64_t writes_done, writes_failed;
     bool dup_next;
     uint64_t tries; /* posts tried, for eagain_every */
+    unsigned full_next; /* the next posts that find the queue full (fake_full_next) */
+    struct fake_lane *lanes;
     struct fake_stats st;
     unsigned violations;
     void *heap;
@@ -358,6 +373,8 @@ unsigned fsh_fabric_kill_way(int pe, unsigned way, const char *why)
     return fsh_fabric_ways(pe);
 }
 
+/* Lanes exist here only for tests that open one themselves (fsh_lane_open): rma.c is told
+ * there are none, so no context of the protocol tests gets one. */
 bool fsh_fabric_lanes_possible(void)
 {
     return false;
@@ -365,16 +382,30 @@ bool fsh_fabric_lanes_possible(void)
 
 const char *fsh_fabric_lanes_why_not(void)
 {
-    return "the fake transport of the unit tests has no lanes";
+    return "the fake transport gives lanes only to tests that open them";
 }
+
+static struct fi_ops_rma rma_ops;
+static struct fi_ops_cq cq_ops;
 
 int fsh_fabric_lane_open(int rail, struct fid_ep **ep, struct fid_cq **cq, size_t depth)
 {
-    (void)rail;
-    (void)ep;
-    (void)cq;
     (void)depth;
-    return fsh_err(-ENOTSUP, "", "the fake transport has no lanes");
+    struct fake_lane *l = calloc(1, sizeof(*l));
+    if (!l) {
+        return fsh_err(-ENOMEM, "", "fake: out of memory for a lane");
+    }
+    l->cq.rail = rail;
+    l->cq.lane = true;
+    l->cq.cq.ops = &cq_ops;
+    l->ep.rail = rail;
+    l->ep.cq = &l->cq;
+    l->ep.ep.rma = &rma_ops;
+    l->next = fk.lanes;
+    fk.lanes = l;
+    *ep = &l->ep.ep;
+    *cq = &l->cq.cq;
+    return 0;
 }
 
 int fsh_fabric_lane_name(int rail, struct fid_ep *ep, uint8_t *buf, size_t *len)
@@ -383,13 +414,28 @@ int fsh_fabric_lane_name(int rail, struct fid_ep *ep, uint8_t *buf, size_t *len)
     (void)ep;
     (void)buf;
     (void)len;
-    return fsh_err(-ENOTSUP, "", "the fake transport has no lanes");
+    return fsh_err(-ENOTSUP, "", "the fake transport's lanes have no address");
 }
 
 void fsh_fabric_lane_close(struct fid_ep *ep, struct fid_cq *cq)
 {
-    (void)ep;
     (void)cq;
+    for (struct fake_lane **p = &fk.lanes; *p; p = &(*p)->next) {
+        struct fake_lane *l = *p;
+        if (&l->ep.ep != ep) {
+            continue;
+        }
+        for (size_t i = 0; i < fk.nev; i++) {
+            if (fk.ev[i].op->cq == &l->cq) {
+                fk.ev[i].op->cq = NULL;
+            }
+        }
+        *p = l->next;
+        free(l->cq.ent);
+        free(l->cq.err);
+        free(l);
+        return;
+    }
 }
 
 /* ------------------------------------------------------------------ the wire */
@@ -519,7 +565,9 @@ static void done(struct wop *op)
     if (op->failed) {
         struct fi_cq_err_entry e = {.op_context = op->context, .err = FI_ECONNRESET,
                                     .len = op->len};
-        cq_push_err(&fk.cq[op->rail], &e);
+        if (op->cq) {
+            cq_push_err(op->cq, &e);
+        }
         fk.st.errors++;
         if (!(op->flags & FI_COMPLETION)) {
             fk.writes_failed++;
@@ -534,10 +582,13 @@ static void done(struct wop *op)
     struct fi_cq_data_entry e = {
         .op_context = op->context,
         .flags = FI_RMA | (op->type == FSH_X_WRITE ? FI_WRITE : FI_READ), .len = op->len};
-    cq_push(&fk.cq[op->rail], &e);
+    if (!op->cq) {
+        return; /* its lane closed */
+    }
+    cq_push(op->cq, &e);
     if (fk.dup_next) {
         fk.dup_next = false;
-        cq_push(&fk.cq[op->rail], &e);
+        cq_push(op->cq, &e);
     }
 }
 
@@ -665,6 +716,11 @@ void fake_fail_way(int pe, unsigned way)
     }
 }
 
+void fake_full_next(unsigned n)
+{
+    fk.full_next = n;
+}
+
 void fake_duplicate_next_done(void)
 {
     fk.dup_next = true;
@@ -695,7 +751,8 @@ static ssize_t post(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t fl
         violation("post to fi_addr 0x%llx, which no peer has", (unsigned long long)msg->addr);
         return -FI_EINVAL;
     }
-    if (fk.cfg.eagain_every && ++fk.tries % fk.cfg.eagain_every == 0) {
+    if (fk.full_next > 0 || (fk.cfg.eagain_every && ++fk.tries % fk.cfg.eagain_every == 0)) {
+        fk.full_next -= fk.full_next > 0;
         fk.st.eagain++;
         return -FI_EAGAIN; /* the queue is full: the caller polls and tries again */
     }
@@ -725,6 +782,7 @@ static ssize_t post(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t fl
     op->type = type;
     op->pe = pe;
     op->rail = rail;
+    op->cq = ((struct fake_ep *)ep)->cq;
     op->dst = dst;
     op->way = way;
     op->context = msg->context;
@@ -776,7 +834,7 @@ static struct fi_ops_rma rma_ops = {
 static ssize_t cq_read(struct fid_cq *cq, void *buf, size_t count)
 {
     struct fake_cq *q = (struct fake_cq *)cq;
-    if (q->rail == 0 && !fk.delivering) {
+    if (q->rail == 0 && !q->lane && !fk.delivering) {
         fk.delivering = true;
         if (fk.tick) {
             fk.tick();
@@ -872,6 +930,7 @@ int fake_start(const struct fake_config *cfg)
         fk.cq[r].rail = r;
         fk.cq[r].cq.ops = &cq_ops;
         fk.ep[r].rail = r;
+        fk.ep[r].cq = &fk.cq[r];
         fk.ep[r].ep.rma = &rma_ops;
     }
     fk.heap = aligned_alloc(4096, cfg->heap_size);

@@ -160,6 +160,16 @@ static void lane_then_lane(struct fsh_lane *l)
     fsh_lane_lock(other);
 }
 
+/* A full queue's poll (fsh_lane_poll) with the lane held twice: it could let the lane go only
+ * once, and the engine's poll, which posts and may back off, would run under it. */
+static void full_queue_poll_held_twice(struct fsh_lane *l)
+{
+    fsh_lane_lock(l);
+    fsh_lane_lock(l);
+    broke = 1;
+    (void)fsh_lane_poll(l);
+}
+
 /* Control: the order kept, recursion, trylock-free polls: no message, exit 0. */
 static void keeps_the_rules(struct fsh_lane *l)
 {
@@ -168,13 +178,13 @@ static void keeps_the_rules(struct fsh_lane *l)
     (void)fsh_progress_random();
     fsh_lane_lock(l);
     fsh_lane_lock(l);
-    (void)fsh_lane_poll(l);
     fsh_lane_unlock(l);
+    (void)fsh_lane_poll(l); /* lets the lane go; the engine's poll is recursive */
     fsh_lane_unlock(l);
     fsh_progress_unlock();
     fsh_progress_unlock();
     fsh_lane_lock(l);
-    (void)fsh_lane_poll(l); /* tries the engine only */
+    (void)fsh_lane_poll(l); /* lets the lane go; tries the engine */
     fsh_lane_unlock(l);
     struct fsh_op_track t = {0, 0, 0};
     (void)fsh_lane_wait_track(l, &t, "test");
@@ -196,16 +206,19 @@ static const struct lock_case cases[] = {
      "blocks on the engine lock while holding a lane lock", NULL,
      "never blocks on the engine lock"},
     {"a wait with a lane lock held", wait_holding_lane,
-     "fsh_lane_wait_track runs with a lane lock held (taken at test_locks.c:", "progress.c:",
+     "fsh_lane_wait_track runs with a lane lock held (taken at test_locks.c:", "lane.c:",
      "no wait, probe or backoff starts with a lane lock held"},
     {"lane state without its lock", lane_not_held,
-     "fsh_lane_bounce_take runs without its lane's lock", "progress.c:",
+     "fsh_lane_bounce_take runs without its lane's lock", "lane.c:",
      "touched only under its lock"},
     {"a release by a thread that does not hold it", unlock_not_held,
      "releases the lane lock, which this thread does not hold", NULL,
      "only the thread that took"},
     {"a second lane's lock under one", lane_then_lane,
      "blocks on a lane lock while holding another lane's", NULL, "one lane lock at a time"},
+    {"a full queue's poll with the lane held twice", full_queue_poll_held_twice,
+     "fsh_lane_poll runs with its lane's lock held more than once", "lane.c:",
+     "called with its lock held exactly once"},
     {"the rules kept", keeps_the_rules, NULL, NULL, NULL},
 };
 

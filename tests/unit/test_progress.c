@@ -18,21 +18,34 @@
  * - eagain: a provider whose queue is full at every third post: each operation is posted
  *   once it has room (xport polls meanwhile, and the completions it reads make the room),
  *   none is lost or posted twice.
+ * - lane_full: a lane's post finds the provider's queue full while a remote event that asks
+ *   for an answer (an AMO request, applied by its target: amo.c) waits in the engine's CQ; the
+ *   poll that waits out the full queue reads it, and the answer is posted on the engine's path
+ *   (a post hook) and finds the queue full in turn. That post may back off (probe, take the
+ *   engine lock), so it must run with no lane lock held (progress.h, the lock contract): a
+ *   second thread takes the lane's lock while the answer is posted, the answer and the lane's
+ *   write are each posted once and land, and --enable-debug builds' checks stay silent (the
+ *   old engine polled under the lane's lock: the second thread could not take it, and debug
+ *   builds aborted in fsh_progress_backoff).
  * - remote: a remote event with a context that is no record (shm's 0x1, or NULL) goes to the
  *   handler its immediate kind names, with its payload (and high bits where the provider has
  *   8 bytes); an unknown kind is dropped.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "error.h"
+#include "fabric.h"
 #include "fake.h"
 #include "heap.h"
 #include "mr.h"
 #include "progress.h"
 #include "rma.h"
 #include "unit.h"
+#include "xport.h"
 
 static size_t in_use(void)
 {
@@ -265,6 +278,132 @@ static void remote(void)
     UNIT_CHECK(fake_violations() == 0, "no wire violation");
 }
 
+/* lane_full: the answer's state, written by the engine's handler and post hook. */
+static struct fsh_lane *full_lane;
+static bool answer_due, in_hook;
+static int answers, lane_taken;
+static uint64_t *answer_dst;
+static uint64_t answer_val = 0xA115;
+static struct fsh_op_track answer_track;
+
+static void request(uint32_t payload, uint32_t high)
+{
+    (void)payload;
+    (void)high;
+    answer_due = true; /* a handler never posts: the post hook answers */
+}
+
+static void *take_lane(void *arg)
+{
+    (void)arg;
+    fsh_lane_lock(full_lane);
+    __atomic_store_n(&lane_taken, 1, __ATOMIC_RELEASE);
+    fsh_lane_unlock(full_lane);
+    return NULL;
+}
+
+/* Can another thread take the lane's lock now (waits up to 2 s)? The thread is joined by the
+ * caller once the lane is surely free. */
+static bool lane_free_now(pthread_t *t)
+{
+    __atomic_store_n(&lane_taken, 0, __ATOMIC_RELEASE);
+    if (pthread_create(t, NULL, take_lane, NULL) != 0) {
+        return false;
+    }
+    for (int i = 0; i < 2000 && !__atomic_load_n(&lane_taken, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return __atomic_load_n(&lane_taken, __ATOMIC_ACQUIRE);
+}
+
+static pthread_t taker;
+static bool taker_started, free_at_answer;
+
+/* As amo.c's answers: posted on the engine's path at a poll's end. */
+static int answer(void)
+{
+    if (!answer_due || in_hook) {
+        return 0; /* a post that polls runs the hooks again */
+    }
+    in_hook = true;
+    answer_due = false;
+    free_at_answer = lane_free_now(&taker);
+    taker_started = true;
+    struct fsh_op *op = fsh_progress_op_get(FSH_OP_PUT, 1, 8);
+    int rc = op ? 0 : -EIO;
+    if (op) {
+        op->track = &answer_track;
+        struct fsh_xreq r = {.type = FSH_X_WRITE, .op = op, .pe = 1,
+                             .path = fsh_fabric_path(1, 0), .local = &answer_val, .len = 8,
+                             .flags = FSH_XF_COMPLETION | FSH_XF_DELIVERED};
+        struct fsh_mr_tmp *tmp = NULL;
+        fsh_mr_desc(&answer_val, 8, r.path.rail, &r.desc, &tmp);
+        fsh_mr_remote(1, FSH_SEG_HEAP, fake_heap_off(answer_dst, 8), &r.raddr, &r.key);
+        rc = fsh_xport_post(&r);
+        answers++;
+    }
+    in_hook = false;
+    return rc;
+}
+
+static void lane_full(void)
+{
+    struct fake_config c = fake_lean(7);
+    if (start(c) != 0) {
+        return;
+    }
+    UNIT_CHECK(fsh_progress_register_imm(FSH_IMM_AMO, request) == 0, "handler registered");
+    fsh_progress_set_post_hook(FSH_POST_ANSWERS, answer);
+    UNIT_CHECK(fsh_lane_open(&full_lane) == 0, "a lane opened: %s",
+               fsh_err_last() ? fsh_err_last()->msg : "");
+    if (!full_lane) {
+        return;
+    }
+    answer_dst = fsh_heap_alloc(8, 8);
+    uint64_t *lane_dst = fsh_heap_alloc(8, 8);
+    static uint64_t lane_val = 0x1A7E;
+    struct fsh_op_track lane_track = {0, 0, 0};
+    /* The request waits in the engine's CQ; the lane's post and then the answer's find the
+     * queue full once each. */
+    fake_remote_event((uint64_t)FSH_IMM_AMO << FSH_IMM_KIND_SHIFT | 1);
+    fake_full_next(2);
+    fsh_lane_lock(full_lane);
+    struct fsh_op *op = fsh_lane_op_get(full_lane, FSH_OP_PUT, 1, 8);
+    int rc = op ? 0 : -EIO;
+    if (op) {
+        op->track = &lane_track;
+        op->sync = NULL;
+        struct fsh_xreq r = {.type = FSH_X_WRITE, .op = op, .pe = 1,
+                             .path = fsh_fabric_path(1, 0), .local = &lane_val, .len = 8,
+                             .flags = FSH_XF_COMPLETION | FSH_XF_DELIVERED};
+        struct fsh_mr_tmp *tmp = NULL;
+        fsh_mr_desc(&lane_val, 8, r.path.rail, &r.desc, &tmp);
+        fsh_mr_remote(1, FSH_SEG_HEAP, fake_heap_off(lane_dst, 8), &r.raddr, &r.key);
+        rc = fsh_xport_post_lane(full_lane, &r);
+    }
+    fsh_lane_unlock(full_lane);
+    if (taker_started) {
+        pthread_join(taker, NULL);
+    }
+    UNIT_CHECK(rc == 0, "the lane's post: %d", rc);
+    UNIT_CHECK(answers == 1, "the answer was posted once, during the lane's post (%d)", answers);
+    UNIT_CHECK(free_at_answer, "no lane lock was held while the answer was posted (another "
+               "thread took the lane's lock meanwhile)");
+    rc = fsh_lane_wait_track(full_lane, &lane_track, "the lane's write");
+    UNIT_CHECK(rc == 0, "the lane's write completed: %d", rc);
+    rc = fsh_progress_wait_track(&answer_track, "the answer");
+    UNIT_CHECK(rc == 0, "the answer completed: %d", rc);
+    UNIT_CHECK(*lane_dst == 0x1A7E && *answer_dst == 0xA115,
+               "both writes landed (0x%llx, 0x%llx)", (unsigned long long)*lane_dst,
+               (unsigned long long)*answer_dst);
+    UNIT_CHECK(fake_stats()->eagain == 2 && fake_stats()->posted == 2,
+               "two full queues, two posts (%llu, %llu)",
+               (unsigned long long)fake_stats()->eagain, (unsigned long long)fake_stats()->posted);
+    UNIT_CHECK(fake_violations() == 0, "no wire violation");
+    fsh_lane_close(full_lane);
+}
+
 int main(void)
 {
     unit_name = "test_progress";
@@ -274,5 +413,6 @@ int main(void)
     unit_case("counted", counted, 60);
     unit_case("eagain", eagain, 60);
     unit_case("remote", remote, 60);
+    unit_case("lane_full", lane_full, 60);
     return unit_exit();
 }
