@@ -464,7 +464,7 @@ static void publish_wait(void)
     if (w->watch) {
         uint64_t sum = checksum(w->watch, w->watch_len);
         if (w->published && sum != deadlock_watch.sum) {
-            __atomic_store_n(moves, *moves + 1, __ATOMIC_RELEASE);
+            __atomic_fetch_add(moves, 1, __ATOMIC_RELEASE);
         }
         deadlock_watch.sum = sum;
     }
@@ -498,8 +498,8 @@ static void wait_ended(void)
         return;
     }
     __atomic_store_n(&peer_watch.word[WAIT_WORD], 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&peer_watch.word[MOVES_WORD], peer_watch.word[MOVES_WORD] + 1,
-                     __ATOMIC_RELEASE);
+    /* Threads of a THREAD_MULTIPLE program end their waits at once: one add each. */
+    __atomic_fetch_add(&peer_watch.word[MOVES_WORD], 1, __ATOMIC_RELEASE);
 }
 
 static bool stuck(const struct sight *g)

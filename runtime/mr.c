@@ -205,7 +205,7 @@ static int reg_local(int rail, void *base, size_t len, struct fid_mr **mr)
 {
     int rc, tries = 0;
     do {
-        /* Atomic: contexts' endpoints register their bounce slots at once (progress.c). */
+        /* Atomic: contexts' endpoints register their bounce slots at once (lane.c). */
         uint64_t key = __atomic_fetch_add(&mr_segs.next_key, 1, __ATOMIC_RELAXED);
         rc = reg(rail, base, len, FI_READ | FI_WRITE, key, mr);
     } while (rc == -FI_ENOKEY && ++tries < 64);
