@@ -4,7 +4,7 @@
  * names (enum fsh_amo_op), which of them fetch, and the CPU atomic that applies one.
  *
  * Pure and header-only (inlined where it is applied): amo.c applies AMOs this way in the
- * one-node domain and in the target's engine, devmem.c on a host copy of a device word. It
+ * one-node domain and in the target's engine, devmap.c on a host copy of a device word. It
  * knows nothing of PEs, segments or the fabric.
  */
 #ifndef FSH_AMO_OP_H

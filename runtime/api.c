@@ -592,7 +592,7 @@ void *pshmem_ptr(const void *dest, int pe)
         return (void *)dest;
     }
     if (seg == FSH_SEG_DEVICE) {
-        /* A same-node peer's device heap mapped here (devmem.c): a device pointer for this
+        /* A same-node peer's device heap mapped here (devmap.c): a device pointer for this
          * PE's kernels and driver copies. */
         uint8_t *b = fsh_dev_peer_base(pe);
         return b ? b + off : NULL;

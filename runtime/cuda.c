@@ -464,7 +464,7 @@ int fsh_cuda_flush_rdma(void)
     return r == CUDA_SUCCESS ? 0 : cu_err(r, "cuFlushGPUDirectRDMAWrites");
 }
 
-/* ---------------------------------------------------------------- CUDA IPC (devmem's mapping)
+/* ---------------------------------------------------------------- CUDA IPC (devmap's mapping)
  * Resolved at first use, not with CU_FUNCS: a driver without them loses only the mapping
  * (the device heap falls back to its other paths), not the GPU. */
 static struct {

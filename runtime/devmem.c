@@ -16,7 +16,7 @@
  * use them. Atomics on device memory take the staging slots (REQ_AMO) on every registration
  * path: the owner's CPU applies them on a copy of the word under the heap's AMO lock, one
  * domain for all of them whatever the path (a same-node peer that maps the heap takes the same
- * lock and applies them itself: below).
+ * lock and applies them itself: devmap.c).
  *
  * Staging protocol. Each PE owns, in its (registered) symmetric heap, a pool of
  * FABSHMEM_DEVICE_PEERS inboxes (lease.c), each DEPTH (2) slots (64-byte header +
@@ -43,25 +43,9 @@
  * waits for its own requests: the path is correct everywhere, not as fast as direct
  * registration would be.
  *
- * Same node: mapped, not staged (FABSHMEM_DEVICE_MAP=1, the default). At start every PE
- * exports its heap (cuIpcGetMemHandle of the one cuMemAlloc) and all-gathers the handles with
- * its node id; each maps the heaps of the other PEs of its node (cuIpcOpenMemHandle, peer
- * access enabled as needed), per peer: one the driver refuses stays on the paths above, with
- * the reason in fsh_dev_describe. A put or get on a mapped peer's device heap is then one
- * driver copy between the local buffer (host or GPU) and the mapping, synchronized before it
- * returns, like the copies into our own heap: complete at the target on return, so a signal
- * sent after it still never outruns the data. Likewise a GPU buffer meeting a host segment
- * that local.c mapped is one copy into or out of that mapping, not a bounce. The mapping is
- * per pair and fixed after start, so one location never mixes paths within a pair.
- * Atomics: the driver has no read-modify-write a copy engine applies (only a kernel could do
- * one), so a device AMO is always read, apply, write back by a CPU. Its atomicity comes from
- * the heap's AMO lock, a word in the owner's host heap (beside the outbox, symmetric) that
- * whoever applies an AMO on that heap holds around the two copies: the owner for its own calls
- * and for the staged requests of other PEs (its handler), and a same-node peer that mapped
- * both the device heap and the owner's host heap (local.c), which then applies it itself
- * through the mapping, no request. One domain per heap whatever the path, and no job-wide
- * agreement needed: a peer that cannot reach the lock word stages, as before. (Not atomic with
- * a GPU kernel writing the word at the same moment, as before.)
+ * Same node: the heaps of the node's other PEs are mapped here, not staged (devmap.c, with
+ * FABSHMEM_DEVICE_MAP=1, the default): a put or get on one is one driver copy, and a device
+ * atomic on one is applied here under that heap's AMO lock (devmap.c says how and why).
  * Counters of staged requests, bounces, mapped copies and mapped atomics are in
  * fsh_dev_describe, so tests can prove which path ran.
  */
@@ -70,15 +54,14 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "amo_op.h"
 #include "arrive.h"
 #include "backend.h"
-#include "bootstrap.h"
 #include "cuda.h"
+#include "devheap.h"
 #include "error.h"
 #include "fabric.h"
 #include "heap.h"
@@ -96,6 +79,7 @@
 #define DONE_ERR (1ULL << 63)
 
 enum { REQ_PUT = 1, REQ_GET = 2, REQ_AMO = 3 };
+_Static_assert(REQ_AMO < FSH_DEVHEAP_REQ_KINDS, "a counter for every request op");
 
 struct req {
     uint64_t seq;
@@ -109,37 +93,8 @@ struct req {
 };
 _Static_assert(sizeof(struct req) == HDR, "a request header is 64 bytes");
 
-static struct {
-    uint8_t *base; /* device heap (GPU address) */
-    size_t size;
-    size_t chunk;  /* data bytes per slot */
-    size_t slot;   /* HDR + chunk, rounded up */
-    /* symmetric, in the host heap: the inboxes (DEPTH slots, then done[DEPTH]) granted to
-     * sources per call; our outbox[DEPTH] slots and the landing of done reads */
-    struct fsh_lease_pool pool;
-    uint8_t *block;
-    uint8_t *outbox;
-    uint64_t *probe;
-    int held;       /* the inbox we hold at lease_pe during a call, -1: none */
-    int lease_pe;
-    uint64_t sent;  /* our last request's sequence number in it (request q uses slot q % DEPTH) */
-    int path;       /* enum path: the same on every PE once started */
-    bool direct;    /* registered with the NIC on every PE (dmabuf or FI_HMEM_CUDA path) */
-    bool system;    /* FABSHMEM_DEVICE_IFACE=system */
-    char why[384];  /* why each better path was passed over */
-    char line[768];
-    /* the same-node mapping: peer[pe] is pe's device heap mapped here, NULL when it is not;
-     * peer[me] is our own heap */
-    uint8_t **peer;
-    int mapped, node_peers;
-    char map_why[256];
-    uint64_t staged[REQ_AMO + 1]; /* requests sent, by op */
-    uint64_t bounced, through_map; /* GPU <-> host-segment bounces; copies over a mapping */
-    uint64_t amo_mapped;           /* atomics applied here on a peer's mapped heap */
-    uint32_t *amo_lock;            /* our heap's device-AMO lock (host heap, symmetric) */
-    uint64_t amo_lock_off;         /* its offset in the host heap */
-    char full[1280];
-} dv = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
+
+struct fsh_devheap fsh_devheap = {.line = "device heap: off (FABSHMEM_DEVICE_HEAP_SIZE=0)"};
 
 bool fsh_dev_on;
 
@@ -149,54 +104,50 @@ static const char *const path_names[] = {"staging", "cuda", "dmabuf"};
 const char *fsh_dev_describe(void)
 {
     if (!fsh_dev_on) {
-        return dv.line;
+        return fsh_devheap.line;
     }
-    snprintf(dv.full, sizeof(dv.full),
+    snprintf(fsh_devheap.full, sizeof(fsh_devheap.full),
              "%s; same node: %s; requests staged: %llu put, %llu get, %llu atomic; copies "
-             "through mappings: %llu; atomics through mappings: %llu; bounced: %llu", dv.line,
-             dv.map_why,
-             (unsigned long long)__atomic_load_n(&dv.staged[REQ_PUT], __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&dv.staged[REQ_GET], __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&dv.staged[REQ_AMO], __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&dv.through_map, __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&dv.amo_mapped, __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&dv.bounced, __ATOMIC_RELAXED));
-    return dv.full;
+             "through mappings: %llu; atomics through mappings: %llu; bounced: %llu",
+             fsh_devheap.line, fsh_devheap.map_why,
+             (unsigned long long)__atomic_load_n(&fsh_devheap.staged[REQ_PUT], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&fsh_devheap.staged[REQ_GET], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&fsh_devheap.staged[REQ_AMO], __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&fsh_devheap.through_map, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&fsh_devheap.amo_mapped, __ATOMIC_RELAXED),
+             (unsigned long long)__atomic_load_n(&fsh_devheap.bounced, __ATOMIC_RELAXED));
+    return fsh_devheap.full;
 }
 
-void *fsh_dev_peer_base(int pe)
-{
-    if (!fsh_dev_on || pe < 0 || pe >= fsh_rt.npes) {
-        return NULL;
-    }
-    return pe == fsh_rt.pe ? dv.base : dv.peer ? dv.peer[pe] : NULL;
-}
 
 size_t fsh_dev_heap_size(void)
 {
-    return dv.size;
+    return fsh_devheap.size;
 }
 
 /* Inbox c: DEPTH slots, then done[DEPTH]. Its slot k here, and the offsets of its slot k and
  * done[k] (the same on every PE). */
 static struct req *in_slot(unsigned c, unsigned k)
 {
-    return (struct req *)((uint8_t *)fsh_lease_chunk(&dv.pool, c) + (size_t)k * dv.slot);
+    return (struct req *)((uint8_t *)fsh_lease_chunk(&fsh_devheap.pool, c) +
+                          (size_t)k * fsh_devheap.slot);
 }
 
 static uint64_t *done_word(unsigned c, unsigned k)
 {
-    return (uint64_t *)((uint8_t *)fsh_lease_chunk(&dv.pool, c) + DEPTH * dv.slot) + k;
+    uint8_t *inbox = fsh_lease_chunk(&fsh_devheap.pool, c);
+    return (uint64_t *)(inbox + DEPTH * fsh_devheap.slot) + k;
 }
 
 static uint64_t in_slot_off(unsigned c, unsigned k)
 {
-    return fsh_lease_chunk_off(&dv.pool, c) + (uint64_t)k * dv.slot;
+    return fsh_lease_chunk_off(&fsh_devheap.pool, c) + (uint64_t)k * fsh_devheap.slot;
 }
 
 static uint64_t done_off(unsigned c, unsigned k)
 {
-    return fsh_lease_chunk_off(&dv.pool, c) + DEPTH * dv.slot + k * sizeof(uint64_t);
+    return fsh_lease_chunk_off(&fsh_devheap.pool, c) + DEPTH * fsh_devheap.slot +
+           k * sizeof(uint64_t);
 }
 
 static size_t inbox_bytes(size_t slot)
@@ -224,69 +175,12 @@ size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
 
 /* ---------------------------------------------------------------- target side */
 
-/* The device-AMO lock of a heap: a word in its owner's host heap (after the outbox), taken
- * around every read-modify-write of that heap by whoever applies it, the owner (its own calls,
- * its handler) or a same-node peer through the mapping. Held only for two driver copies, never
- * while waiting for anything else; taken inside the engine lock, never the other way round. */
-static int amo_lock(uint32_t *w)
-{
-    struct fsh_wait_clock clock = {0};
-    uint32_t free_ = 0;
-    while (!__atomic_compare_exchange_n(w, &free_, (uint32_t)fsh_rt.pe + 1, false,
-                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-        /* free_ now names the holder (PE + 1): yield on a crowded node, and name it when it
-         * died holding the lock (or FABSHMEM_TIMEOUT passed), like every other wait. */
-        int rc = fsh_progress_backoff(&clock, "a device atomic's heap lock", (int)free_ - 1);
-        if (rc < 0) {
-            return rc;
-        }
-        free_ = 0;
-    }
-    return 0;
-}
-
-/* An AMO on the object at off of the device heap at heap (ours, or a mapped peer's whose lock
- * is lock), on a host copy of it: read, apply, write back (a fetch writes nothing). Atomic with
- * respect to every other device AMO on that heap: all of them run under its lock. */
-static int apply_on(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const void *value,
-                    const void *cond, void *fetch, size_t size)
-{
-    FSH_ASSERT_ENGINE_HELD();
-    uint64_t word = 0, old = 0;
-    if (off > dv.size || size > dv.size - off) {
-        return fsh_err(-EFAULT, "", "atomic at offset %llu is outside the device heap",
-                       (unsigned long long)off);
-    }
-    int rc = amo_lock(lock);
-    if (rc < 0) {
-        return rc;
-    }
-    rc = fsh_cuda_copy(&word, heap + off, size);
-    if (rc == 0) {
-        fsh_amo_apply(op, &word, value, cond, &old, size);
-        if (op != FSH_AMO_FETCH) {
-            rc = fsh_cuda_copy(heap + off, &word, size); /* synchronized: before the release */
-        }
-    }
-    __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
-    if (rc == 0 && fetch) {
-        memcpy(fetch, &old, size);
-    }
-    return rc;
-}
-
 /* On our own heap: from the handler below or from our own calls. */
 static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
                      size_t size)
 {
-    return apply_on(dv.base, dv.amo_lock, op, off, value, cond, fetch, size);
-}
-
-/* pe's device-AMO lock word when both its device heap and its host heap are mapped here (then
- * this PE applies its AMOs on pe's heap itself), else NULL (a staging request). */
-static uint32_t *peer_amo_lock(int pe)
-{
-    return dv.peer && dv.peer[pe] ? fsh_local_addr(pe, FSH_SEG_HEAP, dv.amo_lock_off) : NULL;
+    return fsh_devmap_apply(fsh_devheap.base, fsh_devheap.amo_lock, op, off, value, cond, fetch,
+                            size);
 }
 
 /* A source takes inbox c: its requests count from 1. */
@@ -302,7 +196,7 @@ static void on_request(uint32_t payload, uint32_t high)
 {
     unsigned k = payload % DEPTH;
     unsigned c = payload / DEPTH;
-    int src = fsh_lease_owner(&dv.pool, c);
+    int src = fsh_lease_owner(&fsh_devheap.pool, c);
     if (src < 0) {
         FSH_WARN("device request in inbox %u, which no PE holds: dropped", c);
         return;
@@ -315,9 +209,10 @@ static void on_request(uint32_t payload, uint32_t high)
         rc = (r->len == 4 || r->len == 8) && r->amo > 0 && r->amo <= FSH_AMO_XOR
                  ? apply_amo((int)r->amo, r->off, &r->operand, &r->compare, data, r->len)
                  : -EINVAL;
-    } else if (r->len <= dv.chunk && r->off <= dv.size && r->len <= dv.size - r->off) {
-        rc = r->op == REQ_PUT ? fsh_cuda_copy(dv.base + r->off, data, r->len)
-                              : fsh_cuda_copy(data, dv.base + r->off, r->len);
+    } else if (r->len <= fsh_devheap.chunk && r->off <= fsh_devheap.size &&
+               r->len <= fsh_devheap.size - r->off) {
+        rc = r->op == REQ_PUT ? fsh_cuda_copy(fsh_devheap.base + r->off, data, r->len)
+                              : fsh_cuda_copy(data, fsh_devheap.base + r->off, r->len);
     }
     if (rc != 0) {
         FSH_WARN("device request %s of %llu bytes at offset %llu from PE %u failed: %s",
@@ -341,8 +236,8 @@ struct ack_wait {
 static bool acked(const void *arg)
 {
     struct ack_wait *w = (struct ack_wait *)arg;
-    uint64_t off = done_off((unsigned)dv.held, (unsigned)(w->seq % DEPTH)), v;
-    w->err = fsh_rma_read_word(w->pe, off, dv.probe, sizeof(uint64_t), &v,
+    uint64_t off = done_off((unsigned)fsh_devheap.held, (unsigned)(w->seq % DEPTH)), v;
+    w->err = fsh_rma_read_word(w->pe, off, fsh_devheap.probe, sizeof(uint64_t), &v,
                                "device heap: reading the target's progress");
     if (w->err != 0) {
         return true;
@@ -376,21 +271,21 @@ static int wait_done(int pe, uint64_t seq, uint32_t op)
 /* The outbox slot of request seq: header, then data. */
 static struct req *outslot(uint64_t seq)
 {
-    return (struct req *)(dv.outbox + (size_t)(seq % DEPTH) * dv.slot);
+    return (struct req *)(fsh_devheap.outbox + (size_t)(seq % DEPTH) * fsh_devheap.slot);
 }
 
 /* Take an inbox at pe for this call, waiting (queued at pe) while other sources hold every
  * one: a holder gives its inbox back at the end of its call. */
 static int lease_take(int pe)
 {
-    dv.lease_pe = pe;
-    dv.held = -1;
-    int c = fsh_lease_claim_wait(&dv.pool, pe);
+    fsh_devheap.lease_pe = pe;
+    fsh_devheap.held = -1;
+    int c = fsh_lease_claim_wait(&fsh_devheap.pool, pe);
     if (c < 0) {
         return c;
     }
-    dv.held = c;
-    dv.sent = 0;
+    fsh_devheap.held = c;
+    fsh_devheap.sent = 0;
     return 0;
 }
 
@@ -398,10 +293,10 @@ static int lease_take(int pe)
  * when one might still be in flight: then it stays held). */
 static int lease_give(int rc)
 {
-    if (rc == 0 && dv.held >= 0) {
-        rc = fsh_lease_release(&dv.pool, dv.lease_pe);
+    if (rc == 0 && fsh_devheap.held >= 0) {
+        rc = fsh_lease_release(&fsh_devheap.pool, fsh_devheap.lease_pe);
     }
-    dv.held = -1;
+    fsh_devheap.held = -1;
     return rc;
 }
 
@@ -409,10 +304,10 @@ static int lease_give(int rc)
  * finished (its ack also means its write from our outbox slot completed). */
 static int claim(int pe, uint32_t op, uint64_t *seq)
 {
-    *seq = dv.sent + 1;
+    *seq = fsh_devheap.sent + 1;
     int rc = *seq > DEPTH ? wait_done(pe, *seq - DEPTH, op) : 0;
     if (rc == 0) {
-        dv.sent = *seq;
+        fsh_devheap.sent = *seq;
     }
     return rc;
 }
@@ -428,10 +323,10 @@ static int post_request(int pe, uint64_t seq, uint32_t op, uint64_t off, size_t 
     r->len = len;
     r->op = op;
     struct fsh_op_track sync = {0, 0, 0};
-    __atomic_add_fetch(&dv.staged[op], 1, __ATOMIC_RELAXED);
-    uint64_t slot = in_slot_off((unsigned)dv.held, k);
+    __atomic_add_fetch(&fsh_devheap.staged[op], 1, __ATOMIC_RELAXED);
+    uint64_t slot = in_slot_off((unsigned)fsh_devheap.held, k);
     uint32_t imm = ((uint32_t)FSH_IMM_DEV << FSH_IMM_KIND_SHIFT) |
-                   ((uint32_t)dv.held * DEPTH + k);
+                   ((uint32_t)fsh_devheap.held * DEPTH + k);
     int rc = fsh_rma_write(&fsh_ctx_default, &sync, r, HDR + (op == REQ_PUT ? len : 0), pe,
                            FSH_SEG_HEAP, slot, true, imm);
     if (rc == 0) {
@@ -442,7 +337,7 @@ static int post_request(int pe, uint64_t seq, uint32_t op, uint64_t off, size_t 
 
 static size_t piece(size_t len, size_t done)
 {
-    return len - done < dv.chunk ? len - done : dv.chunk;
+    return len - done < fsh_devheap.chunk ? len - done : fsh_devheap.chunk;
 }
 
 static int dev_copy(void *dst, const void *src, size_t len)
@@ -470,7 +365,7 @@ static int put_staged(uint64_t off, const void *src, size_t len, int pe)
     }
     /* Complete at the target: the last DEPTH requests (all earlier ones were awaited). */
     for (unsigned i = DEPTH; i > 0 && rc == 0; i--) {
-        uint64_t q = dv.sent >= i - 1 ? dv.sent - (i - 1) : 0;
+        uint64_t q = fsh_devheap.sent >= i - 1 ? fsh_devheap.sent - (i - 1) : 0;
         rc = wait_done(pe, q, REQ_PUT);
     }
     return lease_give(rc);
@@ -483,7 +378,8 @@ static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len,
     size_t asked = 0, got = 0;
     uint64_t first = 1; /* the sequence number of chunk 0 */
     while (got < len && rc == 0) {
-        while (asked < len && rc == 0 && dv.sent + 1 - first < DEPTH + got / dv.chunk) {
+        while (asked < len && rc == 0 &&
+               fsh_devheap.sent + 1 - first < DEPTH + got / fsh_devheap.chunk) {
             uint64_t seq;
             size_t n = piece(len, asked);
             rc = claim(pe, REQ_GET, &seq);
@@ -492,13 +388,13 @@ static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len,
             }
             asked += n;
         }
-        uint64_t seq = first + got / dv.chunk;
+        uint64_t seq = first + got / fsh_devheap.chunk;
         size_t n = piece(len, got);
         if (rc == 0) {
             rc = wait_done(pe, seq, REQ_GET);
         }
         uint8_t *bounce = (uint8_t *)outslot(seq) + HDR;
-        uint64_t data = in_slot_off((unsigned)dv.held, (unsigned)(seq % DEPTH)) + HDR;
+        uint64_t data = in_slot_off((unsigned)fsh_devheap.held, (unsigned)(seq % DEPTH)) + HDR;
         if (rc == 0) {
             rc = fsh_rma_get(ctx, bounce, FSH_SEG_HEAP, data, n, pe, false);
         }
@@ -517,12 +413,12 @@ static int get_staged(struct fsh_ctx *ctx, void *dest, uint64_t off, size_t len,
  * rma.c would reach with memcpy (this PE, a mapped peer) must not meet GPU memory. */
 static bool direct_ok(enum fsh_seg seg, uint64_t off, const void *local, int pe)
 {
-    if (!dv.direct) {
+    if (!fsh_devheap.direct) {
         return false;
     }
     const uint8_t *l = local;
     if (fsh_cuda_is_device(local)) {
-        bool in_heap = l >= dv.base && l < dv.base + dv.size;
+        bool in_heap = l >= fsh_devheap.base && l < fsh_devheap.base + fsh_devheap.size;
         return in_heap && (seg == FSH_SEG_DEVICE || !fsh_local_addr(pe, seg, off));
     }
     return true;
@@ -557,46 +453,27 @@ static void visible(void)
 
 /* ---------------------------------------------------------------- entry points */
 
-/* Where (seg, off) of pe is in this process when one driver copy can reach it: our own or a
- * mapped peer's device heap, or a host segment local.c mapped (the local side is then GPU
- * memory, else the backend would not be asked); NULL: staging, the fabric or a bounce. */
-static uint8_t *mapped(enum fsh_seg seg, uint64_t off, int pe)
-{
-    if (seg == FSH_SEG_DEVICE) {
-        return dv.peer && dv.peer[pe] ? dv.peer[pe] + off : NULL;
-    }
-    return fsh_local_addr(pe, seg, off);
-}
-
-static int map_copy(void *dst, const void *src, size_t len, int pe)
-{
-    if (pe != fsh_rt.pe) {
-        __atomic_add_fetch(&dv.through_map, 1, __ATOMIC_RELAXED);
-    }
-    return fsh_cuda_copy(dst, src, len);
-}
-
 static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                    size_t len, int pe)
 {
-    uint8_t *at = mapped(seg, off, pe);
+    uint8_t *at = fsh_devmap_at(seg, off, pe);
     if (at) {
-        return map_copy(at, src, len, pe); /* synchronized: complete at the target */
+        return fsh_devmap_copy(at, src, len, pe); /* synchronized: complete at the target */
     }
     if (direct_ok(seg, off, src, pe)) {
         return fabric_rma(true, ctx, seg, off, (uint8_t *)src, len, pe);
     }
     int rc = 0;
     fsh_progress_lock();
-    if (seg == FSH_SEG_DEVICE && !dv.direct) {
+    if (seg == FSH_SEG_DEVICE && !fsh_devheap.direct) {
         rc = put_staged(off, src, len, pe);
     } else {
         /* A GPU source the fabric does not take (a host segment, or a buffer outside the
          * registered heap): bounced through outbox slot 0, whose last request finished (every
          * staged call ends with its requests done), each piece complete at the target before
          * the next (a signal sent after this call must not overtake the data). */
-        uint8_t *bounce = dv.outbox + HDR;
-        __atomic_add_fetch(&dv.bounced, 1, __ATOMIC_RELAXED);
+        uint8_t *bounce = fsh_devheap.outbox + HDR;
+        __atomic_add_fetch(&fsh_devheap.bounced, 1, __ATOMIC_RELAXED);
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
             rc = fsh_cuda_copy(bounce, (const uint8_t *)src + done, n);
@@ -613,21 +490,21 @@ static int dev_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const vo
 static int dev_get(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t off, size_t len,
                    int pe)
 {
-    uint8_t *at = mapped(seg, off, pe);
+    uint8_t *at = fsh_devmap_at(seg, off, pe);
     if (at) {
-        return map_copy(dest, at, len, pe);
+        return fsh_devmap_copy(dest, at, len, pe);
     }
     if (direct_ok(seg, off, dest, pe)) {
         return fabric_rma(false, ctx, seg, off, dest, len, pe);
     }
     int rc = 0;
     fsh_progress_lock();
-    if (seg == FSH_SEG_DEVICE && !dv.direct) {
+    if (seg == FSH_SEG_DEVICE && !fsh_devheap.direct) {
         rc = get_staged(ctx, dest, off, len, pe);
     } else {
         /* Into a GPU destination the fabric does not take: bounced through outbox slot 0. */
-        uint8_t *bounce = dv.outbox + HDR;
-        __atomic_add_fetch(&dv.bounced, 1, __ATOMIC_RELAXED);
+        uint8_t *bounce = fsh_devheap.outbox + HDR;
+        __atomic_add_fetch(&fsh_devheap.bounced, 1, __ATOMIC_RELAXED);
         for (size_t done = 0; done < len && rc == 0;) {
             size_t n = piece(len, done);
             rc = fsh_rma_get(ctx, bounce, seg, off + done, n, pe, false);
@@ -651,11 +528,11 @@ static int dev_amo(int op, uint64_t off, const void *value, const void *cond, vo
         fsh_progress_unlock();
         return rc;
     }
-    uint32_t *lock = peer_amo_lock(pe);
+    uint32_t *lock = fsh_devmap_peer_lock(pe);
     if (lock) {
-        __atomic_add_fetch(&dv.amo_mapped, 1, __ATOMIC_RELAXED);
-        rc = apply_on(dv.peer[pe], lock, op, off, value, cond, fsh_amo_fetches(op) ? fetch : NULL,
-                      size);
+        __atomic_add_fetch(&fsh_devheap.amo_mapped, 1, __ATOMIC_RELAXED);
+        rc = fsh_devmap_apply(fsh_devheap.peer[pe], lock, op, off, value, cond,
+                              fsh_amo_fetches(op) ? fetch : NULL, size);
         fsh_progress_unlock();
         return rc;
     }
@@ -682,7 +559,7 @@ static int dev_amo(int op, uint64_t off, const void *value, const void *cond, vo
     if (rc == 0 && fsh_amo_fetches(op) && fetch) {
         /* The old value is in our inbox slot at the target. */
         uint8_t *bounce = (uint8_t *)outslot(seq) + HDR;
-        uint64_t at = in_slot_off((unsigned)dv.held, (unsigned)(seq % DEPTH)) + HDR;
+        uint64_t at = in_slot_off((unsigned)fsh_devheap.held, (unsigned)(seq % DEPTH)) + HDR;
         rc = fsh_rma_get(&fsh_ctx_default, bounce, FSH_SEG_HEAP, at, size, pe, false);
         if (rc == 0) {
             memcpy(fetch, bounce, size);
@@ -707,7 +584,7 @@ static const struct fsh_backend backend_direct = {
 
 const struct fsh_backend *fsh_dev_backend(void)
 {
-    return !fsh_dev_on ? NULL : dv.direct ? &backend_direct : &backend_staged;
+    return !fsh_dev_on ? NULL : fsh_devheap.direct ? &backend_direct : &backend_staged;
 }
 
 /* ---------------------------------------------------------------- heap */
@@ -716,7 +593,7 @@ void *fsh_dev_alloc(size_t size, size_t align)
 {
     if (!fsh_dev_on) {
         fsh_err(-ENODEV, "set FABSHMEM_DEVICE_HEAP_SIZE (e.g. 1G) on a host where every PE has a GPU",
-                "%s", dv.line);
+                "%s", fsh_devheap.line);
         return NULL;
     }
     return fsh_heap_dev_alloc(size, align);
@@ -837,12 +714,12 @@ static int choose_path(int want, bool exportable, int fd, bool system, char *why
         const char *no = unavailable(p, &f, exportable, want < 0);
         int rc = 0;
         if (!no && p != PATH_STAGING) {
-            rc = fsh_mr_reg_device(FSH_SEG_DEVICE, dv.base, dv.size, fsh_cuda_device(),
-                                   p == PATH_DMABUF ? fd : -1, system);
+            rc = fsh_mr_reg_device(FSH_SEG_DEVICE, fsh_devheap.base, fsh_devheap.size,
+                                   fsh_cuda_device(), p == PATH_DMABUF ? fd : -1, system);
             no = rc ? fsh_err_last()->msg : NULL;
         }
         if (!no) {
-            dv.path = p;
+            fsh_devheap.path = p;
             return 0;
         }
         if (want >= 0) {
@@ -878,59 +755,61 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
         return 0;
     }
     if (!everywhere) {
-        snprintf(dv.line, sizeof(dv.line), "device heap: off (%s%s)",
+        snprintf(fsh_devheap.line, sizeof(fsh_devheap.line), "device heap: off (%s%s)",
                  fsh_cuda_ready() ? "a peer PE has no GPU" : fsh_cuda_reason(),
                  fsh_cuda_ready() ? "; it is on for every PE or none" : "");
         /* Once for the job; every PE's own reason at info level. */
         if (fsh_rt.pe == 0) {
-            FSH_WARN("FABSHMEM_DEVICE_HEAP_SIZE=%zu but the %s", size, dv.line);
+            FSH_WARN("FABSHMEM_DEVICE_HEAP_SIZE=%zu but the %s", size, fsh_devheap.line);
         } else {
-            FSH_INFO("%s", dv.line);
+            FSH_INFO("%s", fsh_devheap.line);
         }
         fsh_cuda_close();
         return 0;
     }
     size_t max = fsh_rma_max_write();
-    dv.chunk = cfg->FABSHMEM_DEVICE_CHUNK; /* at least 1 (env.c) */
-    if (max > HDR && dv.chunk > max - HDR) {
-        dv.chunk = max - HDR; /* one request is one fabric write */
+    fsh_devheap.chunk = cfg->FABSHMEM_DEVICE_CHUNK; /* at least 1 (env.c) */
+    if (max > HDR && fsh_devheap.chunk > max - HDR) {
+        fsh_devheap.chunk = max - HDR; /* one request is one fabric write */
     }
-    dv.slot = slot_bytes(dv.chunk);
+    fsh_devheap.slot = slot_bytes(fsh_devheap.chunk);
     /* FABSHMEM_DEVICE_PEERS is 1..FSH_LEASE_MAX_CHUNKS: env.c checks it at load. */
     /* Every PE reserves the same blocks at the same point of init: symmetric. */
     unsigned inboxes = fsh_lease_chunks(fsh_rt.npes, cfg->FABSHMEM_DEVICE_PEERS);
     char what[192];
     snprintf(what, sizeof(what), "the device heap's staging inboxes (%u x %d slots x %zu bytes "
-             "of FABSHMEM_DEVICE_CHUNK + header)", inboxes, DEPTH, dv.slot);
-    int rc = fsh_lease_init(&dv.pool, FSH_LEASE_DEVICE, inboxes, inbox_bytes(dv.slot),
-                            on_granted, what,
-                            "lower FABSHMEM_DEVICE_CHUNK or FABSHMEM_DEVICE_PEERS");
+             "of FABSHMEM_DEVICE_CHUNK + header)", inboxes, DEPTH, fsh_devheap.slot);
+    int rc =
+        fsh_lease_init(&fsh_devheap.pool, FSH_LEASE_DEVICE, inboxes, inbox_bytes(fsh_devheap.slot),
+                       on_granted, what, "lower FABSHMEM_DEVICE_CHUNK or FABSHMEM_DEVICE_PEERS");
     if (rc != 0) {
         return rc;
     }
-    size_t total = outbox_bytes(dv.slot);
+    size_t total = outbox_bytes(fsh_devheap.slot);
     snprintf(what, sizeof(what), "the device heap's staging outbox (%d x %zu bytes)", DEPTH,
-             dv.slot);
-    dv.block = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_DEVICE_CHUNK");
-    if (!dv.block) {
+             fsh_devheap.slot);
+    fsh_devheap.block = fsh_heap_reserve(total, 64, what, "lower FABSHMEM_DEVICE_CHUNK");
+    if (!fsh_devheap.block) {
         return fsh_err_last()->code;
     }
-    dv.outbox = dv.block;
-    dv.probe = (uint64_t *)(dv.block + DEPTH * dv.slot);
-    dv.amo_lock = (uint32_t *)(dv.block + DEPTH * dv.slot + 32); /* in the probe's 64 bytes */
-    *dv.amo_lock = 0;
+    fsh_devheap.outbox = fsh_devheap.block;
+    fsh_devheap.probe = (uint64_t *)(fsh_devheap.block + DEPTH * fsh_devheap.slot);
+    /* in the probe's 64 bytes */
+    fsh_devheap.amo_lock = (uint32_t *)(fsh_devheap.block + DEPTH * fsh_devheap.slot + 32);
+    *fsh_devheap.amo_lock = 0;
     enum fsh_seg lseg;
-    if (fsh_mr_lookup(dv.amo_lock, sizeof(*dv.amo_lock), &lseg, &dv.amo_lock_off) != 0 ||
+    if (fsh_mr_lookup(fsh_devheap.amo_lock, sizeof(*fsh_devheap.amo_lock), &lseg,
+                      &fsh_devheap.amo_lock_off) != 0 ||
         lseg != FSH_SEG_HEAP) {
         return fsh_err(-EFAULT, "", "the device-AMO lock is not in the symmetric heap");
     }
-    dv.held = -1;
-    dv.base = fsh_cuda_alloc(size);
-    if (!dv.base) {
+    fsh_devheap.held = -1;
+    fsh_devheap.base = fsh_cuda_alloc(size);
+    if (!fsh_devheap.base) {
         return fsh_err_last()->code;
     }
-    dv.size = size;
-    rc = fsh_heap_dev_init(dv.base, size);
+    fsh_devheap.size = size;
+    rc = fsh_heap_dev_init(fsh_devheap.base, size);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_DEV, on_request);
     }
@@ -938,142 +817,62 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
         return rc;
     }
     /* Pinned staging slots make the GPU copies DMA directly; optional. */
-    (void)fsh_cuda_host_register(dv.block, total);
-    (void)fsh_cuda_host_register(dv.pool.base, inboxes * dv.pool.chunk);
+    (void)fsh_cuda_host_register(fsh_devheap.block, total);
+    (void)fsh_cuda_host_register(fsh_devheap.pool.base, inboxes * fsh_devheap.pool.chunk);
     int want;
     rc = fsh_dev_parse_path(cfg->FABSHMEM_DEVICE_PATH, &want);
     int fd = -1;
-    bool exportable = fsh_cuda_dmabuf_fd(dv.base, size, &fd) == 0;
+    bool exportable = fsh_cuda_dmabuf_fd(fsh_devheap.base, size, &fd) == 0;
     bool system = fsh_env_word_index("FABSHMEM_DEVICE_IFACE") == 1; /* cuda, system: env.c */
     if (rc == 0) {
-        rc = choose_path(want, exportable, fd, system, dv.why, sizeof(dv.why));
+        rc = choose_path(want, exportable, fd, system, fsh_devheap.why, sizeof(fsh_devheap.why));
     }
     if (fd >= 0) {
         close(fd); /* a dmabuf registration holds its own reference */
     }
     if (rc == 0) {
-        dv.system = system;
-        *registered = dv.path != PATH_STAGING;
+        fsh_devheap.system = system;
+        *registered = fsh_devheap.path != PATH_STAGING;
     }
     return rc;
 }
 
-/* What each PE publishes for the same-node mapping. */
-struct map_rec {
-    int32_t node;
-    int32_t exported; /* handle is valid */
-    uint64_t size;
-    uint8_t handle[FSH_CUDA_IPC_BYTES];
-};
-
-/* Export our heap, all-gather the handles (every PE calls this, whatever it decided), map the
- * heaps of our node's other PEs. A refusal only leaves that peer on the other paths. */
-static int map_peers(const struct fsh_config *cfg)
-{
-    int npes = fsh_rt.npes, me = fsh_rt.pe;
-    dv.peer = calloc((size_t)npes, sizeof(*dv.peer));
-    if (!dv.peer) {
-        return fsh_err(-ENOMEM, "", "out of memory for %d peers' device heap mappings", npes);
-    }
-    dv.peer[me] = dv.base;
-    struct map_rec mine = {.node = fsh_rt.node_id, .size = dv.size};
-    char why[200] = "";
-    if (!cfg->FABSHMEM_DEVICE_MAP) {
-        snprintf(why, sizeof(why), "FABSHMEM_DEVICE_MAP=0");
-    } else if (fsh_cuda_ipc_export(dv.base, mine.handle, why, sizeof(why)) == 0) {
-        mine.exported = 1;
-    }
-    struct map_rec *all = npes > 1 ? calloc((size_t)npes, sizeof(*all)) : NULL;
-    if (npes > 1 && !all) {
-        return fsh_err(-ENOMEM, "", "out of memory for %d peers' device heap handles", npes);
-    }
-    int rc = npes > 1 ? fsh_boot_allgather(&mine, sizeof(mine), all, cfg->FABSHMEM_TIMEOUT) : 0;
-    char first[200] = ""; /* the first peer not mapped, and why */
-    for (int pe = 0; pe < npes && rc == 0; pe++) {
-        if (pe == me || all[pe].node != mine.node) {
-            continue;
-        }
-        dv.node_peers++;
-        char no[200] = "";
-        void *p = NULL;
-        if (!mine.exported) {
-            snprintf(no, sizeof(no), "%s", why); /* our reason holds for every peer */
-        } else if (!all[pe].exported) {
-            snprintf(no, sizeof(no), "it did not export its heap (its SHMEM_INFO says why)");
-        } else if (all[pe].size != dv.size) {
-            snprintf(no, sizeof(no), "its heap is %llu bytes, not %zu",
-                     (unsigned long long)all[pe].size, dv.size);
-        } else if (fsh_cuda_ipc_open(all[pe].handle, &p, no, sizeof(no)) == 0) {
-            dv.peer[pe] = p;
-            dv.mapped++;
-            continue;
-        }
-        FSH_INFO("device heap of PE %d (same node) not mapped: %s", pe, no);
-        if (!first[0]) {
-            snprintf(first, sizeof(first), "PE %d: %s", pe, no);
-        }
-    }
-    free(all);
-    if (rc != 0) {
-        return rc;
-    }
-    if (dv.node_peers == 0) {
-        snprintf(dv.map_why, sizeof(dv.map_why), "no other PE on this node");
-    } else if (dv.mapped == 0 && !mine.exported) {
-        snprintf(dv.map_why, sizeof(dv.map_why), "not mapped (%s)", why);
-    } else {
-        snprintf(dv.map_why, sizeof(dv.map_why), "mapped %d of %d peers' heaps (CUDA IPC)%s%s",
-                 dv.mapped, dv.node_peers, first[0] ? "; first not mapped: " : "", first);
-    }
-    return 0;
-}
-
-static void unmap_peers(void)
-{
-    for (int pe = 0; dv.peer && pe < fsh_rt.npes; pe++) {
-        if (pe != fsh_rt.pe && dv.peer[pe]) {
-            fsh_cuda_ipc_close(dv.peer[pe]);
-        }
-    }
-    free(dv.peer);
-    dv.peer = NULL;
-}
-
 int fsh_dev_start(const struct fsh_config *cfg, bool all_registered)
 {
-    char *why = dv.why;
-    size_t size = dv.size;
-    bool system = dv.system;
+    char *why = fsh_devheap.why;
+    size_t size = fsh_devheap.size;
+    bool system = fsh_devheap.system;
     int rc = 0;
-    if (dv.path != PATH_STAGING && !all_registered) {
+    if (fsh_devheap.path != PATH_STAGING && !all_registered) {
         fsh_mr_dereg_segment(FSH_SEG_DEVICE);
-        passed_over(why, strlen(why), sizeof(dv.why), dv.path,
+        passed_over(why, strlen(why), sizeof(fsh_devheap.why), fsh_devheap.path,
                     "a peer PE could not register its device heap");
-        dv.path = PATH_STAGING;
+        fsh_devheap.path = PATH_STAGING;
     }
-    if (dv.path != PATH_STAGING) {
+    if (fsh_devheap.path != PATH_STAGING) {
         rc = fsh_mr_exchange_segment(FSH_SEG_DEVICE, cfg->FABSHMEM_TIMEOUT);
     }
     if (rc == 0) {
-        rc = map_peers(cfg);
+        rc = fsh_devmap_open(cfg);
     }
     if (rc != 0) {
         return rc;
     }
-    if (dv.path == PATH_STAGING) {
-        fsh_mr_set_segment(FSH_SEG_DEVICE, dv.base, size);
-        snprintf(dv.line, sizeof(dv.line),
+    if (fsh_devheap.path == PATH_STAGING) {
+        fsh_mr_set_segment(FSH_SEG_DEVICE, fsh_devheap.base, size);
+        snprintf(fsh_devheap.line, sizeof(fsh_devheap.line),
                  "device heap: %zu bytes at %p on %s; path: staging through %zu-byte slots%s%s%s",
-                 size, (void *)dv.base, fsh_cuda_reason(), dv.chunk, why[0] ? " (" : "", why,
-                 why[0] ? ")" : "");
+                 size, (void *)fsh_devheap.base, fsh_cuda_reason(), fsh_devheap.chunk,
+                 why[0] ? " (" : "", why, why[0] ? ")" : "");
     } else {
-        snprintf(dv.line, sizeof(dv.line),
+        snprintf(fsh_devheap.line, sizeof(fsh_devheap.line),
                  "device heap: %zu bytes at %p on %s; path: %s (registered with %s%s%s%s)", size,
-                 (void *)dv.base, fsh_cuda_reason(), path_names[dv.path], fsh_fabric_attr()->prov,
+                 (void *)fsh_devheap.base, fsh_cuda_reason(), path_names[fsh_devheap.path],
+                 fsh_fabric_attr()->prov,
                  system ? " as host memory, FABSHMEM_DEVICE_IFACE=system" : "",
                  why[0] ? "; passed over: " : "", why);
     }
-    dv.direct = dv.path != PATH_STAGING;
+    fsh_devheap.direct = fsh_devheap.path != PATH_STAGING;
     fsh_dev_on = true;
     return 0;
 }
@@ -1083,14 +882,14 @@ void fsh_dev_fini(void)
     if (fsh_dev_on) {
         fsh_mr_dereg_segment(FSH_SEG_DEVICE); /* before the memory goes */
         fsh_heap_dev_fini();
-        fsh_cuda_host_unregister(dv.block);
-        fsh_cuda_host_unregister(dv.pool.base);
-        fsh_cuda_free(dv.base);
+        fsh_cuda_host_unregister(fsh_devheap.block);
+        fsh_cuda_host_unregister(fsh_devheap.pool.base);
+        fsh_cuda_free(fsh_devheap.base);
     }
-    unmap_peers(); /* also after a start that failed once they were mapped */
+    fsh_devmap_close(); /* also after a start that failed once they were mapped */
     fsh_cuda_close();
-    fsh_lease_fini(&dv.pool);
-    memset(&dv, 0, sizeof(dv));
+    fsh_lease_fini(&fsh_devheap.pool);
+    memset(&fsh_devheap, 0, sizeof(fsh_devheap));
     fsh_dev_on = false;
-    snprintf(dv.line, sizeof(dv.line), "device heap: off");
+    snprintf(fsh_devheap.line, sizeof(fsh_devheap.line), "device heap: off");
 }
