@@ -13,8 +13,9 @@
  * The whole job is one atomicity domain (the rule is local.c's): when every PE is on one node
  * and maps every other, every AMO is a CPU atomic on mapped memory (fsh_amo_apply below);
  * otherwise all AMOs, also those aimed at the calling PE, go through the fabric. AMOs on the
- * device heap are a domain of their own: every one is applied by the owning PE's CPU (devmem.c),
- * whatever the registration path, so they are atomic with respect to each other.
+ * device heap are a domain of their own: every one is applied by a CPU under its heap's AMO lock
+ * (the owner's, or a same-node peer's through the mapping: devmap.c), whatever the registration
+ * path, so they are atomic with respect to each other.
  *
  * On the fabric, the non-fetching ones (set, inc, add, and, or, xor) are posted as fetching
  * atomics whose result is dropped: a fetching atomic's completion means it was applied at the

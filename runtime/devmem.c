@@ -52,7 +52,6 @@
 #include "devmem.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
