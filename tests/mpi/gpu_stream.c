@@ -172,6 +172,7 @@ static void graph(void *s)
     uint64_t sigv = 1;
     shmem_getmem(&sigv, dsig, sizeof(sigv), me);
     t_check(sigv == 0, "the signal word is %llu after capture alone", (unsigned long long)sigv);
+    shmem_barrier_all(); /* every PE looked before any launches (the left PE's put lands here) */
 
     for (int k = 1; k <= GRAPH_LAUNCHES; k++) {
         for (size_t i = 0; i < N; i++) {
