@@ -21,36 +21,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <shmem.h>
 #include <shmemx.h>
 #include <shmemx_device.h>
 
+#include "bench.h"
+
 static shmemx_device_t h;
 static uint64_t *dst, *sig;
 static long ndesc = 200000;
 static int nprod = 1;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_d);
-    return v[n / 2];
-}
 
 struct prod {
     int t;
@@ -86,7 +68,7 @@ static double rate_proxy(uint64_t base, long *wrong)
     struct prod p[16];
     shmem_barrier_all();
     if (shmem_my_pe() == 0) {
-        double t0 = now();
+        double t0 = bench_now_us();
         for (int t = 0; t < nprod; t++) {
             p[t] = (struct prod){.t = t, .n = ndesc / nprod, .base = base};
             pthread_create(&p[t].th, NULL, producer, &p[t]);
@@ -95,7 +77,7 @@ static double rate_proxy(uint64_t base, long *wrong)
             pthread_join(p[t].th, NULL);
             *wrong += p[t].rc != 0;
         }
-        rate = (double)(ndesc / nprod * nprod) / (now() - t0);
+        rate = (double)(ndesc / nprod * nprod) * 1e6 / (bench_now_us() - t0);
     }
     shmem_barrier_all();
     if (shmem_my_pe() == 1) {
@@ -115,7 +97,7 @@ static double rate_host(uint64_t base, long *wrong)
     shmem_barrier_all();
     if (shmem_my_pe() == 0) {
         uint64_t *src = malloc(sizeof(uint64_t) * 1024);
-        double t0 = now();
+        double t0 = bench_now_us();
         for (long i = 0; i < ndesc; i++) {
             if (i % 1024 == 0 && i > 0) {
                 shmem_quiet();
@@ -124,7 +106,7 @@ static double rate_host(uint64_t base, long *wrong)
             shmem_putmem_nbi(&dst[i % 1024], &src[i % 1024], 8, 1);
         }
         shmem_quiet();
-        rate = (double)ndesc / (now() - t0);
+        rate = (double)ndesc * 1e6 / (bench_now_us() - t0);
         free(src);
     }
     shmem_barrier_all();
@@ -142,7 +124,7 @@ static double lat(int proxy, int iters, uint64_t base, long *wrong)
     int me = shmem_my_pe(), peer = 1 - me;
     static uint64_t src; /* nbi: read by the time the peer answers; quiet before return */
     shmem_barrier_all();
-    double t0 = now();
+    double t0 = bench_now_us();
     for (int i = 1; i <= iters; i++) {
         uint64_t v = base + (uint64_t)i;
         if (me == 0) {
@@ -170,7 +152,7 @@ static double lat(int proxy, int iters, uint64_t base, long *wrong)
             }
         }
     }
-    double us = (now() - t0) * 1e6 / (2.0 * iters);
+    double us = (bench_now_us() - t0) / (2.0 * iters);
     if (proxy) {
         shmemx_dev_quiet(h);
     } else {
@@ -233,8 +215,8 @@ int main(int argc, char **argv)
         const char *prov = getenv("FI_PROVIDER");
         const char *intra = getenv("FABSHMEM_INTRANODE");
         const char *prof = getenv("FABSHMEM_PROVIDER_PROFILE");
-        double mrp = median(rp, reps), mrh = median(rh, reps);
-        double mlp = median(lp, reps), mlh = median(lh, reps);
+        double mrp = bench_stats(rp, reps, NULL), mrh = bench_stats(rh, reps, NULL);
+        double mlp = bench_stats(lp, reps, NULL), mlh = bench_stats(lh, reps, NULL);
         printf("# devproxy: 2 PEs, %d producer thread(s) on 1 proxy thread, %d ring(s) of %llu; "
                "provider %s, intranode %s, profile %s; median of %d\n",
                nprod, h.nchan, (unsigned long long)h.nslots, prov ? prov : "(default)",
