@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_domain.h> /* FI_MR_DMABUF: without it, dmabuf looks absent from any libfabric */
 #include <rdma/fi_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,13 @@ void fsh_fabric_provider_mr_str(uint64_t mode, char *buf, size_t len)
         snprintf(buf, len, "none");
     }
 }
+
+/* Headers of 1.20 or later define FI_MR_DMABUF in fi_domain.h: a build against them that does
+ * not see it would silently refuse every dmabuf registration (as happened once, when this file
+ * lost the include). */
+#if (FI_MAJOR_VERSION > 1 || FI_MINOR_VERSION >= 20) && !defined(FI_MR_DMABUF)
+#error "libfabric >= 1.20 headers without FI_MR_DMABUF: include <rdma/fi_domain.h>"
+#endif
 
 const char *fsh_fabric_dmabuf_why_not(void)
 {
