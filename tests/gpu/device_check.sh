@@ -36,11 +36,12 @@
 #   DEVICE_CHECK_BUDGET     seconds for the whole run (default 450; a step never starts with
 #                           less than 15 left, and its timeout is cut to what is left)
 #   DEVICE_CHECK_JOBS       make -j (default: the number of cores)
-#   DEVICE_CHECK_MPS=1      start CUDA MPS (nvidia-cuda-mps-control -d) for the run and stop it
-#                           at the end: without it two processes' kernels on one GPU run time-
-#                           sliced, never at once, so a kernel ping-pong between two PEs of
-#                           one GPU waits for context switches (the NVSHMEM row, and the kernel
-#                           ping-pong rows, measure that then; the table's head says which)
+#   DEVICE_CHECK_MPS        auto (default): a CUDA MPS daemon of the run's own (nvidia-cuda-mps-
+#                           control -d) serves the steps whose needs name mps (the kernel ping-
+#                           pongs: without MPS two processes' kernels on one GPU run time-sliced,
+#                           never at once, and a ping-pong between them waits for context
+#                           switches, seen timing out on an H200); 1: every step under MPS;
+#                           0: none. The steps table says which step ran under MPS
 #   CUDA_HOME               default /usr/local/cuda
 #   DEVICE_CHECK_CUDA_LIB   the driver of a real run (default libcuda.so.1); naming the mock
 #                           runs the real run's matrices and sizes without a GPU (a rehearsal)
@@ -50,7 +51,8 @@
 # a benchmark, the rows it fills to ROWS; a step's command calls `emit ROW VALUE [CEILING]`.
 #   kind     build | test | bench | peer (a peer step's failure is reported, not counted)
 #   needs    what the machine must have, comma-separated: gpu, nvcc, cudaofi (a CUDA-enabled
-#            libfabric: DEVICE_CHECK_OFI), nvshmem (headers and libraries); - for nothing
+#            libfabric: DEVICE_CHECK_OFI), nvshmem (headers and libraries), mps (runs under CUDA
+#            MPS where it starts, else without, as the table says); - for nothing
 #   dry      in --dry-run: run (as is), mock (the command runs with DC_MOCK=1: the mock
 #            driver, small sizes), compile (DC_COMPILE_ONLY=1: nvcc -c only), print
 #   program  a file (or glob) the step needs in the tree: without it the step is "absent"
@@ -112,13 +114,13 @@ put_devdev      | bench | gpu          | 60      | mock    | -                  
 put_signal      | bench | gpu          | 45      | mock    | -                          | bench_put_signal
 heap_staging    | test  | gpu          | 90      | mock    | -                          | gpu_test gpu_device_heap staging
 amo_staging     | test  | gpu          | 75      | mock    | -                          | gpu_test gpu_device_amo staging
-nvshmem         | peer  | gpu,nvcc,nvshmem | 75  | compile | bench/gpu/nvshmem_pingpong.cu | nvshmem_peer
+nvshmem         | peer  | gpu,nvcc,nvshmem,mps | 75 | compile | bench/gpu/nvshmem_pingpong.cu | nvshmem_peer
 heap_cuda       | test  | gpu,cudaofi  | 60      | mock    | -                          | gpu_test gpu_device_heap cuda
 amo_cuda        | test  | gpu,cudaofi  | 50      | mock    | -                          | gpu_test gpu_device_amo cuda
 heap_dmabuf     | test  | gpu,cudaofi  | 40      | print   | -                          | gpu_test gpu_device_heap dmabuf
 gpu_other       | test  | gpu          | 90      | mock    | tests/mpi/gpu_*.c          | gpu_other_tests
 device_kernels  | test  | gpu,nvcc     | 90      | compile | tests/gpu/*.cu             | cu_tests
-kernel_pingpong | bench | gpu,nvcc     | 60      | compile | bench/device_pingpong.cu   | bench_kernel_pp
+kernel_pingpong | bench | gpu,nvcc,mps | 60      | compile | bench/device_pingpong.cu   | bench_kernel_pp
 proxy_rate      | bench | gpu          | 60      | mock    | bench/devproxy.c           | bench_proxy_rate
 stream_signal   | bench | gpu          | 45      | mock    | bench/stream.c             | bench_stream
 '
@@ -308,7 +310,9 @@ gpu_test() {
         # with a CUDA libfabric auto would take cuda: staging is forced
         [ -n "$OFI" ] && export FABSHMEM_DEVICE_PATH=staging
         ;;
-    cuda) configs="shm shm-efamr shm-nodes2 shm-chaos tcp"; export FABSHMEM_DEVICE_PATH=cuda ;;
+    # not tcp: libfabric's tcp provider lists no FI_HMEM (2.6; rxm drops it without the core's),
+    # so a forced cuda path is refused there at init, as it must be (seen on an H200)
+    cuda) configs="shm shm-efamr shm-nodes2 shm-chaos"; export FABSHMEM_DEVICE_PATH=cuda ;;
     dmabuf) configs="shm shm-nodes2"; export FABSHMEM_DEVICE_PATH=dmabuf ;;
     esac
     if [ "${DC_MOCK:-0}" = 1 ]; then
@@ -506,6 +510,7 @@ needs_missing() {
         gpu) [ "$DRY" = 1 ] && miss="$miss gpu(dry run)" ;;
         nvcc) [ -x "$CUDA_HOME/bin/nvcc" ] || miss="$miss nvcc" ;;
         cudaofi) [ -n "$OFI" ] || miss="$miss cudaofi(DEVICE_CHECK_OFI unset)" ;;
+        mps) ;; # never missing: the step runs without MPS where it did not start
         nvshmem)
             local h
             h=$(nvshmem_home)
@@ -577,10 +582,15 @@ run_step() {
         return
     fi
     [ "$limit" -gt $((left - 5)) ] && limit=$((left - 5))
+    local under_mps=0
+    if [ "$MPS" = on ] && { [ "${DEVICE_CHECK_MPS:-auto}" = 1 ] || [[ ,$needs, == *,mps,* ]]; }; then
+        env="$env $MPS_ENV" under_mps=1
+    fi
     log "== $name ($kind, needs $needs, up to ${limit}s${env:+, $env}): $cmd"
     local start rc
     start=$(now)
     # the step runs in a subshell of this script (its functions), bounded by timeout
+    # shellcheck disable=SC2086 # env: assignments, split into words
     env $env DC_STEP=1 timeout -k 5 "$limit" bash -c "source '$TOP/tests/gpu/device_check.sh' --as-library; $cmd" \
         >"$logf" 2>&1 </dev/null
     rc=$?
@@ -601,6 +611,7 @@ run_step() {
         fi
         tail -n 15 "$logf" | sed 's/^/    /'
     fi
+    [ "$under_mps" = 1 ] && result="$result (under MPS)"
     if [ "$DRY" = 1 ] && [ "$rc" = 0 ] && [ "$result" = pass ]; then
         [ "$dry" = mock ] && result="pass (mock driver)"
         [ "$dry" = compile ] && result="pass (compiled only)"
@@ -616,7 +627,7 @@ table() {
     if [ "$DRY" = 1 ]; then
         echo "Dry run: no GPU; the GPU steps ran on the mock driver, their numbers are not judged."
     else
-        echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1); CUDA MPS: $MPS"
+        echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1); CUDA MPS: $MPS$([ "$MPS" = on ] && [ "${DEVICE_CHECK_MPS:-auto}" != 1 ] && echo ' (for the steps that need it)')"
     fi
     local lf=${OFI:-"the system one"}
     echo "libfabric: $lf; NVSHMEM: $(nvshmem_home || true)"
@@ -674,21 +685,29 @@ table() {
     done <<<"$ROWS"
 }
 
-# DEVICE_CHECK_MPS=1: an MPS control daemon of this run's own (pipes and logs in $WORK)
-MPS=off
+# CUDA MPS: a control daemon of this run's own (pipes and logs in $WORK), started unless
+# DEVICE_CHECK_MPS=0; a step runs under it when MPS_ENV is in its environment (run_step)
+MPS=off MPS_ENV=""
 mps_start() {
-    [ "${DEVICE_CHECK_MPS:-0}" = 1 ] && [ "$DRY" = 0 ] || return 0
-    export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps_pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps_log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    if nvidia-cuda-mps-control -d >"$LOGS/mps.log" 2>&1; then
-        MPS=on
+    [ "${DEVICE_CHECK_MPS:-auto}" != 0 ] && [ "$DRY" = 0 ] || return 0
+    if ! command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+        MPS="not started (no nvidia-cuda-mps-control)"
+        return 0
+    fi
+    local pipe=$WORK/mps_pipe logd=$WORK/mps_log
+    mkdir -p "$pipe" "$logd"
+    if CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logd \
+        nvidia-cuda-mps-control -d >"$LOGS/mps.log" 2>&1; then
+        MPS=on MPS_ENV="CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logd"
     else
         MPS="failed to start (logs/mps.log)"
-        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
     fi
 }
 mps_stop() {
-    [ "$MPS" = on ] && echo quit | nvidia-cuda-mps-control >>"$LOGS/mps.log" 2>&1
+    if [ "$MPS" = on ]; then
+        # shellcheck disable=SC2086 # MPS_ENV is two assignments
+        echo quit | env $MPS_ENV nvidia-cuda-mps-control >>"$LOGS/mps.log" 2>&1
+    fi
     return 0
 }
 
