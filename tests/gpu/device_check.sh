@@ -137,6 +137,7 @@ put_devdev_256K       | MB/s    | ratio_min | 0.8   | put_devdev
 put_devdev_1M         | MB/s    | ratio_min | 0.8   | put_devdev
 put_devdev_4M         | MB/s    | ratio_min | 0.8   | put_devdev
 put_signal_host_8B    | us      | max       | 10    | put_signal
+put_signal_hostheap_8B | us     | peer      | -     | put_signal
 kernel_pp_mapping_8B  | us      | max       | 2     | kernel_pingpong
 kernel_pp_proxy_8B    | us      | max       | 5     | kernel_pingpong
 proxy_desc_rate       | Mdesc/s | min       | 5     | proxy_rate
@@ -290,14 +291,21 @@ bench_put_signal() {
     [ "${DC_MOCK:-0}" = 1 ] && iters="-n 20 -w 2"
     # shellcheck disable=SC2086
     $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
-        -x LD_LIBRARY_PATH ./bench/rma -T devdev -t put_signal_lat -b 8 -e 8 $iters --csv \
+        -x LD_LIBRARY_PATH ./bench/rma -T devdev,heap -t put_signal_lat -b 8 -e 8 $iters --csv \
         >"$LOGS/put_signal.csv" || return 1
     cat "$LOGS/put_signal.csv"
     [ "$(csv_wrong "$LOGS/put_signal.csv")" = 0 ] || { log "rows with wrong data"; return 1; }
-    local v
+    local v h
     v=$(csv_field "$LOGS/put_signal.csv" put_signal_lat devdev 8)
-    [ -n "$v" ] || { log "no put_signal_lat/devdev row"; return 1; }
+    h=$(csv_field "$LOGS/put_signal.csv" put_signal_lat heap 8)
+    [ -n "$v" ] && [ -n "$h" ] || { log "no put_signal_lat/devdev or heap row"; return 1; }
     emit put_signal_host_8B "$v"
+    emit put_signal_hostheap_8B "$h"
+    # the paths this configuration took (intra-node, put-with-signal, device heap): PE 0's info
+    # shellcheck disable=SC2086
+    $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+        -x LD_LIBRARY_PATH -x SHMEM_INFO=1 ./bench/rma -T heap -t put_signal_lat -b 8 -e 8 \
+        -n 10 -w 1 | grep -E '^  (job|fabric|intra-node|put-with-signal|device heap):' 
 }
 
 # gpu_test NAME PATH: tests/mpi/NAME over its configurations on one registration path
