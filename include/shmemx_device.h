@@ -26,8 +26,8 @@
  *
  * Errors: the functions return 0 or a negative SHMEMX_DEV_E* code. When the proxy met an
  * error (a peer died, an operation failed), h.error holds it and every wait and post returns
- * SHMEMX_DEV_EPROXY instead of waiting forever; on a GPU the first thread to see it prints
- * one line naming the PE and the errno.
+ * SHMEMX_DEV_EPROXY instead of waiting forever (a wait reads it every SHMEMX_DEV_CHECK_EVERY
+ * polls); on a GPU the first thread to see it prints one line naming the PE and the errno.
  */
 #ifndef SHMEMX_DEVICE_H
 #define SHMEMX_DEVICE_H
@@ -97,7 +97,8 @@ typedef struct shmemx_device {
     uint64_t nslots;    /* descriptors per ring, a power of two */
     struct shmemx_dev_chan *chan;  /* nchan counters, host-mapped */
     struct shmemx_dev_desc *ring;  /* nchan * nslots descriptors, host-mapped */
-    void *const *peer_base;        /* npes entries: pe's window as mapped here, or NULL */
+    void *const *peer_base;        /* npes entries: pe's window as mapped here, or NULL
+                                    * (a GPU handle's table is in device memory) */
     uint64_t win_base, win_size;   /* this PE's window (its device heap) */
     int win_seg;                   /* the window's segment number for the proxy */
     int heap_seg;                  /* the host heap's */
@@ -170,15 +171,6 @@ SHMEMX_DFN void shmemx_dev_fence_system_(void)
 #endif
 }
 
-SHMEMX_DFN void shmemx_dev_pause_(void)
-{
-#if defined(__CUDA_ARCH__)
-    __nanosleep(64);
-#else
-    sched_yield();
-#endif
-}
-
 /* 0 while the proxy is well; else SHMEMX_DEV_EPROXY, announced once by a GPU thread. */
 SHMEMX_DFN int shmemx_dev_check_(shmemx_device_t h)
 {
@@ -192,6 +184,34 @@ SHMEMX_DFN int shmemx_dev_check_(shmemx_device_t h)
            h.pe, (int)(uint32_t)e, (int)(e >> 32) - 1);
 #endif
     return SHMEMX_DEV_EPROXY;
+}
+
+/* Polls of a wait between two reads of the error word (a power of two), and polls a GPU
+ * thread spins before it starts to sleep between them. */
+#define SHMEMX_DEV_CHECK_EVERY 256u
+#define SHMEMX_DEV_SPIN 128u
+
+/* One unsuccessful poll of a wait; *polls counts them (0 before the first). The error word is
+ * in host-mapped memory: on a GPU each read of it crosses PCIe (about a microsecond), while
+ * the words waited on (a signal in the device heap, a ring counter) may be local, and a value
+ * landing during that read would be seen that much later. So it is read once every
+ * SHMEMX_DEV_CHECK_EVERY polls (a dead proxy is still reported, some hundred microseconds
+ * later). A GPU thread spins the first SHMEMX_DEV_SPIN polls, then sleeps a little between
+ * them; a CPU thread (the tests' producers, on few cores) yields every time. */
+SHMEMX_DFN int shmemx_dev_miss_(shmemx_device_t h, uint32_t *polls)
+{
+    uint32_t n = ++*polls;
+    if (n % SHMEMX_DEV_CHECK_EVERY == 0 && shmemx_dev_check_(h) != 0) {
+        return SHMEMX_DEV_EPROXY;
+    }
+#if defined(__CUDA_ARCH__)
+    if (n > SHMEMX_DEV_SPIN) {
+        __nanosleep(64);
+    }
+#else
+    sched_yield();
+#endif
+    return 0;
 }
 
 /* ---- addresses ---- */
@@ -276,11 +296,11 @@ SHMEMX_DFN int shmemx_dev_post_(shmemx_device_t h, const uint64_t w[7], uint64_t
     /* The source data (and anything stored before) is visible before the descriptor is. */
     shmemx_dev_fence_system_();
     uint64_t s = shmemx_dev_fetch_add_(&ch->head, 1);
+    uint32_t polls = 0;
     while (s - shmemx_dev_load_(&ch->tail) >= h.nslots) {
-        if (shmemx_dev_check_(h) != 0) {
+        if (shmemx_dev_miss_(h, &polls) != 0) {
             return SHMEMX_DEV_EPROXY;
         }
-        shmemx_dev_pause_();
     }
     struct shmemx_dev_desc *d = &h.ring[(uint64_t)c * h.nslots + (s & (h.nslots - 1))];
     uint64_t tag = (s / h.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
@@ -295,11 +315,11 @@ SHMEMX_DFN int shmemx_dev_post_(shmemx_device_t h, const uint64_t w[7], uint64_t
 /* Wait until the proxy completed slot `upto - 1` of this thread's ring (and all before). */
 SHMEMX_DFN int shmemx_dev_wait_done_(shmemx_device_t h, int c, uint64_t upto)
 {
+    uint32_t polls = 0;
     while (shmemx_dev_load_(&h.chan[c].done) < upto) {
-        if (shmemx_dev_check_(h) != 0) {
+        if (shmemx_dev_miss_(h, &polls) != 0) {
             return SHMEMX_DEV_EPROXY;
         }
-        shmemx_dev_pause_();
     }
     return 0;
 }
@@ -393,11 +413,11 @@ SHMEMX_DFN int shmemx_dev_signal_wait_until(shmemx_device_t h, uint64_t *sig, in
                                             uint64_t value, uint64_t *seen)
 {
     uint64_t v;
+    uint32_t polls = 0;
     while (!shmemx_dev_cmp_(v = shmemx_dev_load_(sig), cmp, value)) {
-        if (shmemx_dev_check_(h) != 0) {
+        if (shmemx_dev_miss_(h, &polls) != 0) {
             return SHMEMX_DEV_EPROXY;
         }
-        shmemx_dev_pause_();
     }
     if (seen) {
         *seen = v;
