@@ -10,7 +10,8 @@
  *
  * Two ways to a peer:
  * - mapped (its device heap is mapped in this process, h.peer_base[pe] != NULL): loads and
- *   stores through the mapping, then the signal updated with a system-scope release;
+ *   stores through the mapping, then the signal updated with a system-scope release (no
+ *   fence between: the release orders the data before it);
  * - proxied (any other peer, or the host heap): a 64-byte descriptor into one of the handle's
  *   rings in host-mapped memory, which this PE's CPU proxy (runtime/proxy.c) drains and posts
  *   through the runtime's put and put-with-signal (signal applied only after its data landed,
@@ -232,27 +233,31 @@ SHMEMX_DFN int shmemx_dev_where_(shmemx_device_t h, const void *p, size_t n, uin
     return -1;
 }
 
+/* pe's window as mapped here, or NULL. (A GPU handle's table is in device memory: one read,
+ * an L2 hit, not a PCIe round trip.) */
+SHMEMX_DFN char *shmemx_dev_peer_(shmemx_device_t h, int pe)
+{
+    return h.peer_base ? (char *)h.peer_base[pe] : NULL;
+}
+
 /* pe's copy of window offset off, mapped here, or NULL. */
 SHMEMX_DFN void *shmemx_dev_mapped_(shmemx_device_t h, int seg, uint64_t off, int pe)
 {
-    if (seg != h.win_seg || !h.peer_base) {
-        return NULL;
-    }
-    char *b = (char *)h.peer_base[pe];
+    char *b = seg == h.win_seg ? shmemx_dev_peer_(h, pe) : NULL;
     return b ? b + off : NULL;
 }
 
+/* Where both ends are 8-byte aligned: 8-byte words (one store for 8 bytes), then the tail's
+ * bytes; otherwise bytes. */
 SHMEMX_DFN void shmemx_dev_copy_(void *dst, const void *src, size_t n)
 {
 #if defined(__CUDA_ARCH__)
-    if (((uintptr_t)dst | (uintptr_t)src | n) % 8 == 0) {
-        for (size_t i = 0; i < n / 8; i++) {
-            ((uint64_t *)dst)[i] = ((const uint64_t *)src)[i];
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            ((char *)dst)[i] = ((const char *)src)[i];
-        }
+    size_t words = ((uintptr_t)dst | (uintptr_t)src) % 8 == 0 ? n / 8 : 0;
+    for (size_t i = 0; i < words; i++) {
+        ((uint64_t *)dst)[i] = ((const uint64_t *)src)[i];
+    }
+    for (size_t i = words * 8; i < n; i++) {
+        ((char *)dst)[i] = ((const char *)src)[i];
     }
 #else
     memcpy(dst, src, n);
@@ -336,17 +341,27 @@ SHMEMX_DFN int shmemx_dev_op_(shmemx_device_t h, int op, void *dest, const void 
     if (op == SHMEMX_DEV_OP_PUT_SIGNAL && (sseg = shmemx_dev_where_(h, sig, 8, &soff)) < 0) {
         return SHMEMX_DEV_EADDR;
     }
-    void *ld = n > 0 ? shmemx_dev_mapped_(h, dseg, doff, pe) : NULL;
-    uint64_t *ls = op == SHMEMX_DEV_OP_PUT_SIGNAL
-                       ? (uint64_t *)shmemx_dev_mapped_(h, sseg, soff, pe)
+    char *pb = shmemx_dev_peer_(h, pe); /* read once */
+    char *ld = n > 0 && pb && dseg == h.win_seg ? pb + doff : NULL;
+    uint64_t *ls = op == SHMEMX_DEV_OP_PUT_SIGNAL && pb && sseg == h.win_seg
+                       ? (uint64_t *)(pb + soff)
                        : NULL;
     if ((n == 0 || ld) && (op != SHMEMX_DEV_OP_PUT_SIGNAL || ls)) {
         if (n > 0) {
             shmemx_dev_copy_(ld, src, n);
         }
         if (ls) {
-            /* The data before the signal, for every observer of the system. */
-            shmemx_dev_fence_system_();
+            /* The data before the signal, with no fence between them: the signal update is
+             * itself a release at system scope (st.release.sys, red.release.sys.add; on the
+             * host a release atomic). In the PTX memory model a release orders every memory
+             * operation that precedes it in this thread's program order (and, cumulatively,
+             * every one this thread observed) before it, for any thread that observes the new
+             * value with an acquire at a scope containing both (the waiter's ld.acquire.sys):
+             * the C++ release-store mapping of the PTX atomics ABI. The fence.sc.sys
+             * (__threadfence_system) that stood here added only the sequential consistency
+             * of fences with each other, which no waiter relies on, and a second MEMBAR.SYS.
+             * The block form gets the other threads' stores into this release through its
+             * bar.sync (shmemx_dev_put_signal_nbi_block). */
             shmemx_dev_signal_apply_(ls, value, sig_op);
         }
         return 0;
@@ -537,7 +552,7 @@ SHMEMX_DEVFN int shmemx_dev_put_nbi_block(shmemx_device_t h, void *dest, const v
     return shmemx_dev_block_rc;
 }
 
-/* The block's data, then one signal (mapped: after every thread's stores are fenced). */
+/* The block's data, then one signal (mapped: thread 0's release after the block's barrier). */
 SHMEMX_DEVFN int shmemx_dev_put_signal_nbi_block(shmemx_device_t h, void *dest,
                                                  const void *src, size_t n, uint64_t *sig,
                                                  uint64_t value, int sig_op, int pe)
@@ -548,9 +563,12 @@ SHMEMX_DEVFN int shmemx_dev_put_signal_nbi_block(shmemx_device_t h, void *dest,
     unsigned me = shmemx_dev_tid_();
     int rc = 0;
     if (seg >= 0 && shmemx_dev_mapped_(h, seg, doff, pe)) {
+        /* Every thread's stores, then (put_nbi_block's closing bar.sync) thread 0's signal,
+         * a release at system scope: the barrier orders the other threads' stores before
+         * everything thread 0 does after it (CTA-scope synchronization), and the release is
+         * cumulative, so a waiter that acquires the signal sees all of them. No per-thread
+         * fence is needed. */
         shmemx_dev_put_nbi_block(h, dest, src, n, pe);
-        __threadfence_system();
-        __syncthreads();
         if (me == 0) {
             rc = shmemx_dev_put_signal_nbi(h, NULL, NULL, 0, sig, value, sig_op, pe);
         }
