@@ -10,7 +10,8 @@
  *
  * Two ways to a peer:
  * - mapped (its device heap is mapped in this process, h.peer_base[pe] != NULL): loads and
- *   stores through the mapping, then the signal updated with a system-scope release;
+ *   stores through the mapping, then the signal updated with a system-scope release (no
+ *   fence between: the release orders the data before it);
  * - proxied (any other peer, or the host heap): a 64-byte descriptor into one of the handle's
  *   rings in host-mapped memory, which this PE's CPU proxy (runtime/proxy.c) drains and posts
  *   through the runtime's put and put-with-signal (signal applied only after its data landed,
@@ -26,8 +27,8 @@
  *
  * Errors: the functions return 0 or a negative SHMEMX_DEV_E* code. When the proxy met an
  * error (a peer died, an operation failed), h.error holds it and every wait and post returns
- * SHMEMX_DEV_EPROXY instead of waiting forever; on a GPU the first thread to see it prints
- * one line naming the PE and the errno.
+ * SHMEMX_DEV_EPROXY instead of waiting forever (a wait reads it every SHMEMX_DEV_CHECK_EVERY
+ * polls); on a GPU the first thread to see it prints one line naming the PE and the errno.
  */
 #ifndef SHMEMX_DEVICE_H
 #define SHMEMX_DEVICE_H
@@ -97,7 +98,8 @@ typedef struct shmemx_device {
     uint64_t nslots;    /* descriptors per ring, a power of two */
     struct shmemx_dev_chan *chan;  /* nchan counters, host-mapped */
     struct shmemx_dev_desc *ring;  /* nchan * nslots descriptors, host-mapped */
-    void *const *peer_base;        /* npes entries: pe's window as mapped here, or NULL */
+    void *const *peer_base;        /* npes entries: pe's window as mapped here, or NULL
+                                    * (a GPU handle's table is in device memory) */
     uint64_t win_base, win_size;   /* this PE's window (its device heap) */
     int win_seg;                   /* the window's segment number for the proxy */
     int heap_seg;                  /* the host heap's */
@@ -170,15 +172,6 @@ SHMEMX_DFN void shmemx_dev_fence_system_(void)
 #endif
 }
 
-SHMEMX_DFN void shmemx_dev_pause_(void)
-{
-#if defined(__CUDA_ARCH__)
-    __nanosleep(64);
-#else
-    sched_yield();
-#endif
-}
-
 /* 0 while the proxy is well; else SHMEMX_DEV_EPROXY, announced once by a GPU thread. */
 SHMEMX_DFN int shmemx_dev_check_(shmemx_device_t h)
 {
@@ -192,6 +185,34 @@ SHMEMX_DFN int shmemx_dev_check_(shmemx_device_t h)
            h.pe, (int)(uint32_t)e, (int)(e >> 32) - 1);
 #endif
     return SHMEMX_DEV_EPROXY;
+}
+
+/* Polls of a wait between two reads of the error word (a power of two), and polls a GPU
+ * thread spins before it starts to sleep between them. */
+#define SHMEMX_DEV_CHECK_EVERY 256u
+#define SHMEMX_DEV_SPIN 128u
+
+/* One unsuccessful poll of a wait; *polls counts them (0 before the first). The error word is
+ * in host-mapped memory: on a GPU each read of it crosses PCIe (about a microsecond), while
+ * the words waited on (a signal in the device heap, a ring counter) may be local, and a value
+ * landing during that read would be seen that much later. So it is read once every
+ * SHMEMX_DEV_CHECK_EVERY polls (a dead proxy is still reported, some hundred microseconds
+ * later). A GPU thread spins the first SHMEMX_DEV_SPIN polls, then sleeps a little between
+ * them; a CPU thread (the tests' producers, on few cores) yields every time. */
+SHMEMX_DFN int shmemx_dev_miss_(shmemx_device_t h, uint32_t *polls)
+{
+    uint32_t n = ++*polls;
+    if (n % SHMEMX_DEV_CHECK_EVERY == 0 && shmemx_dev_check_(h) != 0) {
+        return SHMEMX_DEV_EPROXY;
+    }
+#if defined(__CUDA_ARCH__)
+    if (n > SHMEMX_DEV_SPIN) {
+        __nanosleep(64);
+    }
+#else
+    sched_yield();
+#endif
+    return 0;
 }
 
 /* ---- addresses ---- */
@@ -212,27 +233,31 @@ SHMEMX_DFN int shmemx_dev_where_(shmemx_device_t h, const void *p, size_t n, uin
     return -1;
 }
 
+/* pe's window as mapped here, or NULL. (A GPU handle's table is in device memory: one read,
+ * an L2 hit, not a PCIe round trip.) */
+SHMEMX_DFN char *shmemx_dev_peer_(shmemx_device_t h, int pe)
+{
+    return h.peer_base ? (char *)h.peer_base[pe] : NULL;
+}
+
 /* pe's copy of window offset off, mapped here, or NULL. */
 SHMEMX_DFN void *shmemx_dev_mapped_(shmemx_device_t h, int seg, uint64_t off, int pe)
 {
-    if (seg != h.win_seg || !h.peer_base) {
-        return NULL;
-    }
-    char *b = (char *)h.peer_base[pe];
+    char *b = seg == h.win_seg ? shmemx_dev_peer_(h, pe) : NULL;
     return b ? b + off : NULL;
 }
 
+/* Where both ends are 8-byte aligned: 8-byte words (one store for 8 bytes), then the tail's
+ * bytes; otherwise bytes. */
 SHMEMX_DFN void shmemx_dev_copy_(void *dst, const void *src, size_t n)
 {
 #if defined(__CUDA_ARCH__)
-    if (((uintptr_t)dst | (uintptr_t)src | n) % 8 == 0) {
-        for (size_t i = 0; i < n / 8; i++) {
-            ((uint64_t *)dst)[i] = ((const uint64_t *)src)[i];
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            ((char *)dst)[i] = ((const char *)src)[i];
-        }
+    size_t words = ((uintptr_t)dst | (uintptr_t)src) % 8 == 0 ? n / 8 : 0;
+    for (size_t i = 0; i < words; i++) {
+        ((uint64_t *)dst)[i] = ((const uint64_t *)src)[i];
+    }
+    for (size_t i = words * 8; i < n; i++) {
+        ((char *)dst)[i] = ((const char *)src)[i];
     }
 #else
     memcpy(dst, src, n);
@@ -276,11 +301,11 @@ SHMEMX_DFN int shmemx_dev_post_(shmemx_device_t h, const uint64_t w[7], uint64_t
     /* The source data (and anything stored before) is visible before the descriptor is. */
     shmemx_dev_fence_system_();
     uint64_t s = shmemx_dev_fetch_add_(&ch->head, 1);
+    uint32_t polls = 0;
     while (s - shmemx_dev_load_(&ch->tail) >= h.nslots) {
-        if (shmemx_dev_check_(h) != 0) {
+        if (shmemx_dev_miss_(h, &polls) != 0) {
             return SHMEMX_DEV_EPROXY;
         }
-        shmemx_dev_pause_();
     }
     struct shmemx_dev_desc *d = &h.ring[(uint64_t)c * h.nslots + (s & (h.nslots - 1))];
     uint64_t tag = (s / h.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
@@ -295,11 +320,11 @@ SHMEMX_DFN int shmemx_dev_post_(shmemx_device_t h, const uint64_t w[7], uint64_t
 /* Wait until the proxy completed slot `upto - 1` of this thread's ring (and all before). */
 SHMEMX_DFN int shmemx_dev_wait_done_(shmemx_device_t h, int c, uint64_t upto)
 {
+    uint32_t polls = 0;
     while (shmemx_dev_load_(&h.chan[c].done) < upto) {
-        if (shmemx_dev_check_(h) != 0) {
+        if (shmemx_dev_miss_(h, &polls) != 0) {
             return SHMEMX_DEV_EPROXY;
         }
-        shmemx_dev_pause_();
     }
     return 0;
 }
@@ -316,17 +341,27 @@ SHMEMX_DFN int shmemx_dev_op_(shmemx_device_t h, int op, void *dest, const void 
     if (op == SHMEMX_DEV_OP_PUT_SIGNAL && (sseg = shmemx_dev_where_(h, sig, 8, &soff)) < 0) {
         return SHMEMX_DEV_EADDR;
     }
-    void *ld = n > 0 ? shmemx_dev_mapped_(h, dseg, doff, pe) : NULL;
-    uint64_t *ls = op == SHMEMX_DEV_OP_PUT_SIGNAL
-                       ? (uint64_t *)shmemx_dev_mapped_(h, sseg, soff, pe)
+    char *pb = shmemx_dev_peer_(h, pe); /* read once */
+    char *ld = n > 0 && pb && dseg == h.win_seg ? pb + doff : NULL;
+    uint64_t *ls = op == SHMEMX_DEV_OP_PUT_SIGNAL && pb && sseg == h.win_seg
+                       ? (uint64_t *)(pb + soff)
                        : NULL;
     if ((n == 0 || ld) && (op != SHMEMX_DEV_OP_PUT_SIGNAL || ls)) {
         if (n > 0) {
             shmemx_dev_copy_(ld, src, n);
         }
         if (ls) {
-            /* The data before the signal, for every observer of the system. */
-            shmemx_dev_fence_system_();
+            /* The data before the signal, with no fence between them: the signal update is
+             * itself a release at system scope (st.release.sys, red.release.sys.add; on the
+             * host a release atomic). In the PTX memory model a release orders every memory
+             * operation that precedes it in this thread's program order (and, cumulatively,
+             * every one this thread observed) before it, for any thread that observes the new
+             * value with an acquire at a scope containing both (the waiter's ld.acquire.sys):
+             * the C++ release-store mapping of the PTX atomics ABI. The fence.sc.sys
+             * (__threadfence_system) that stood here added only the sequential consistency
+             * of fences with each other, which no waiter relies on, and a second MEMBAR.SYS.
+             * The block form gets the other threads' stores into this release through its
+             * bar.sync (shmemx_dev_put_signal_nbi_block). */
             shmemx_dev_signal_apply_(ls, value, sig_op);
         }
         return 0;
@@ -393,11 +428,11 @@ SHMEMX_DFN int shmemx_dev_signal_wait_until(shmemx_device_t h, uint64_t *sig, in
                                             uint64_t value, uint64_t *seen)
 {
     uint64_t v;
+    uint32_t polls = 0;
     while (!shmemx_dev_cmp_(v = shmemx_dev_load_(sig), cmp, value)) {
-        if (shmemx_dev_check_(h) != 0) {
+        if (shmemx_dev_miss_(h, &polls) != 0) {
             return SHMEMX_DEV_EPROXY;
         }
-        shmemx_dev_pause_();
     }
     if (seen) {
         *seen = v;
@@ -517,7 +552,7 @@ SHMEMX_DEVFN int shmemx_dev_put_nbi_block(shmemx_device_t h, void *dest, const v
     return shmemx_dev_block_rc;
 }
 
-/* The block's data, then one signal (mapped: after every thread's stores are fenced). */
+/* The block's data, then one signal (mapped: thread 0's release after the block's barrier). */
 SHMEMX_DEVFN int shmemx_dev_put_signal_nbi_block(shmemx_device_t h, void *dest,
                                                  const void *src, size_t n, uint64_t *sig,
                                                  uint64_t value, int sig_op, int pe)
@@ -528,9 +563,12 @@ SHMEMX_DEVFN int shmemx_dev_put_signal_nbi_block(shmemx_device_t h, void *dest,
     unsigned me = shmemx_dev_tid_();
     int rc = 0;
     if (seg >= 0 && shmemx_dev_mapped_(h, seg, doff, pe)) {
+        /* Every thread's stores, then (put_nbi_block's closing bar.sync) thread 0's signal,
+         * a release at system scope: the barrier orders the other threads' stores before
+         * everything thread 0 does after it (CTA-scope synchronization), and the release is
+         * cumulative, so a waiter that acquires the signal sees all of them. No per-thread
+         * fence is needed. */
         shmemx_dev_put_nbi_block(h, dest, src, n, pe);
-        __threadfence_system();
-        __syncthreads();
         if (me == 0) {
             rc = shmemx_dev_put_signal_nbi(h, NULL, NULL, 0, sig, value, sig_op, pe);
         }

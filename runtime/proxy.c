@@ -74,6 +74,7 @@ static struct {
     struct shmemx_dev_desc *ring;
     uint64_t *error, *epoch;
     void **peer_base;
+    void **dpeer;                 /* peer_base copied to device memory (GPU handles), or NULL */
     uint64_t *barrier;
     uint64_t *taken;              /* per ring: the next slot to take */
     struct item *items;
@@ -346,6 +347,7 @@ static void *proxy_main(void *arg)
 static void free_block(void)
 {
     if (px.cuda) {
+        fsh_cuda_free(px.dpeer);
         fsh_cuda_host_free(px.mem);
     } else {
         free(px.mem);
@@ -353,6 +355,7 @@ static void free_block(void)
     free(px.taken);
     free(px.items);
     px.mem = px.dmem = NULL;
+    px.dpeer = NULL;
     px.taken = NULL;
     px.items = NULL;
 }
@@ -400,6 +403,19 @@ int fsh_proxy_start(uint64_t *barrier)
     for (int pe = 0; pe < fsh_rt.npes; pe++) {
         px.peer_base[pe] = fsh_dev_peer_base(pe);
     }
+    if (px.cuda) {
+        /* A kernel reads its peer's entry on every put: from device memory that is an L2
+         * hit, from the host-mapped block a PCIe round trip (about a microsecond). The
+         * mapping is fixed after start, so a copy taken now stays true. */
+        size_t len = (size_t)fsh_rt.npes * sizeof(void *);
+        px.dpeer = fsh_cuda_alloc(len);
+        int crc = px.dpeer ? fsh_cuda_copy(px.dpeer, px.peer_base, len) : -ENOMEM;
+        if (crc != 0) {
+            free_block();
+            return fsh_err(crc, "free some GPU memory",
+                           "device API: the peer table in device memory (%zu bytes)", len);
+        }
+    }
     px.barrier = barrier;
     int rc = fsh_rma_ctx_create(0, NULL, NULL, &px.ctx);
     if (rc != 0) {
@@ -440,7 +456,9 @@ void fsh_proxy_handle(shmemx_device_t *h, bool host)
     h->ring = (struct shmemx_dev_desc *)(base + ((uint8_t *)px.ring - px.mem));
     h->error = (const uint64_t *)(base + ((uint8_t *)px.error - px.mem));
     h->epoch = (uint64_t *)(base + ((uint8_t *)px.epoch - px.mem));
-    h->peer_base = (void *const *)(base + ((uint8_t *)px.peer_base - px.mem));
+    h->peer_base = host || !px.cuda
+                       ? (void *const *)(base + ((uint8_t *)px.peer_base - px.mem))
+                       : (void *const *)px.dpeer;
     h->win_base = (uint64_t)(uintptr_t)fsh_dev_peer_base(fsh_rt.pe);
     h->win_size = h->win_base ? fsh_dev_heap_size() : 0;
     h->win_seg = FSH_SEG_DEVICE;

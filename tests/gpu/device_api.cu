@@ -202,8 +202,11 @@ int main(void)
         return 1;
     }
     int mapped = 0;
-    for (int pe = 0; pe < h.npes; pe++) {
-        mapped += h.peer_base[pe] != NULL;
+    shmemx_device_t hh; /* the host handle: the GPU handle's peer table is device memory */
+    if (shmemx_device_handle_host(&hh) == 0) {
+        for (int pe = 0; pe < hh.npes; pe++) {
+            mapped += hh.peer_base[pe] != NULL;
+        }
     }
     if (shmem_my_pe() == 0) {
         printf("  device_api: %d of %d PEs mapped here, %d rings of %llu\n", mapped, h.npes,
