@@ -22,6 +22,9 @@
  * GRAPH_LAUNCHES times gives that many correct rounds; nothing runs at capture.
  * Then more calls than there are slots, with no gate: MANY single-word puts with signal ADD,
  * a wait for the count, every word and the count checked.
+ * Every host buffer a stream copies to or from is pinned (drv_pinned): on a real driver a copy
+ * into pageable memory returns only once its stream ran it, which the closed gate forbids (the
+ * mock blocks the same way; this test hung on an H200 with malloc'd buffers).
  * STREAM_HOSTFN (gpu_stream_hostfn): the same with the stream memory operations unsupported
  * by the mock (MOCK_CUDA_STREAM_MEMOPS=0), so the library serves streams with cuLaunchHostFunc.
  */
@@ -55,12 +58,11 @@ static void rounds(void *s)
     uint64_t *asrc = shmemx_malloc_device((size_t)npes * A2A * sizeof(uint64_t));
     uint64_t *adst = shmemx_malloc_device((size_t)npes * A2A * sizeof(uint64_t));
     uint64_t *sig = shmem_calloc(1, sizeof(uint64_t));
-    uint64_t *pat = malloc(ROUNDS * N * sizeof(uint64_t));
-    uint64_t *got = malloc(ROUNDS * N * sizeof(uint64_t));
-    uint64_t *apat = malloc((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
-    uint64_t *agot = malloc((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
-    if (!t_check(dsrc && ddst && asrc && adst && sig && pat && got && apat && agot,
-                 "allocation failed")) {
+    uint64_t *pat = drv_pinned(ROUNDS * N * sizeof(uint64_t));
+    uint64_t *got = drv_pinned(ROUNDS * N * sizeof(uint64_t));
+    uint64_t *apat = drv_pinned((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
+    uint64_t *agot = drv_pinned((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
+    if (!t_check(dsrc && ddst && asrc && adst && sig, "allocation failed")) {
         exit(1);
     }
     memset(got, 0xee, ROUNDS * N * sizeof(uint64_t));
@@ -138,10 +140,10 @@ static void rounds(void *s)
     shmemx_free_device(asrc);
     shmemx_free_device(ddst);
     shmemx_free_device(dsrc);
-    free(pat);
-    free(got);
-    free(apat);
-    free(agot);
+    DRV(drv.host_free(pat));
+    DRV(drv.host_free(got));
+    DRV(drv.host_free(apat));
+    DRV(drv.host_free(agot));
 }
 
 /* A graph: captured once, launched GRAPH_LAUNCHES times, each launch one verified round. The
@@ -151,8 +153,9 @@ static void graph(void *s)
     uint64_t *dsrc = shmemx_malloc_device(N * sizeof(uint64_t));
     uint64_t *ddst = shmemx_malloc_device(N * sizeof(uint64_t));
     uint64_t *dsig = shmemx_calloc_device(1, sizeof(uint64_t));
-    uint64_t *pat = malloc(N * sizeof(uint64_t)), *got = malloc(N * sizeof(uint64_t));
-    if (!t_check(dsrc && ddst && dsig && pat && got, "allocation failed")) {
+    /* Pinned: what a graph copies to or from host memory must be (see the header). */
+    uint64_t *pat = drv_pinned(N * sizeof(uint64_t)), *got = drv_pinned(N * sizeof(uint64_t));
+    if (!t_check(dsrc && ddst && dsig, "allocation failed")) {
         exit(1);
     }
     shmem_barrier_all();
@@ -193,8 +196,8 @@ static void graph(void *s)
     shmemx_free_device(dsig);
     shmemx_free_device(ddst);
     shmemx_free_device(dsrc);
-    free(pat);
-    free(got);
+    DRV(drv.host_free(pat));
+    DRV(drv.host_free(got));
 }
 
 /* More calls than slots (FABSHMEM_STREAM_SLOTS, 256 by default) with no gate: slots are taken
