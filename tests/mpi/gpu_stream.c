@@ -24,7 +24,9 @@
  * a wait for the count, every word and the count checked.
  * Every host buffer a stream copies to or from is pinned (drv_pinned): on a real driver a copy
  * into pageable memory returns only once its stream ran it, which the closed gate forbids (the
- * mock blocks the same way; this test hung on an H200 with malloc'd buffers).
+ * mock blocks the same way; this test hung on an H200 with malloc'd buffers). First that rule
+ * itself: a pageable copy behind a slow host function returns with the function run and the
+ * bytes copied.
  * STREAM_HOSTFN (gpu_stream_hostfn): the same with the stream memory operations unsupported
  * by the mock (MOCK_CUDA_STREAM_MEMOPS=0), so the library serves streams with cuLaunchHostFunc.
  */
@@ -146,6 +148,45 @@ static void rounds(void *s)
     DRV(drv.host_free(agot));
 }
 
+/* The driver's rule behind the pinned buffers, checked on whatever driver runs the test: a copy
+ * into pageable host memory returns only once its stream ran it (CUDA's "API synchronization
+ * behavior"). A host function that takes a while, then such a copy: when the copy returns, the
+ * function has finished and the bytes are there. */
+static void slow_fn(void *arg)
+{
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+}
+
+static void pageable(void *s)
+{
+    uint64_t *d = shmemx_malloc_device(N * sizeof(uint64_t));
+    uint64_t *host = malloc(N * sizeof(uint64_t));
+    if (!t_check(d && host, "allocation failed")) {
+        exit(1);
+    }
+    for (size_t i = 0; i < N; i++) {
+        host[i] = value(me, 400, i);
+    }
+    shmem_putmem(d, host, N * sizeof(uint64_t), me);
+    memset(host, 0xee, N * sizeof(uint64_t));
+    int ran = 0;
+    DRV(drv.host_fn(s, slow_fn, &ran));
+    DRV(drv.dtoh(host, (uint64_t)(uintptr_t)d, N * sizeof(uint64_t), s));
+    t_check(__atomic_load_n(&ran, __ATOMIC_ACQUIRE) == 1,
+            "a copy into pageable host memory returned before its stream ran what preceded it");
+    size_t bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        bad += host[i] != value(me, 400, i);
+    }
+    t_check(bad == 0, "%zu of %d words not yet copied when the pageable copy returned", bad, N);
+    DRV(drv.stream_sync(s));
+    shmem_barrier_all();
+    shmemx_free_device(d);
+    free(host);
+}
+
 /* A graph: captured once, launched GRAPH_LAUNCHES times, each launch one verified round. The
  * signal word is in the device heap so the stream itself can reset it after the wait. */
 static void graph(void *s)
@@ -252,6 +293,7 @@ int main(void)
     drv_open();
     void *s = NULL;
     DRV(drv.stream_create(&s, 1));
+    pageable(s);
     rounds(s);
     graph(s);
     many(s);
