@@ -38,9 +38,12 @@ static struct {
     int (*graph_destroy)(void *graph);
     int (*host_alloc)(void **p, size_t n, unsigned flags);
     int (*host_free)(void *p);
+    int (*host_register)(void *p, size_t n, unsigned flags);
+    int (*host_unregister)(void *p);
 } drv;
 
 #define DRV_NOT_READY 600 /* CUDA_ERROR_NOT_READY */
+#define DRV_NOT_REGISTERED 713 /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
 
 static inline void *drv_sym(void *lib, const char *name)
 {
@@ -77,6 +80,8 @@ static inline void drv_open(void)
     *(void **)&drv.graph_destroy = drv_sym(lib, "cuGraphDestroy");
     *(void **)&drv.host_alloc = drv_sym(lib, "cuMemHostAlloc");
     *(void **)&drv.host_free = drv_sym(lib, "cuMemFreeHost");
+    *(void **)&drv.host_register = drv_sym(lib, "cuMemHostRegister_v2");
+    *(void **)&drv.host_unregister = drv_sym(lib, "cuMemHostUnregister");
 }
 
 /* n bytes of pinned host memory (cuMemHostAlloc, no flags), for stream copies; exits on

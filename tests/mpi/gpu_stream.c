@@ -26,7 +26,8 @@
  * into pageable memory returns only once its stream ran it, which the closed gate forbids (the
  * mock blocks the same way; this test hung on an H200 with malloc'd buffers). First that rule
  * itself: a pageable copy behind a slow host function returns with the function run and the
- * bytes copied.
+ * bytes copied; the same buffer registered (cuMemHostRegister) takes a copy behind the closed
+ * gate without waiting, and is not registered any more once unregistered.
  * STREAM_HOSTFN (gpu_stream_hostfn): the same with the stream memory operations unsupported
  * by the mock (MOCK_CUDA_STREAM_MEMOPS=0), so the library serves streams with cuLaunchHostFunc.
  */
@@ -162,7 +163,10 @@ static void slow_fn(void *arg)
 static void pageable(void *s)
 {
     uint64_t *d = shmemx_malloc_device(N * sizeof(uint64_t));
-    uint64_t *host = malloc(N * sizeof(uint64_t));
+    uint64_t *host = NULL;
+    if (posix_memalign((void **)&host, 4096, N * sizeof(uint64_t)) != 0) {
+        host = NULL;
+    }
     if (!t_check(d && host, "allocation failed")) {
         exit(1);
     }
@@ -182,6 +186,27 @@ static void pageable(void *s)
     }
     t_check(bad == 0, "%zu of %d words not yet copied when the pageable copy returned", bad, N);
     DRV(drv.stream_sync(s));
+
+    /* The same memory registered (cuMemHostRegister) is pinned: a copy into it queued behind a
+     * closed gate returns (else the test hangs and fails on its timeout) and has not run. */
+    DRV(drv.host_register(host, N * sizeof(uint64_t), 0));
+    memset(host, 0xee, N * sizeof(uint64_t));
+    int gate = 0;
+    DRV(drv.host_fn(s, drv_gate_fn, &gate));
+    DRV(drv.dtoh(host, (uint64_t)(uintptr_t)d, N * sizeof(uint64_t), s));
+    t_check(drv.stream_query(s) == DRV_NOT_READY,
+            "the stream finished with its gate closed (registered memory)");
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    DRV(drv.stream_sync(s));
+    bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        bad += host[i] != value(me, 400, i);
+    }
+    t_check(bad == 0, "%zu of %d words wrong after a copy into registered memory", bad, N);
+    DRV(drv.host_unregister(host));
+    int rc = drv.host_unregister(host);
+    t_check(rc == DRV_NOT_REGISTERED, "unregistering twice gave CUDA error %d, not %d", rc,
+            DRV_NOT_REGISTERED);
     shmem_barrier_all();
     shmemx_free_device(d);
     free(host);
