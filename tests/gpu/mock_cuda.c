@@ -54,6 +54,16 @@
  * nor cuGraphAddMemcpyNode (whose only extra restriction is on managed memory) says the driver
  * refuses one, so the mock does not invent an error; programs should still capture pinned
  * memory only.
+ *
+ * Implicit synchronization (CUDA C++ Programming Guide, "Implicit Synchronization": two
+ * commands from different streams cannot run concurrently if the host thread issues, between
+ * them, a page-locked host memory allocation or a device memory allocation, among others):
+ * cuMemHostAlloc and cuMemAlloc put up a fence; every operation queued after it, on any stream,
+ * starts only once every stream ran what it had queued before it. So a call that allocates
+ * pinned memory while a stream is held (a gate, a wait for a signal not yet sent) and then
+ * waits for other stream work hangs here as it may on a GPU. The other operations of that
+ * list (a synchronous memset or same-device copy, a command to the NULL stream) are not
+ * modelled: the mock's copies and memsets are all stream-ordered ones.
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <cuda.h>
@@ -195,9 +205,15 @@ static void *map_fd(int fd, size_t len)
     return m == MAP_FAILED ? NULL : m;
 }
 
+/* The streams section's: the implicit synchronization of an allocation (see the header). */
+static CUresult fence(void);
+
 /* Device memory is a memfd (pages only once written), so a peer process can map it (IPC). */
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
 {
+    if (fence() != CUDA_SUCCESS) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     int fd = memfd_create("mock-cuda", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
         if (fd >= 0) {
@@ -453,6 +469,7 @@ struct mop {
     CUhostFn fn;
     void *arg;
     unsigned long seq; /* its place in its stream's queue (1, 2, ...), set when queued */
+    const struct mfence *fence; /* the last fence before it was queued, or NULL */
     struct mop *next;
 };
 
@@ -471,14 +488,24 @@ struct mstream {
     int busy;             /* the worker runs an operation */
     unsigned long queued; /* operations queued so far (the last one's seq) */
     unsigned long ran;    /* the seq of the last operation the worker finished */
+    unsigned long life;   /* which stream this slot holds (a destroyed one's slot is reused) */
     int stop;
     struct mgraph *capture; /* capturing into this graph, or NULL */
     int capture_broken;   /* an illegal call during capture (cuStreamSynchronize) */
 };
 
+/* An allocation's implicit synchronization: what each stream had queued at that moment. Kept
+ * for the process's life (allocations are few; operations point at them). */
+struct mfence {
+    unsigned long upto[MAX_STREAMS];
+    unsigned long life[MAX_STREAMS];
+};
+
 static struct {
     pthread_mutex_t lock;
     struct mstream s[MAX_STREAMS]; /* s[0]: the legacy stream 0 */
+    const struct mfence *fence;    /* the last one; atomic */
+    unsigned long lives;
     struct mgraph g[MAX_GRAPHS];
     struct {
         uintptr_t host, dev;
@@ -505,6 +532,7 @@ static int start_stream(struct mstream *s)
     s->head = s->tail = NULL;
     s->busy = s->stop = 0;
     s->queued = s->ran = 0;
+    s->life = ++ms.lives; /* under ms.lock, as every start_stream */
     s->capture = NULL;
     s->capture_broken = 0;
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) {
@@ -567,6 +595,7 @@ static CUresult queue_seq(struct mstream *s, struct mop *op, unsigned long *seq)
         append(&s->capture->head, &s->capture->tail, op);
     } else {
         op->seq = n = ++s->queued;
+        op->fence = __atomic_load_n(&ms.fence, __ATOMIC_ACQUIRE);
         append(&s->head, &s->tail, op);
         pthread_cond_broadcast(&s->cond);
     }
@@ -580,6 +609,45 @@ static CUresult queue_seq(struct mstream *s, struct mop *op, unsigned long *seq)
 static CUresult queue(struct mstream *s, struct mop *op)
 {
     return queue_seq(s, op, NULL);
+}
+
+static CUresult fence(void)
+{
+    struct mfence *f = calloc(1, sizeof(*f));
+    if (!f) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&ms.lock);
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct mstream *s = &ms.s[i];
+        if (s->used) {
+            pthread_mutex_lock(&s->lock);
+            f->upto[i] = s->queued;
+            f->life[i] = s->life;
+            pthread_mutex_unlock(&s->lock);
+        }
+    }
+    __atomic_store_n(&ms.fence, f, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ms.lock);
+    return CUDA_SUCCESS;
+}
+
+/* Whether every stream ran what it had queued at fence f (a stream since destroyed did). */
+static int fence_passed(const struct mfence *f)
+{
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct mstream *s = &ms.s[i];
+        if (!f->upto[i]) {
+            continue;
+        }
+        pthread_mutex_lock(&s->lock);
+        int done = !s->used || s->life != f->life[i] || s->ran >= f->upto[i];
+        pthread_mutex_unlock(&s->lock);
+        if (!done) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Until s's worker finished the operation queued as seq (and so everything before it). */
@@ -787,6 +855,15 @@ static void *stream_main(void *arg)
         s->busy = 1;
         unsigned long seq = op->seq;
         pthread_mutex_unlock(&s->lock);
+        /* An allocation between it and other streams' earlier work: wait for that work. */
+        for (unsigned spins = 0; op->fence && !fence_passed(op->fence); spins++) {
+            if (spins < 64) {
+                sched_yield();
+            } else {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+            }
+        }
         run_op(op);
         free(op);
         pthread_mutex_lock(&s->lock);
@@ -1170,8 +1247,10 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec he, CUstream h)
     if (s->capture) {
         r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* graphs in graphs: not modelled */
     } else if (head) {
+        const struct mfence *f = __atomic_load_n(&ms.fence, __ATOMIC_ACQUIRE);
         for (struct mop *op = head; op; op = op->next) {
             op->seq = ++s->queued;
+            op->fence = f;
         }
         if (s->tail) {
             s->tail->next = head;
@@ -1219,6 +1298,9 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
         (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
                              CU_MEMHOSTALLOC_WRITECOMBINED))) {
         return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (fence() != CUDA_SUCCESS) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
     }
     size_t page = 4096, n = (len + page - 1) & ~(page - 1);
     int fd = memfd_create("mock_cuda_host", MFD_CLOEXEC);
