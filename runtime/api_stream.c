@@ -25,6 +25,14 @@
  * only once the worker finished it and its stream reset done; the worker never runs a slot
  * whose go the stream has not written. Never does: synchronize a stream, call a stream
  * function from the worker, or run an operation on the caller's thread.
+ *
+ * The table's page-locked memory and the probe of the memory operations are made when the
+ * device heap starts (fsh_cuda_stream_prepare), not at the first call: a page-locked
+ * allocation is an implicit synchronization point (CUDA Programming Guide, "Implicit
+ * Synchronization") and the probe synchronizes fabshmem's stream, so a first call doing them
+ * waited for a program's stream held at that moment (a gate, a wait for a later signal), and
+ * never returned (an H200 showed it). The first call allocates host memory and starts the
+ * worker; its CUDA calls only queue on the program's stream.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,7 +66,7 @@
 
 /* The words of a slot, in host memory mapped for the GPU: go written by the stream, done by
  * the worker, each on its own cache line. */
-#define SLOT_BYTES 128
+#define SLOT_BYTES FSH_CUDA_STREAM_SLOT_BYTES
 #define DONE_OFF 64
 
 enum op_kind { OP_PUT_SIGNAL = 1, OP_WAIT, OP_QUIET, OP_BARRIER, OP_ALLTOALL };
@@ -215,8 +223,7 @@ static void stop_worker(void)
                  "at shmem_finalize (synchronize the streams before shmem_finalize); those "
                  "streams now wait forever", sc.armed);
     }
-    fsh_cuda_host_free(sc.words);
-    free(sc.ops);
+    free(sc.ops); /* the words are cuda.c's (freed when the device heap closes) */
     sc.ops = NULL;
     sc.words = sc.words_dev = NULL;
     sc.nslots = sc.graph = sc.armed = 0;
@@ -226,7 +233,8 @@ static void stop_worker(void)
 
 /* ------------------------------------------------------------------ start-up */
 
-/* The table, the way streams are served, the worker. Under sc.lock. */
+/* The table (prepared when the device heap started), the way streams are served, the worker.
+ * Under sc.lock. */
 static int start(void)
 {
     const struct fsh_config *cfg = fsh_env();
@@ -242,18 +250,22 @@ static int start(void)
                        why);
     }
     sc.mode = want == MODE_HOSTFN || !memops ? MODE_HOSTFN : MODE_MEMOPS;
-    void *dev = NULL;
-    sc.words = fsh_cuda_host_alloc((size_t)n * SLOT_BYTES, &dev);
-    if (!sc.words) {
-        return -ENOMEM;
+    void *words = NULL, *dev = NULL;
+    size_t bytes = 0;
+    int rc = fsh_cuda_stream_words(&words, &dev, &bytes);
+    if (rc != 0) {
+        return rc;
     }
-    sc.words_dev = dev;
-    memset(sc.words, 0, (size_t)n * SLOT_BYTES);
+    if (bytes < (size_t)n * SLOT_BYTES) {
+        return fsh_err(-EINVAL, "", "the stream table holds %zu bytes, %ld slots need %zu", bytes,
+                       n, (size_t)n * SLOT_BYTES);
+    }
     sc.ops = calloc((size_t)n, sizeof(*sc.ops));
     if (!sc.ops) {
-        fsh_cuda_host_free(sc.words);
         return fsh_err(-ENOMEM, "lower FABSHMEM_STREAM_SLOTS", "no memory for %ld stream slots", n);
     }
+    sc.words = words;
+    sc.words_dev = dev;
     sc.nslots = (unsigned)n;
     for (unsigned i = 0; i < sc.nslots; i++) {
         sc.ops[i].index = i;
@@ -273,9 +285,9 @@ static int start(void)
     sc.stop = false;
     int e = pthread_create(&sc.thread, NULL, worker_main, NULL);
     if (e != 0) {
-        fsh_cuda_host_free(sc.words);
         free(sc.ops);
         sc.ops = NULL;
+        sc.words = sc.words_dev = NULL;
         return fsh_err(-e, "", "cannot start the stream worker thread: %s", strerror(e));
     }
     __atomic_store_n(&sc.started, true, __ATOMIC_RELEASE);

@@ -148,6 +148,17 @@ bool fsh_cuda_stream_memops(char *why, size_t why_len, char *info, size_t info_l
     snprintf(info, info_len, "none");
     return false;
 }
+void fsh_cuda_stream_prepare(size_t bytes)
+{
+    (void)bytes;
+}
+int fsh_cuda_stream_words(void **words, void **dev, size_t *bytes)
+{
+    (void)words;
+    (void)dev;
+    (void)bytes;
+    return fsh_err(-ENODEV, "build with --with-cuda and run on a host with a GPU", "%s", reason);
+}
 int fsh_cuda_stream_write32(void *stream, void *dev, uint32_t value)
 {
     (void)stream;
@@ -208,6 +219,21 @@ static struct {
 #undef X
     const char *stream_missing; /* the first of CU_STREAM_FUNCS the driver lacks, or NULL */
 } cu;
+
+/* What fsh_cuda_stream_prepare made: the stream-ordered calls' table and the probe's answer,
+ * or the error it met. Reset by fsh_cuda_close. */
+static struct {
+    bool done;
+    int rc;
+    char msg[512];
+    char fix[256];
+    void *words;
+    void *dev;
+    size_t bytes;
+    bool memops;
+    char why[256];
+    char attrs[128];
+} prep;
 
 static const char *cu_str(CUresult r)
 {
@@ -313,6 +339,10 @@ int fsh_cuda_open(const char *lib, const char *busid, int local_rank)
 
 void fsh_cuda_close(void)
 {
+    if (prep.words) {
+        fsh_cuda_host_free(prep.words);
+    }
+    memset(&prep, 0, sizeof(prep));
     if (cu.ready) {
         cu.cuCtxSetCurrent(cu.ctx);
         cu.cuStreamDestroy(cu.stream);
@@ -631,7 +661,56 @@ int fsh_cuda_stream_capturing(void *stream, bool *capturing)
     return 0;
 }
 
+static bool probe_memops(char *why, size_t why_len, char *info, size_t info_len);
+
 bool fsh_cuda_stream_memops(char *why, size_t why_len, char *info, size_t info_len)
+{
+    if (prep.done) {
+        snprintf(why, why_len, "%s", prep.why);
+        snprintf(info, info_len, "%s", prep.attrs);
+        return prep.memops;
+    }
+    return probe_memops(why, why_len, info, info_len);
+}
+
+void fsh_cuda_stream_prepare(size_t bytes)
+{
+    if (prep.done) {
+        return;
+    }
+    prep.memops = probe_memops(prep.why, sizeof(prep.why), prep.attrs, sizeof(prep.attrs));
+    void *dev = NULL;
+    prep.words = fsh_cuda_host_alloc(bytes, &dev);
+    if (prep.words) {
+        prep.dev = dev;
+        prep.bytes = bytes;
+    } else {
+        /* Kept for the first stream call; the heap and everything else work without it. */
+        const struct fsh_error *e = fsh_err_last();
+        prep.rc = e ? e->code : -ENOMEM;
+        snprintf(prep.msg, sizeof(prep.msg), "%s", e ? e->msg : "unknown error");
+        snprintf(prep.fix, sizeof(prep.fix), "%s", e ? e->fix : "");
+        fsh_err_clear();
+    }
+    prep.done = true;
+}
+
+int fsh_cuda_stream_words(void **words, void **dev, size_t *bytes)
+{
+    if (!prep.done) {
+        return fsh_err(-EINVAL, "", "the stream-ordered calls' table was not prepared (no device heap started)");
+    }
+    if (!prep.words) {
+        return fsh_err(prep.rc, prep.fix, "preparing the stream-ordered calls at shmem_init: %s",
+                       prep.msg);
+    }
+    *words = prep.words;
+    *dev = prep.dev;
+    *bytes = prep.bytes;
+    return 0;
+}
+
+static bool probe_memops(char *why, size_t why_len, char *info, size_t info_len)
 {
     snprintf(info, info_len, "unknown");
     if (need_stream_funcs() != 0) {

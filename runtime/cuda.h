@@ -77,8 +77,23 @@ int fsh_cuda_stream_check(void *stream);
 int fsh_cuda_stream_capturing(void *stream, bool *capturing);
 /* Can the stream memory operations (32-bit write and wait) be used here? true, or false with
  * why; info gets the device's memory-operation attributes either way. Tried once on a stream
- * of fabshmem's own (a write, then a wait on what it wrote, synchronized). */
+ * of fabshmem's own (a write, then a wait on what it wrote, synchronized); after
+ * fsh_cuda_stream_prepare, its answer without a CUDA call. */
 bool fsh_cuda_stream_memops(char *why, size_t why_len, char *info, size_t info_len);
+
+/* A stream-ordered call's slot (api_stream.c): its go and done words on cache lines of their
+ * own. */
+#define FSH_CUDA_STREAM_SLOT_BYTES 128
+/* At the device heap's start (devmem.c): the stream-ordered calls' table, bytes of host memory
+ * mapped for the GPU (zeroed), and the memory-operation probe. Done here, before the program
+ * has a stream, because both are implicit synchronization points or synchronize: done by the
+ * first stream call, they waited for a program's stream held at that moment (a host function
+ * waiting for the program, a wait for a later signal), which never moved. An error is kept for
+ * fsh_cuda_stream_words; the table is freed by fsh_cuda_close. */
+void fsh_cuda_stream_prepare(size_t bytes);
+/* The prepared table: 0 with its host address, the GPU's address of it and its size, or the
+ * error of the preparation, recorded again. */
+int fsh_cuda_stream_words(void **words, void **dev, size_t *bytes);
 /* Queue on stream: a 32-bit write of value to dev (a device address), or a wait until the
  * 32-bit word at dev equals value; a host function (runs on the driver's thread). */
 int fsh_cuda_stream_write32(void *stream, void *dev, uint32_t value);

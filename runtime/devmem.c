@@ -872,6 +872,8 @@ int fsh_dev_start(const struct fsh_config *cfg, bool all_registered)
                  why[0] ? "; passed over: " : "", why);
     }
     fsh_devheap.direct = fsh_devheap.path != PATH_STAGING;
+    /* Now, before the program has a stream: cuda.h says why not at the first stream call. */
+    fsh_cuda_stream_prepare((size_t)cfg->FABSHMEM_STREAM_SLOTS * FSH_CUDA_STREAM_SLOT_BYTES);
     fsh_dev_on = true;
     return 0;
 }

@@ -36,6 +36,34 @@
  * operations instead of running them; a launched graph replays them on a stream.
  * MOCK_CUDA_STREAM_MEMOPS=0 makes the stream memory operations unsupported (as on a driver or
  * platform without them), for the cuLaunchHostFunc fallback.
+ *
+ * Pinned and pageable host memory, as CUDA's "API synchronization behavior" page (driver API)
+ * states it: a copy from device memory to pageable host memory "returns only once the copy has
+ * completed", and for pageable memory that must be staged "the driver may synchronize with the
+ * stream". Host memory is pinned when it came from cuMemHostAlloc or lies in a range given to
+ * cuMemHostRegister (kept in a table; unregistering a pointer that does not start a range is
+ * CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, registering over one is ..._ALREADY_REGISTERED, as the
+ * driver answers). A cuMemcpyDtoHAsync into pageable memory, or a cuMemcpyHtoDAsync from it, on
+ * a stream that is not capturing, is queued and then waited for: the call returns once the
+ * stream ran everything before it and the copy itself. The driver only *may* do that for the
+ * host-to-device direction; the mock takes the documented worst case, so a program that queues
+ * a pageable copy behind something it releases only after the call returned (a gate, a wait for
+ * a later signal) hangs here as it may on a GPU, and the copy reads its source at call time, as
+ * the driver's staging does. With pinned memory both stay asynchronous. While a stream
+ * captures, a pageable copy is recorded like any other: neither that page, cuStreamBeginCapture
+ * nor cuGraphAddMemcpyNode (whose only extra restriction is on managed memory) says the driver
+ * refuses one, so the mock does not invent an error; programs should still capture pinned
+ * memory only.
+ *
+ * Implicit synchronization (CUDA C++ Programming Guide, "Implicit Synchronization": two
+ * commands from different streams cannot run concurrently if the host thread issues, between
+ * them, a page-locked host memory allocation or a device memory allocation, among others):
+ * cuMemHostAlloc and cuMemAlloc put up a fence; every operation queued after it, on any stream,
+ * starts only once every stream ran what it had queued before it. So a call that allocates
+ * pinned memory while a stream is held (a gate, a wait for a signal not yet sent) and then
+ * waits for other stream work hangs here as it may on a GPU. The other operations of that
+ * list (a synchronous memset or same-device copy, a command to the NULL stream) are not
+ * modelled: the mock's copies and memsets are all stream-ordered ones.
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <cuda.h>
@@ -177,9 +205,15 @@ static void *map_fd(int fd, size_t len)
     return m == MAP_FAILED ? NULL : m;
 }
 
+/* The streams section's: the implicit synchronization of an allocation (see the header). */
+static CUresult fence(void);
+
 /* Device memory is a memfd (pages only once written), so a peer process can map it (IPC). */
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
 {
+    if (fence() != CUDA_SUCCESS) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     int fd = memfd_create("mock-cuda", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
         if (fd >= 0) {
@@ -289,18 +323,22 @@ CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUd
     return CUDA_SUCCESS;
 }
 
+/* The streams section's: cuMemHostRegister's ranges are kept with its host allocations. */
+static CUresult host_register(uintptr_t p, size_t n);
+static CUresult host_unregister(uintptr_t p);
+
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t n, unsigned int flags)
 {
-    (void)p;
-    (void)n;
-    (void)flags;
-    return CUDA_SUCCESS;
+    if (!p || n == 0 ||
+        (flags & ~(unsigned)(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP))) {
+        return CUDA_ERROR_INVALID_VALUE; /* the flags the mock models */
+    }
+    return host_register((uintptr_t)p, n);
 }
 
 CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
-    (void)p;
-    return CUDA_SUCCESS;
+    return host_unregister((uintptr_t)p);
 }
 
 CUresult CUDAAPI cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n,
@@ -417,6 +455,7 @@ CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
 #define MAX_STREAMS 64
 #define MAX_GRAPHS 64
 #define MAX_HOST_ALLOCS 64
+#define MAX_HOST_REGS 64
 
 enum mop_kind { MOP_COPY, MOP_MEMSET, MOP_WRITE, MOP_WAIT, MOP_HOSTFN };
 
@@ -429,6 +468,8 @@ struct mop {
     unsigned flags;    /* CU_STREAM_WAIT_VALUE_* */
     CUhostFn fn;
     void *arg;
+    unsigned long seq; /* its place in its stream's queue (1, 2, ...), set when queued */
+    const struct mfence *fence; /* the last fence before it was queued, or NULL */
     struct mop *next;
 };
 
@@ -445,19 +486,35 @@ struct mstream {
     pthread_cond_t cond;  /* an operation was queued; the queue became empty */
     struct mop *head, *tail;
     int busy;             /* the worker runs an operation */
+    unsigned long queued; /* operations queued so far (the last one's seq) */
+    unsigned long ran;    /* the seq of the last operation the worker finished */
+    unsigned long life;   /* which stream this slot holds (a destroyed one's slot is reused) */
     int stop;
     struct mgraph *capture; /* capturing into this graph, or NULL */
     int capture_broken;   /* an illegal call during capture (cuStreamSynchronize) */
 };
 
+/* An allocation's implicit synchronization: what each stream had queued at that moment. Kept
+ * for the process's life (allocations are few; operations point at them). */
+struct mfence {
+    unsigned long upto[MAX_STREAMS];
+    unsigned long life[MAX_STREAMS];
+};
+
 static struct {
     pthread_mutex_t lock;
     struct mstream s[MAX_STREAMS]; /* s[0]: the legacy stream 0 */
+    const struct mfence *fence;    /* the last one; atomic */
+    unsigned long lives;
     struct mgraph g[MAX_GRAPHS];
     struct {
         uintptr_t host, dev;
         size_t len;
     } h[MAX_HOST_ALLOCS];
+    struct {
+        uintptr_t base;
+        size_t len;       /* 0: a free entry */
+    } reg[MAX_HOST_REGS]; /* cuMemHostRegister's ranges */
 } ms = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int memops_supported(void)
@@ -474,6 +531,8 @@ static int start_stream(struct mstream *s)
     pthread_cond_init(&s->cond, NULL);
     s->head = s->tail = NULL;
     s->busy = s->stop = 0;
+    s->queued = s->ran = 0;
+    s->life = ++ms.lives; /* under ms.lock, as every start_stream */
     s->capture = NULL;
     s->capture_broken = 0;
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) {
@@ -526,18 +585,139 @@ static void append(struct mop **head, struct mop **tail, struct mop *op)
     *tail = op;
 }
 
-/* Queue op on s, or record it in the capture; op is taken over. */
-static CUresult queue(struct mstream *s, struct mop *op)
+/* Queue op on s, or record it in the capture; op is taken over. *seq (if not NULL): op's place
+ * in the queue, 0 when it was recorded. */
+static CUresult queue_seq(struct mstream *s, struct mop *op, unsigned long *seq)
 {
     pthread_mutex_lock(&s->lock);
+    unsigned long n = 0;
     if (s->capture) {
         append(&s->capture->head, &s->capture->tail, op);
     } else {
+        op->seq = n = ++s->queued;
+        op->fence = __atomic_load_n(&ms.fence, __ATOMIC_ACQUIRE);
         append(&s->head, &s->tail, op);
         pthread_cond_broadcast(&s->cond);
     }
     pthread_mutex_unlock(&s->lock);
+    if (seq) {
+        *seq = n;
+    }
     return CUDA_SUCCESS;
+}
+
+static CUresult queue(struct mstream *s, struct mop *op)
+{
+    return queue_seq(s, op, NULL);
+}
+
+static CUresult fence(void)
+{
+    struct mfence *f = calloc(1, sizeof(*f));
+    if (!f) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&ms.lock);
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct mstream *s = &ms.s[i];
+        if (s->used) {
+            pthread_mutex_lock(&s->lock);
+            f->upto[i] = s->queued;
+            f->life[i] = s->life;
+            pthread_mutex_unlock(&s->lock);
+        }
+    }
+    __atomic_store_n(&ms.fence, f, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ms.lock);
+    return CUDA_SUCCESS;
+}
+
+/* Whether every stream ran what it had queued at fence f (a stream since destroyed did). */
+static int fence_passed(const struct mfence *f)
+{
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        struct mstream *s = &ms.s[i];
+        if (!f->upto[i]) {
+            continue;
+        }
+        pthread_mutex_lock(&s->lock);
+        int done = !s->used || s->life != f->life[i] || s->ran >= f->upto[i];
+        pthread_mutex_unlock(&s->lock);
+        if (!done) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Until s's worker finished the operation queued as seq (and so everything before it). */
+static void wait_ran(struct mstream *s, unsigned long seq)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->ran < seq) {
+        pthread_cond_wait(&s->cond, &s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Whether [p, p+n) is pinned host memory: within one cuMemHostAlloc allocation (either of its
+ * mappings) or one cuMemHostRegister range. */
+static int pinned(uintptr_t p, size_t n)
+{
+    int yes = 0;
+    pthread_mutex_lock(&ms.lock);
+    for (int i = 0; i < MAX_HOST_ALLOCS && !yes; i++) {
+        size_t len = ms.h[i].len;
+        uintptr_t h = ms.h[i].host, d = ms.h[i].dev;
+        yes = len && ((p >= h && p - h <= len && n <= len - (p - h)) ||
+                      (d && p >= d && p - d <= len && n <= len - (p - d)));
+    }
+    for (int i = 0; i < MAX_HOST_REGS && !yes; i++) {
+        uintptr_t b = ms.reg[i].base;
+        size_t len = ms.reg[i].len;
+        yes = len && p >= b && p - b <= len && n <= len - (p - b);
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return yes;
+}
+
+static CUresult host_register(uintptr_t p, size_t n)
+{
+    pthread_mutex_lock(&ms.lock);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    int free_i = -1;
+    for (int i = 0; i < MAX_HOST_REGS; i++) {
+        uintptr_t b = ms.reg[i].base;
+        if (!ms.reg[i].len) {
+            free_i = free_i < 0 ? i : free_i;
+        } else if (p < b + ms.reg[i].len && b < p + n) {
+            r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED; /* overlaps a registered range */
+            free_i = -2;
+            break;
+        }
+    }
+    if (free_i >= 0) {
+        ms.reg[free_i].base = p;
+        ms.reg[free_i].len = n;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return r;
+}
+
+static CUresult host_unregister(uintptr_t p)
+{
+    pthread_mutex_lock(&ms.lock);
+    CUresult r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED; /* as the driver: only a range's start */
+    for (int i = 0; i < MAX_HOST_REGS; i++) {
+        if (ms.reg[i].len && ms.reg[i].base == p) {
+            ms.reg[i].len = 0;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ms.lock);
+    return r;
 }
 
 static struct mop *new_op(enum mop_kind kind)
@@ -673,11 +853,22 @@ static void *stream_main(void *arg)
             s->tail = NULL;
         }
         s->busy = 1;
+        unsigned long seq = op->seq;
         pthread_mutex_unlock(&s->lock);
+        /* An allocation between it and other streams' earlier work: wait for that work. */
+        for (unsigned spins = 0; op->fence && !fence_passed(op->fence); spins++) {
+            if (spins < 64) {
+                sched_yield();
+            } else {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+            }
+        }
         run_op(op);
         free(op);
         pthread_mutex_lock(&s->lock);
         s->busy = 0;
+        s->ran = seq;
         pthread_cond_broadcast(&s->cond);
     }
     pthread_mutex_unlock(&s->lock);
@@ -707,7 +898,15 @@ static CUresult submit_copy(CUstream st, uintptr_t dst, int dst_dev, uintptr_t s
     op->src_dev = src_dev;
     op->n = n;
     op->value = memset_value >= 0 ? (uint64_t)memset_value : 0;
-    return queue(s, op);
+    /* A copy to or from pageable host memory returns once it ran (the header says why). */
+    int host_side = memset_value < 0 && dst_dev != src_dev;
+    int pageable = host_side && !pinned(dst_dev ? src : dst, n);
+    unsigned long seq = 0;
+    CUresult r = queue_seq(s, op, &seq);
+    if (r == CUDA_SUCCESS && pageable && seq) {
+        wait_ran(s, seq);
+    }
+    return r;
 }
 
 CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
@@ -1048,6 +1247,11 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec he, CUstream h)
     if (s->capture) {
         r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* graphs in graphs: not modelled */
     } else if (head) {
+        const struct mfence *f = __atomic_load_n(&ms.fence, __ATOMIC_ACQUIRE);
+        for (struct mop *op = head; op; op = op->next) {
+            op->seq = ++s->queued;
+            op->fence = f;
+        }
         if (s->tail) {
             s->tail->next = head;
         } else {
@@ -1094,6 +1298,9 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
         (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
                              CU_MEMHOSTALLOC_WRITECOMBINED))) {
         return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (fence() != CUDA_SUCCESS) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
     }
     size_t page = 4096, n = (len + page - 1) & ~(page - 1);
     int fd = memfd_create("mock_cuda_host", MFD_CLOEXEC);

@@ -5,6 +5,11 @@
  * (FABSHMEM_CUDA_LIB: the mock here, libcuda.so.1 on a GPU). No CUDA header is needed: the
  * handles are pointers, results ints, device addresses 64-bit, as the driver's ABI has them.
  * Call drv_open() after shmem_init (the library made its context current on this thread).
+ *
+ * Host buffers that a stream copies to or from come from host_alloc (cuMemHostAlloc, pinned):
+ * a real driver returns from a copy into pageable memory only once the stream ran it (and may
+ * do the same for one from pageable memory), so a pageable copy queued behind a gate hangs
+ * (CUDA's "API synchronization behavior"; the mock does the same).
  */
 #ifndef FSH_STREAM_DRV_H
 #define FSH_STREAM_DRV_H
@@ -31,9 +36,14 @@ static struct {
     int (*launch)(void *exec, void *s);
     int (*exec_destroy)(void *exec);
     int (*graph_destroy)(void *graph);
+    int (*host_alloc)(void **p, size_t n, unsigned flags);
+    int (*host_free)(void *p);
+    int (*host_register)(void *p, size_t n, unsigned flags);
+    int (*host_unregister)(void *p);
 } drv;
 
 #define DRV_NOT_READY 600 /* CUDA_ERROR_NOT_READY */
+#define DRV_NOT_REGISTERED 713 /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
 
 static inline void *drv_sym(void *lib, const char *name)
 {
@@ -68,6 +78,23 @@ static inline void drv_open(void)
     *(void **)&drv.launch = drv_sym(lib, "cuGraphLaunch");
     *(void **)&drv.exec_destroy = drv_sym(lib, "cuGraphExecDestroy");
     *(void **)&drv.graph_destroy = drv_sym(lib, "cuGraphDestroy");
+    *(void **)&drv.host_alloc = drv_sym(lib, "cuMemHostAlloc");
+    *(void **)&drv.host_free = drv_sym(lib, "cuMemFreeHost");
+    *(void **)&drv.host_register = drv_sym(lib, "cuMemHostRegister_v2");
+    *(void **)&drv.host_unregister = drv_sym(lib, "cuMemHostUnregister");
+}
+
+/* n bytes of pinned host memory (cuMemHostAlloc, no flags), for stream copies; exits on
+ * failure. */
+static __attribute__((unused)) void *drv_pinned(size_t n)
+{
+    void *p = NULL;
+    int rc = drv.host_alloc(&p, n, 0);
+    if (rc != 0 || !p) {
+        printf("stream_drv: cuMemHostAlloc of %zu bytes failed: CUDA error %d\n", n, rc);
+        exit(1);
+    }
+    return p;
 }
 
 /* A driver call that must succeed. */

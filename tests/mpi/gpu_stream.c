@@ -22,11 +22,19 @@
  * GRAPH_LAUNCHES times gives that many correct rounds; nothing runs at capture.
  * Then more calls than there are slots, with no gate: MANY single-word puts with signal ADD,
  * a wait for the count, every word and the count checked.
+ * Every host buffer a stream copies to or from is pinned (drv_pinned): on a real driver a copy
+ * into pageable memory returns only once its stream ran it, which the closed gate forbids (the
+ * mock blocks the same way; this test hung on an H200 with malloc'd buffers). First that rule
+ * itself: a pageable copy behind a slow host function returns with the function run and the
+ * bytes copied; the same buffer registered (cuMemHostRegister) takes a copy behind the closed
+ * gate without waiting, and is not registered any more once unregistered.
  * STREAM_HOSTFN (gpu_stream_hostfn): the same with the stream memory operations unsupported
  * by the mock (MOCK_CUDA_STREAM_MEMOPS=0), so the library serves streams with cuLaunchHostFunc.
  */
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../gpu/gpu_test.h"
 #include "../gpu/stream_drv.h"
@@ -43,6 +51,42 @@
 
 static int me, npes, right, left;
 
+/* Where each PE is, for a hang: the watchdog ends the test with that step named once no step
+ * began for STALL_S seconds (before the runner's timeout, which would name nothing: a hang on
+ * a GPU is otherwise a bare "timed out"). */
+#define STALL_S 40
+static const char *step_name = "start";
+static long step_at;
+
+static long now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec;
+}
+
+static void step(const char *what)
+{
+    __atomic_store_n(&step_at, now_s(), __ATOMIC_RELEASE);
+    __atomic_store_n(&step_name, what, __ATOMIC_RELEASE);
+}
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        sleep(1);
+        long idle = now_s() - __atomic_load_n(&step_at, __ATOMIC_ACQUIRE);
+        if (idle >= STALL_S) {
+            printf("%s: FAIL (PE %d/%d: no progress for %ld s, stuck at: %s)\n", NAME, me, npes,
+                   idle, __atomic_load_n(&step_name, __ATOMIC_ACQUIRE));
+            fflush(stdout);
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
 static uint64_t value(int pe, int round, size_t i)
 {
     return t_pattern(pe * 1000 + round, i);
@@ -55,12 +99,11 @@ static void rounds(void *s)
     uint64_t *asrc = shmemx_malloc_device((size_t)npes * A2A * sizeof(uint64_t));
     uint64_t *adst = shmemx_malloc_device((size_t)npes * A2A * sizeof(uint64_t));
     uint64_t *sig = shmem_calloc(1, sizeof(uint64_t));
-    uint64_t *pat = malloc(ROUNDS * N * sizeof(uint64_t));
-    uint64_t *got = malloc(ROUNDS * N * sizeof(uint64_t));
-    uint64_t *apat = malloc((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
-    uint64_t *agot = malloc((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
-    if (!t_check(dsrc && ddst && asrc && adst && sig && pat && got && apat && agot,
-                 "allocation failed")) {
+    uint64_t *pat = drv_pinned(ROUNDS * N * sizeof(uint64_t));
+    uint64_t *got = drv_pinned(ROUNDS * N * sizeof(uint64_t));
+    uint64_t *apat = drv_pinned((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
+    uint64_t *agot = drv_pinned((size_t)ROUNDS * npes * A2A * sizeof(uint64_t));
+    if (!t_check(dsrc && ddst && asrc && adst && sig, "allocation failed")) {
         exit(1);
     }
     memset(got, 0xee, ROUNDS * N * sizeof(uint64_t));
@@ -81,19 +124,28 @@ static void rounds(void *s)
     int gate = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    step("rounds: gate queued");
     DRV(drv.host_fn(s, drv_gate_fn, &gate));
     for (int r = 0; r < ROUNDS; r++) {
         uint64_t *mine = pat + (size_t)r * N, *back = got + (size_t)r * N;
         size_t abytes = (size_t)npes * A2A * sizeof(uint64_t);
+        step(r == 0 ? "rounds: copy in, gate closed" : "rounds: next round, gate closed");
         DRV(drv.htod((uint64_t)(uintptr_t)dsrc, mine, N * sizeof(uint64_t), s));
+        step(r == 0 ? "rounds: first stream call (the library starts its worker), gate closed"
+                    : "rounds: put_signal_on_stream, gate closed");
         shmemx_putmem_signal_on_stream(ddst, dsrc, N * sizeof(uint64_t), sig, (uint64_t)r + 1,
                                        SHMEM_SIGNAL_SET, right, s);
+        step("rounds: signal_wait_until_on_stream, gate closed");
         shmemx_signal_wait_until_on_stream(sig, SHMEM_CMP_EQ, (uint64_t)r + 1, s);
+        step("rounds: copy out (pinned), gate closed");
         DRV(drv.dtoh(back, (uint64_t)(uintptr_t)ddst, N * sizeof(uint64_t), s));
+        step("rounds: quiet and barrier_all on the stream, gate closed");
         shmemx_quiet_on_stream(s);
         shmemx_barrier_all_on_stream(s);
+        step("rounds: all-to-all copy in and alltoallmem_on_stream, gate closed");
         DRV(drv.htod((uint64_t)(uintptr_t)asrc, apat + (size_t)r * npes * A2A, abytes, s));
         shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, adst, asrc, A2A * sizeof(uint64_t), s);
+        step("rounds: all-to-all copy out (pinned), gate closed");
         DRV(drv.dtoh(agot + (size_t)r * npes * A2A, (uint64_t)(uintptr_t)adst, abytes, s));
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -105,8 +157,10 @@ static void rounds(void *s)
     }
     t_check(stale == ROUNDS * N, "%zu words were copied out before the gate opened",
             ROUNDS * N - stale);
+    step("rounds: gate opened, stream synchronize (the rounds run)");
     __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
     DRV(drv.stream_sync(s));
+    step("rounds: checking");
     double enq = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (me == 0) {
         printf("  %d rounds of 6 stream calls enqueued in %.1f ms with the gate closed\n", ROUNDS,
@@ -138,10 +192,78 @@ static void rounds(void *s)
     shmemx_free_device(asrc);
     shmemx_free_device(ddst);
     shmemx_free_device(dsrc);
-    free(pat);
-    free(got);
-    free(apat);
-    free(agot);
+    DRV(drv.host_free(pat));
+    DRV(drv.host_free(got));
+    DRV(drv.host_free(apat));
+    DRV(drv.host_free(agot));
+}
+
+/* The driver's rule behind the pinned buffers, checked on whatever driver runs the test: a copy
+ * into pageable host memory returns only once its stream ran it (CUDA's "API synchronization
+ * behavior"). A host function that takes a while, then such a copy: when the copy returns, the
+ * function has finished and the bytes are there. */
+static void slow_fn(void *arg)
+{
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+}
+
+static void pageable(void *s)
+{
+    uint64_t *d = shmemx_malloc_device(N * sizeof(uint64_t));
+    uint64_t *host = NULL;
+    if (posix_memalign((void **)&host, 4096, N * sizeof(uint64_t)) != 0) {
+        host = NULL;
+    }
+    if (!t_check(d && host, "allocation failed")) {
+        exit(1);
+    }
+    for (size_t i = 0; i < N; i++) {
+        host[i] = value(me, 400, i);
+    }
+    shmem_putmem(d, host, N * sizeof(uint64_t), me);
+    memset(host, 0xee, N * sizeof(uint64_t));
+    int ran = 0;
+    step("pageable: copy into pageable memory behind a 200 ms host function");
+    DRV(drv.host_fn(s, slow_fn, &ran));
+    DRV(drv.dtoh(host, (uint64_t)(uintptr_t)d, N * sizeof(uint64_t), s));
+    t_check(__atomic_load_n(&ran, __ATOMIC_ACQUIRE) == 1,
+            "a copy into pageable host memory returned before its stream ran what preceded it");
+    size_t bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        bad += host[i] != value(me, 400, i);
+    }
+    t_check(bad == 0, "%zu of %d words not yet copied when the pageable copy returned", bad, N);
+    DRV(drv.stream_sync(s));
+
+    /* The same memory registered (cuMemHostRegister) is pinned: a copy into it queued behind a
+     * closed gate returns (else the test hangs and fails on its timeout) and has not run. */
+    step("pageable: cuMemHostRegister");
+    DRV(drv.host_register(host, N * sizeof(uint64_t), 0));
+    memset(host, 0xee, N * sizeof(uint64_t));
+    int gate = 0;
+    step("pageable: copy into registered memory behind the closed gate");
+    DRV(drv.host_fn(s, drv_gate_fn, &gate));
+    DRV(drv.dtoh(host, (uint64_t)(uintptr_t)d, N * sizeof(uint64_t), s));
+    t_check(drv.stream_query(s) == DRV_NOT_READY,
+            "the stream finished with its gate closed (registered memory)");
+    step("pageable: gate opened, stream synchronize");
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    DRV(drv.stream_sync(s));
+    bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        bad += host[i] != value(me, 400, i);
+    }
+    t_check(bad == 0, "%zu of %d words wrong after a copy into registered memory", bad, N);
+    step("pageable: cuMemHostUnregister");
+    DRV(drv.host_unregister(host));
+    int rc = drv.host_unregister(host);
+    t_check(rc == DRV_NOT_REGISTERED, "unregistering twice gave CUDA error %d, not %d", rc,
+            DRV_NOT_REGISTERED);
+    shmem_barrier_all();
+    shmemx_free_device(d);
+    free(host);
 }
 
 /* A graph: captured once, launched GRAPH_LAUNCHES times, each launch one verified round. The
@@ -151,12 +273,14 @@ static void graph(void *s)
     uint64_t *dsrc = shmemx_malloc_device(N * sizeof(uint64_t));
     uint64_t *ddst = shmemx_malloc_device(N * sizeof(uint64_t));
     uint64_t *dsig = shmemx_calloc_device(1, sizeof(uint64_t));
-    uint64_t *pat = malloc(N * sizeof(uint64_t)), *got = malloc(N * sizeof(uint64_t));
-    if (!t_check(dsrc && ddst && dsig && pat && got, "allocation failed")) {
+    /* Pinned: what a graph copies to or from host memory must be (see the header). */
+    uint64_t *pat = drv_pinned(N * sizeof(uint64_t)), *got = drv_pinned(N * sizeof(uint64_t));
+    if (!t_check(dsrc && ddst && dsig, "allocation failed")) {
         exit(1);
     }
     shmem_barrier_all();
     void *g = NULL, *exec = NULL;
+    step("graph: capture");
     DRV(drv.begin_capture(s, 0));
     DRV(drv.htod((uint64_t)(uintptr_t)dsrc, pat, N * sizeof(uint64_t), s));
     shmemx_putmem_signal_on_stream(ddst, dsrc, N * sizeof(uint64_t), dsig, 1, SHMEM_SIGNAL_SET,
@@ -179,6 +303,7 @@ static void graph(void *s)
             pat[i] = value(me, 200 + k, i);
         }
         memset(got, 0xee, N * sizeof(uint64_t));
+        step("graph: launch and stream synchronize");
         DRV(drv.launch(exec, s));
         DRV(drv.stream_sync(s));
         size_t bad = 0;
@@ -193,8 +318,8 @@ static void graph(void *s)
     shmemx_free_device(dsig);
     shmemx_free_device(ddst);
     shmemx_free_device(dsrc);
-    free(pat);
-    free(got);
+    DRV(drv.host_free(pat));
+    DRV(drv.host_free(got));
 }
 
 /* More calls than slots (FABSHMEM_STREAM_SLOTS, 256 by default) with no gate: slots are taken
@@ -212,11 +337,13 @@ static void many(void *s)
         send[i] = value(me, 300, i);
     }
     shmem_barrier_all();
+    step("many: queueing more calls than slots");
     for (size_t i = 0; i < MANY; i++) {
         shmemx_putmem_signal_on_stream(recv + i, send + i, sizeof(uint64_t), count, 1,
                                        SHMEM_SIGNAL_ADD, right, s);
     }
     shmemx_signal_wait_until_on_stream(count, SHMEM_CMP_GE, MANY, s);
+    step("many: stream synchronize");
     DRV(drv.stream_sync(s));
     size_t bad = 0;
     for (size_t i = 0; i < MANY; i++) {
@@ -241,6 +368,12 @@ int main(void)
         setenv("FABSHMEM_STREAM_MODE", "hostfunc", 0);
     }
 #endif
+    step("shmem_init");
+    pthread_t dog;
+    if (pthread_create(&dog, NULL, watchdog, NULL) != 0) {
+        printf("%s: FAIL (cannot start the watchdog thread)\n", NAME);
+        return 1;
+    }
     gpu_test_start(NAME);
     me = shmem_my_pe();
     npes = shmem_n_pes();
@@ -249,6 +382,8 @@ int main(void)
     drv_open();
     void *s = NULL;
     DRV(drv.stream_create(&s, 1));
+    step("pageable");
+    pageable(s);
     rounds(s);
     graph(s);
     many(s);
@@ -264,6 +399,7 @@ int main(void)
                 "streams not served by the memory operations: %s", shmemx_stream_info());
     }
 #endif
+    step("stream destroy and shmem_finalize");
     DRV(drv.stream_destroy(s));
     shmem_finalize();
     return t_finish(NAME);
