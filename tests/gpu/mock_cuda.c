@@ -36,6 +36,14 @@
  * operations instead of running them; a launched graph replays them on a stream.
  * MOCK_CUDA_STREAM_MEMOPS=0 makes the stream memory operations unsupported (as on a driver or
  * platform without them), for the cuLaunchHostFunc fallback.
+ *
+ * Calls are counted per entry point (every call, whatever its result), so a test can hold an
+ * operation to a number of driver calls, above all of synchronizing ones: each costs a round
+ * trip to a real GPU (5-20 us), which the mock's host memory hides. mock_cuda_calls(name) (the
+ * entry point's exported name, e.g. "cuStreamSynchronize") and mock_cuda_syncs() (the calls
+ * that wait for the GPU: stream and context synchronizations) are exported for tests, which
+ * find them with dlopen(FABSHMEM_CUDA_LIB, RTLD_NOLOAD) and dlsym; MOCK_CUDA_COUNT=1 prints
+ * every entry point's count to stderr when the process exits.
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <cuda.h>
@@ -64,6 +72,76 @@ static struct {
     int n;
     int ctx_token;
 } mk = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---------------------------------------------------------------- call counts */
+
+#define MAX_COUNTED 96
+
+static struct {
+    const char *name[MAX_COUNTED]; /* an entry point's __func__ (its exported name) */
+    unsigned long n[MAX_COUNTED];
+    int used;
+    pthread_mutex_t lock;
+} calls = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void count_call(const char *fn)
+{
+    int used = __atomic_load_n(&calls.used, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < used; i++) {
+        if (calls.name[i] == fn) {
+            __atomic_add_fetch(&calls.n[i], 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    pthread_mutex_lock(&calls.lock);
+    int i = 0;
+    while (i < calls.used && calls.name[i] != fn) {
+        i++;
+    }
+    if (i == calls.used && i < MAX_COUNTED) {
+        calls.name[i] = fn;
+        __atomic_store_n(&calls.used, i + 1, __ATOMIC_RELEASE);
+    }
+    if (i < MAX_COUNTED) {
+        __atomic_add_fetch(&calls.n[i], 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&calls.lock);
+}
+
+#define COUNT() count_call(__func__)
+
+unsigned long mock_cuda_calls(const char *name);
+unsigned long mock_cuda_syncs(void);
+
+/* How many times the entry point name was called in this process. */
+unsigned long mock_cuda_calls(const char *name)
+{
+    int used = __atomic_load_n(&calls.used, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < used; i++) {
+        if (strcmp(calls.name[i], name) == 0) {
+            return __atomic_load_n(&calls.n[i], __ATOMIC_RELAXED);
+        }
+    }
+    return 0;
+}
+
+/* The calls that wait for the GPU (a real driver's round trip each). The mock implements no
+ * synchronous cuMemcpy*; if one is added, it belongs here too. */
+unsigned long mock_cuda_syncs(void)
+{
+    return mock_cuda_calls("cuStreamSynchronize") + mock_cuda_calls("cuCtxSynchronize");
+}
+
+__attribute__((destructor)) static void print_counts(void)
+{
+    const char *e = getenv("MOCK_CUDA_COUNT");
+    if (!e || !atoi(e)) {
+        return;
+    }
+    for (int i = 0; i < calls.used; i++) {
+        fprintf(stderr, "mock_cuda[%d]: %-32s %lu\n", (int)getpid(), calls.name[i], calls.n[i]);
+    }
+}
 
 /* Index of the allocation holding [p, p+len), or -1. Caller holds the lock. */
 static int find(uintptr_t p, size_t len)
@@ -95,6 +173,7 @@ static void open_rw(uintptr_t p, size_t len, int on)
 
 CUresult CUDAAPI cuInit(unsigned int flags)
 {
+    COUNT();
     (void)flags;
     const char *e = getenv("MOCK_CUDA_INIT");
     return e && atoi(e) ? (CUresult)atoi(e) : CUDA_SUCCESS;
@@ -102,24 +181,28 @@ CUresult CUDAAPI cuInit(unsigned int flags)
 
 CUresult CUDAAPI cuDriverGetVersion(int *v)
 {
+    COUNT();
     *v = 13000;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGetErrorString(CUresult r, const char **s)
 {
+    COUNT();
     *s = r == CUDA_ERROR_NO_DEVICE ? "no CUDA-capable device is detected (mock)" : "mock CUDA error";
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGetCount(int *n)
 {
+    COUNT();
     *n = 1;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal)
 {
+    COUNT();
     if (ordinal != 0) {
         return CUDA_ERROR_INVALID_DEVICE;
     }
@@ -129,6 +212,7 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal)
 
 CUresult CUDAAPI cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 {
+    COUNT();
     (void)d;
     strncpy(id, "0000:00:00.0 (mock)", (size_t)len);
     id[len - 1] = '\0';
@@ -137,6 +221,7 @@ CUresult CUDAAPI cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
+    COUNT();
     (void)d;
     *c = (CUcontext)&mk.ctx_token;
     return CUDA_SUCCESS;
@@ -144,12 +229,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d)
 {
+    COUNT();
     (void)d;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext c)
 {
+    COUNT();
     return c == (CUcontext)&mk.ctx_token ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
@@ -180,6 +267,7 @@ static void *map_fd(int fd, size_t len)
 /* Device memory is a memfd (pages only once written), so a peer process can map it (IPC). */
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
 {
+    COUNT();
     int fd = memfd_create("mock-cuda", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
         if (fd >= 0) {
@@ -213,6 +301,7 @@ static void untrack(int i)
 
 CUresult CUDAAPI cuMemFree(CUdeviceptr p)
 {
+    COUNT();
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)p, 0);
     if (i < 0 || mk.a[i].base != (uintptr_t)p || mk.a[i].ipc) {
@@ -256,26 +345,31 @@ static CUresult submit_copy(CUstream st, uintptr_t dst, int dst_dev, uintptr_t s
 
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 1, (uintptr_t)s, 0, n, -1);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 0, (uintptr_t)s, 1, n, -1);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 1, (uintptr_t)s, 1, n, -1);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char c, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 1, 0, 0, n, c);
 }
 
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
 {
+    COUNT();
     if (attr != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
         return CUDA_ERROR_NOT_SUPPORTED;
     }
@@ -291,6 +385,7 @@ CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUd
 
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t n, unsigned int flags)
 {
+    COUNT();
     (void)p;
     (void)n;
     (void)flags;
@@ -299,6 +394,7 @@ CUresult CUDAAPI cuMemHostRegister(void *p, size_t n, unsigned int flags)
 
 CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
+    COUNT();
     (void)p;
     return CUDA_SUCCESS;
 }
@@ -306,6 +402,7 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 CUresult CUDAAPI cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n,
                                                CUmemRangeHandleType type, unsigned long long fl)
 {
+    COUNT();
     (void)h;
     (void)p;
     (void)n;
@@ -318,6 +415,7 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n,
 CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget t,
                                             CUflushGPUDirectRDMAWritesScope scope)
 {
+    COUNT();
     (void)t;
     (void)scope;
     return CUDA_SUCCESS;
@@ -337,6 +435,7 @@ _Static_assert(sizeof(struct mock_ipc) <= CU_IPC_HANDLE_SIZE, "fits a CUipcMemHa
 
 CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
+    COUNT();
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)p, 0);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
@@ -352,6 +451,7 @@ CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 
 CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
 {
+    COUNT();
     struct mock_ipc m;
     memcpy(&m, h.reserved, sizeof(m));
     const char *e = getenv("MOCK_CUDA_IPC_OPEN");
@@ -389,6 +489,7 @@ CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned i
 
 CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
 {
+    COUNT();
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)p, 0);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
@@ -712,6 +813,7 @@ static CUresult submit_copy(CUstream st, uintptr_t dst, int dst_dev, uintptr_t s
 
 CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
 {
+    COUNT();
     if (!out || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) {
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -733,6 +835,7 @@ CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
 /* The driver lets a destroyed stream finish its work; so does the mock, then ends the thread. */
 CUresult CUDAAPI cuStreamDestroy(CUstream h)
 {
+    COUNT();
     struct mstream *s = h ? stream_of(h) : NULL;
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -750,6 +853,7 @@ CUresult CUDAAPI cuStreamDestroy(CUstream h)
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream h)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -769,6 +873,7 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream h)
 
 CUresult CUDAAPI cuStreamQuery(CUstream h)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -782,6 +887,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream h)
 
 CUresult CUDAAPI cuStreamGetCtx(CUstream h, CUcontext *ctx)
 {
+    COUNT();
     if (!stream_of(h) || !ctx) {
         return !ctx ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
     }
@@ -821,26 +927,31 @@ static CUresult mem_op(CUstream h, enum mop_kind kind, CUdeviceptr addr, uint64_
 
 CUresult CUDAAPI cuStreamWriteValue32(CUstream h, CUdeviceptr a, cuuint32_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WRITE, a, v, 4, fl);
 }
 
 CUresult CUDAAPI cuStreamWriteValue64(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WRITE, a, v, 8, fl);
 }
 
 CUresult CUDAAPI cuStreamWaitValue32(CUstream h, CUdeviceptr a, cuuint32_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WAIT, a, v, 4, fl);
 }
 
 CUresult CUDAAPI cuStreamWaitValue64(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WAIT, a, v, 8, fl);
 }
 
 CUresult CUDAAPI cuLaunchHostFunc(CUstream h, CUhostFn fn, void *arg)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -859,6 +970,7 @@ CUresult CUDAAPI cuLaunchHostFunc(CUstream h, CUhostFn fn, void *arg)
 
 CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice d)
 {
+    COUNT();
     if (!v) {
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -883,6 +995,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice 
 
 CUresult CUDAAPI cuStreamBeginCapture(CUstream h, CUstreamCaptureMode mode)
 {
+    COUNT();
     if (h == NULL) {
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
     }
@@ -933,6 +1046,7 @@ static void drop_ops(struct mop *op)
 
 CUresult CUDAAPI cuStreamEndCapture(CUstream h, CUgraph *out)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -963,6 +1077,7 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream h, CUgraph *out)
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -997,6 +1112,7 @@ static struct mop *copy_ops(const struct mop *op, struct mop **tail)
 
 CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *out, CUgraph hg, unsigned long long flags)
 {
+    COUNT();
     (void)flags;
     if (!out) {
         return CUDA_ERROR_INVALID_VALUE;
@@ -1029,6 +1145,7 @@ CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *out, CUgraph hg, unsigned long 
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec he, CUstream h)
 {
+    COUNT();
     pthread_mutex_lock(&ms.lock);
     struct mgraph *e = graph_of(he, 1);
     pthread_mutex_unlock(&ms.lock);
@@ -1078,11 +1195,13 @@ static CUresult graph_free(const void *h, int is_exec)
 
 CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec he)
 {
+    COUNT();
     return graph_free(he, 1);
 }
 
 CUresult CUDAAPI cuGraphDestroy(CUgraph hg)
 {
+    COUNT();
     return graph_free(hg, 0);
 }
 
@@ -1090,6 +1209,7 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph hg)
 
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
 {
+    COUNT();
     if (!pp || len == 0 ||
         (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
                              CU_MEMHOSTALLOC_WRITECOMBINED))) {
@@ -1141,6 +1261,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
 
 CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *out, void *p, unsigned int flags)
 {
+    COUNT();
     if (!out || flags != 0) {
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -1159,6 +1280,7 @@ CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *out, void *p, unsigned i
 
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
+    COUNT();
     pthread_mutex_lock(&ms.lock);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < MAX_HOST_ALLOCS; i++) {
