@@ -70,6 +70,20 @@ int fsh_cuda_copy(void *dst, const void *src, size_t len)
     (void)len;
     return -ENODEV;
 }
+int fsh_cuda_copy_async(void *dst, const void *src, size_t len)
+{
+    return fsh_cuda_copy(dst, src, len);
+}
+int fsh_cuda_write64_async(void *dev, uint64_t value)
+{
+    (void)dev;
+    (void)value;
+    return -ENODEV;
+}
+int fsh_cuda_sync(void)
+{
+    return -ENODEV;
+}
 int fsh_cuda_memset(void *dst, int c, size_t len)
 {
     (void)dst;
@@ -207,6 +221,8 @@ static struct {
     CU_STREAM_FUNCS(X)
 #undef X
     const char *stream_missing; /* the first of CU_STREAM_FUNCS the driver lacks, or NULL */
+    uint64_t *word;         /* page-locked staging of fsh_cuda_write64_async (at first use) */
+    uint64_t word_pageable; /* its stand-in where page-locked memory is refused */
 } cu;
 
 static const char *cu_str(CUresult r)
@@ -315,6 +331,9 @@ void fsh_cuda_close(void)
 {
     if (cu.ready) {
         cu.cuCtxSetCurrent(cu.ctx);
+        if (cu.word && cu.cuMemFreeHost) {
+            cu.cuMemFreeHost(cu.word);
+        }
         cu.cuStreamDestroy(cu.stream);
         cu.cuDevicePrimaryCtxRelease(cu.dev);
     }
@@ -365,17 +384,33 @@ void fsh_cuda_free(void *p)
     }
 }
 
-bool fsh_cuda_is_device(const void *p)
+/* Is p device memory? (The context is current.) */
+static bool device_ptr(const void *p)
 {
-    if (!cu.ready || !p) {
-        return false;
-    }
     unsigned int type = 0;
     /* Host memory the driver never saw answers CUDA_ERROR_INVALID_VALUE: not device memory. */
-    return current() == 0 &&
+    return p &&
            cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                     (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS &&
            type == CU_MEMORYTYPE_DEVICE;
+}
+
+bool fsh_cuda_is_device(const void *p)
+{
+    return cu.ready && p && current() == 0 && device_ptr(p);
+}
+
+/* Queue one copy on our stream (the context current); *host: neither side is device memory,
+ * nothing queued (the caller copies). */
+static CUresult enqueue(void *dst, const void *src, size_t len, bool *host)
+{
+    bool ddev = device_ptr(dst), sdev = device_ptr(src);
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, s = (CUdeviceptr)(uintptr_t)src;
+    *host = !ddev && !sdev;
+    return ddev && sdev ? cu.cuMemcpyDtoDAsync(d, s, len, cu.stream)
+           : ddev       ? cu.cuMemcpyHtoDAsync(d, src, len, cu.stream)
+           : sdev       ? cu.cuMemcpyDtoHAsync(dst, s, len, cu.stream)
+                        : CUDA_SUCCESS;
 }
 
 int fsh_cuda_copy(void *dst, const void *src, size_t len)
@@ -384,16 +419,9 @@ int fsh_cuda_copy(void *dst, const void *src, size_t len)
     if (rc != 0 || len == 0) {
         return rc;
     }
-    bool ddev = fsh_cuda_is_device(dst), sdev = fsh_cuda_is_device(src);
-    CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, s = (CUdeviceptr)(uintptr_t)src;
-    CUresult r;
-    if (ddev && sdev) {
-        r = cu.cuMemcpyDtoDAsync(d, s, len, cu.stream);
-    } else if (ddev) {
-        r = cu.cuMemcpyHtoDAsync(d, src, len, cu.stream);
-    } else if (sdev) {
-        r = cu.cuMemcpyDtoHAsync(dst, s, len, cu.stream);
-    } else {
+    bool host;
+    CUresult r = enqueue(dst, src, len, &host);
+    if (r == CUDA_SUCCESS && host) {
         memcpy(dst, src, len);
         return 0;
     }
@@ -403,6 +431,53 @@ int fsh_cuda_copy(void *dst, const void *src, size_t len)
         r = cu.cuStreamSynchronize(cu.stream);
     }
     return r == CUDA_SUCCESS ? 0 : cu_err(r, "device copy");
+}
+
+int fsh_cuda_copy_async(void *dst, const void *src, size_t len)
+{
+    int rc = current();
+    if (rc != 0 || len == 0) {
+        return rc;
+    }
+    bool host;
+    CUresult r = enqueue(dst, src, len, &host);
+    if (r == CUDA_SUCCESS && host) {
+        /* Nothing for the stream: after what is queued, to keep the order. */
+        r = cu.cuStreamSynchronize(cu.stream);
+        if (r == CUDA_SUCCESS) {
+            memcpy(dst, src, len);
+        }
+    }
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "queueing a device copy");
+}
+
+int fsh_cuda_write64_async(void *dev, uint64_t value)
+{
+    int rc = current();
+    if (rc != 0) {
+        return rc;
+    }
+    if (!cu.word && cu.cuMemHostAlloc &&
+        cu.cuMemHostAlloc((void **)&cu.word, sizeof(*cu.word), 0) != CUDA_SUCCESS) {
+        cu.word = NULL;
+    }
+    /* From page-locked memory the copy reads the word when it runs, after the copies queued
+     * before it; from pageable memory the driver stages it first (and may wait for the stream
+     * to do so), so the word is free again either way once the stream is synchronized. */
+    uint64_t *from = cu.word ? cu.word : &cu.word_pageable;
+    *from = value;
+    CUresult r = cu.cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dev, from, sizeof(value), cu.stream);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "queueing a device word's write");
+}
+
+int fsh_cuda_sync(void)
+{
+    int rc = current();
+    if (rc != 0) {
+        return rc;
+    }
+    CUresult r = cu.cuStreamSynchronize(cu.stream);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "device copies");
 }
 
 int fsh_cuda_memset(void *dst, int c, size_t len)
