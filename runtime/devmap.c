@@ -10,7 +10,9 @@
  * the reason in fsh_dev_describe. A put or get on a mapped peer's device heap is then one
  * driver copy between the local buffer (host or GPU) and the mapping, synchronized before it
  * returns, like the copies into our own heap: complete at the target on return, so a signal
- * sent after it still never outruns the data. Likewise a GPU buffer meeting a host segment
+ * sent after it still never outruns the data; a put-with-signal whose signal word is in the
+ * device heap queues the copy and the signal's write on the one stream and synchronizes once
+ * (fsh_devmap_put_signal). Likewise a GPU buffer meeting a host segment
  * that local.c mapped is one copy into or out of that mapping, not a bounce. The mapping is
  * per pair and fixed after start, so one location never mixes paths within a pair.
  * Atomics: the driver has no read-modify-write a copy engine applies (only a kernel could do
