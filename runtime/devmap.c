@@ -87,7 +87,8 @@ int fsh_devmap_apply(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const 
     if (rc < 0) {
         return rc;
     }
-    rc = fsh_cuda_copy(&word, heap + off, size);
+    /* A SET replaces the word: nothing to read (one synchronized copy, not two). */
+    rc = op == FSH_AMO_SET ? 0 : fsh_cuda_copy(&word, heap + off, size);
     if (rc == 0) {
         fsh_amo_apply(op, &word, value, cond, &old, size);
         if (op != FSH_AMO_FETCH) {
