@@ -249,11 +249,20 @@ static inline void check_signal(const char *fn, const uint64_t *sig_addr, enum f
 }
 
 /* A signal in the device heap: the data first, complete at the target, then the update as a
- * device AMO (applied by the target's CPU), so it can never be seen before the data. */
+ * device AMO, so it can never be seen before the data; in one go (one synchronization of the
+ * driver for SET) where this PE's driver reaches both, e.g. a same-node peer's mapped heap. */
 static int put_signal_dev(struct fsh_ctx *c, enum fsh_seg dseg, uint64_t doff, const void *src,
                           size_t nbytes, uint64_t soff, uint64_t signal, int sig_op, int pe)
 {
+    int op = sig_op == SHMEM_SIGNAL_SET ? FSH_AMO_SET : FSH_AMO_ADD;
     int rc = 0;
+    if (nbytes == 0 || fsh_backend_involved(dseg, src)) {
+        rc = fsh_backend_put_signal(dseg, doff, src, nbytes, soff, op, signal, pe);
+        if (rc != 1) {
+            return rc;
+        }
+        rc = 0;
+    }
     if (nbytes > 0 && fsh_backend_involved(dseg, src)) {
         rc = fsh_backend_put(c, dseg, doff, src, nbytes, pe);
     } else if (nbytes > 0) {
@@ -263,8 +272,7 @@ static int put_signal_dev(struct fsh_ctx *c, enum fsh_seg dseg, uint64_t doff, c
         }
     }
     if (rc == 0) {
-        rc = fsh_backend_amo(sig_op == SHMEM_SIGNAL_SET ? FSH_AMO_SET : FSH_AMO_ADD, soff, &signal,
-                         NULL, NULL, sizeof(uint64_t), pe);
+        rc = fsh_backend_amo(op, soff, &signal, NULL, NULL, sizeof(uint64_t), pe);
     }
     return rc;
 }
@@ -359,10 +367,9 @@ uint64_t pshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_valu
     uint64_t off;
     check_signal(FSH_FN, sig_addr, &seg, &off);
     int err = 0;
-    fsh_wait_sync(FSH_SYNC_ONE, true, sig_addr, 1, NULL, cmp, &cmp_value, false,
-                  sizeof(uint64_t), false, NULL, FSH_FN, &err);
+    uint64_t v = fsh_wait_signal(sig_addr, cmp, cmp_value, FSH_FN, &err);
     done(FSH_FN, err);
-    return signal_value(FSH_FN, sig_addr, seg, off);
+    return v;
 }
 
 /* ------------------------------------------------------------------ locks */

@@ -38,6 +38,12 @@ struct fsh_backend {
      * seg; complete on return, fetch gets the old value of a fetching op. */
     int (*amo)(int op, uint64_t off, const void *value, const void *cond, void *fetch,
                size_t size, int pe);
+    /* Put-with-signal whose signal word is the backend's (off soff of pe's segment seg is the
+     * data's destination, len 0: none; op FSH_AMO_SET or FSH_AMO_ADD): complete on return, the
+     * signal never before the data; 1 when the backend cannot do both in one go for this pair
+     * (the caller puts the data, then applies the signal with amo). */
+    int (*put_signal)(enum fsh_seg seg, uint64_t off, const void *src, size_t len, uint64_t soff,
+                      int op, uint64_t value, int pe);
     /* A local copy, either side the backend's memory or host memory. */
     int (*copy)(void *dst, const void *src, size_t len);
     /* Make NIC writes into the backend's memory visible to its device before what guards them
@@ -91,6 +97,13 @@ static inline int fsh_backend_amo(int op, uint64_t off, const void *value, const
                                   void *fetch, size_t size, int pe)
 {
     return fsh_backend_active->amo(op, off, value, cond, fetch, size, pe);
+}
+
+static inline int fsh_backend_put_signal(enum fsh_seg seg, uint64_t off, const void *src,
+                                         size_t len, uint64_t soff, int op, uint64_t value,
+                                         int pe)
+{
+    return fsh_backend_active->put_signal(seg, off, src, len, soff, op, value, pe);
 }
 
 static inline int fsh_backend_copy(void *dst, const void *src, size_t len)

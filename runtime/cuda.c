@@ -70,6 +70,20 @@ int fsh_cuda_copy(void *dst, const void *src, size_t len)
     (void)len;
     return -ENODEV;
 }
+int fsh_cuda_copy_async(void *dst, const void *src, size_t len)
+{
+    return fsh_cuda_copy(dst, src, len);
+}
+int fsh_cuda_write64_async(void *dev, uint64_t value)
+{
+    (void)dev;
+    (void)value;
+    return -ENODEV;
+}
+int fsh_cuda_sync(void)
+{
+    return -ENODEV;
+}
 int fsh_cuda_memset(void *dst, int c, size_t len)
 {
     (void)dst;
@@ -191,6 +205,8 @@ int fsh_cuda_stream_host_fn(void *stream, void (*fn)(void *), void *arg)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+#define BOUNCE_BYTES 64 /* the largest read fsh_cuda_copy lands in its page-locked bounce */
+
 /* One pointer per entry point, typed from the header's own prototype. */
 #define CU_FUNCS(X)                                                                            \
     X(cuInit) X(cuDriverGetVersion) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)     \
@@ -218,6 +234,10 @@ static struct {
     CU_STREAM_FUNCS(X)
 #undef X
     const char *stream_missing; /* the first of CU_STREAM_FUNCS the driver lacks, or NULL */
+    uint64_t *word;         /* page-locked staging of fsh_cuda_write64_async (at first use) */
+    uint8_t *bounce;        /* page-locked landing of small reads (fsh_cuda_copy), or NULL */
+    int bounce_busy;
+    uint64_t word_pageable; /* its stand-in where page-locked memory is refused */
 } cu;
 
 /* What fsh_cuda_stream_prepare made: the stream-ordered calls' table and the probe's answer,
@@ -333,6 +353,11 @@ int fsh_cuda_open(const char *lib, const char *busid, int local_rank)
     cu.cuDeviceGetPCIBusId(id, (int)sizeof(id), cu.dev);
     snprintf(reason, sizeof(reason), "GPU %d of %d (%s), driver %d.%d, from %s", ordinal, count, id,
              ver / 1000, ver % 1000 / 10, path);
+    /* Optional: without it small reads land in their destination directly. */
+    if (!cu.cuMemHostAlloc ||
+        cu.cuMemHostAlloc((void **)&cu.bounce, BOUNCE_BYTES, 0) != CUDA_SUCCESS) {
+        cu.bounce = NULL;
+    }
     cu.ready = true;
     return 0;
 }
@@ -345,6 +370,12 @@ void fsh_cuda_close(void)
     memset(&prep, 0, sizeof(prep));
     if (cu.ready) {
         cu.cuCtxSetCurrent(cu.ctx);
+        if (cu.word && cu.cuMemFreeHost) {
+            cu.cuMemFreeHost(cu.word);
+        }
+        if (cu.bounce && cu.cuMemFreeHost) {
+            cu.cuMemFreeHost(cu.bounce);
+        }
         cu.cuStreamDestroy(cu.stream);
         cu.cuDevicePrimaryCtxRelease(cu.dev);
     }
@@ -395,17 +426,30 @@ void fsh_cuda_free(void *p)
     }
 }
 
-bool fsh_cuda_is_device(const void *p)
+/* Is p device memory? (The context is current.) */
+static bool device_ptr(const void *p)
 {
-    if (!cu.ready || !p) {
-        return false;
-    }
     unsigned int type = 0;
     /* Host memory the driver never saw answers CUDA_ERROR_INVALID_VALUE: not device memory. */
-    return current() == 0 &&
+    return p &&
            cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                     (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS &&
            type == CU_MEMORYTYPE_DEVICE;
+}
+
+bool fsh_cuda_is_device(const void *p)
+{
+    return cu.ready && p && current() == 0 && device_ptr(p);
+}
+
+/* Queue one copy on our stream (the context current), ddev and sdev saying which sides are
+ * device memory (at least one). */
+static CUresult enqueue(void *dst, const void *src, size_t len, bool ddev, bool sdev)
+{
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, s = (CUdeviceptr)(uintptr_t)src;
+    return ddev && sdev ? cu.cuMemcpyDtoDAsync(d, s, len, cu.stream)
+           : ddev       ? cu.cuMemcpyHtoDAsync(d, src, len, cu.stream)
+                        : cu.cuMemcpyDtoHAsync(dst, s, len, cu.stream);
 }
 
 int fsh_cuda_copy(void *dst, const void *src, size_t len)
@@ -414,25 +458,78 @@ int fsh_cuda_copy(void *dst, const void *src, size_t len)
     if (rc != 0 || len == 0) {
         return rc;
     }
-    bool ddev = fsh_cuda_is_device(dst), sdev = fsh_cuda_is_device(src);
-    CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, s = (CUdeviceptr)(uintptr_t)src;
-    CUresult r;
-    if (ddev && sdev) {
-        r = cu.cuMemcpyDtoDAsync(d, s, len, cu.stream);
-    } else if (ddev) {
-        r = cu.cuMemcpyHtoDAsync(d, src, len, cu.stream);
-    } else if (sdev) {
-        r = cu.cuMemcpyDtoHAsync(dst, s, len, cu.stream);
-    } else {
+    bool ddev = device_ptr(dst), sdev = device_ptr(src);
+    if (!ddev && !sdev) {
         memcpy(dst, src, len);
         return 0;
     }
+    /* A small read (a wait's poll, an atomic's read) lands in the page-locked bounce, which the
+     * copy engine writes directly (into pageable memory the driver stages: 9.9 against 7.5 us
+     * for 8 B on an H200). One caller at a time; another meanwhile copies directly. */
+    bool bounce = !ddev && len <= BOUNCE_BYTES && cu.bounce &&
+                  !__atomic_exchange_n(&cu.bounce_busy, 1, __ATOMIC_ACQUIRE);
+    CUresult r = enqueue(bounce ? cu.bounce : dst, src, len, ddev, sdev);
     /* Synchronize: the copy is complete, and visible to the GPU, before anything that
      * depends on it (an acknowledgement, a signal). */
     if (r == CUDA_SUCCESS) {
         r = cu.cuStreamSynchronize(cu.stream);
     }
+    if (bounce) {
+        if (r == CUDA_SUCCESS) {
+            memcpy(dst, cu.bounce, len);
+        }
+        __atomic_store_n(&cu.bounce_busy, 0, __ATOMIC_RELEASE);
+    }
     return r == CUDA_SUCCESS ? 0 : cu_err(r, "device copy");
+}
+
+int fsh_cuda_copy_async(void *dst, const void *src, size_t len)
+{
+    int rc = current();
+    if (rc != 0 || len == 0) {
+        return rc;
+    }
+    bool ddev = device_ptr(dst), sdev = device_ptr(src);
+    CUresult r;
+    if (ddev || sdev) {
+        r = enqueue(dst, src, len, ddev, sdev);
+    } else {
+        /* Nothing for the stream: after what is queued, to keep the order. */
+        r = cu.cuStreamSynchronize(cu.stream);
+        if (r == CUDA_SUCCESS) {
+            memcpy(dst, src, len);
+        }
+    }
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "queueing a device copy");
+}
+
+int fsh_cuda_write64_async(void *dev, uint64_t value)
+{
+    int rc = current();
+    if (rc != 0) {
+        return rc;
+    }
+    if (!cu.word && cu.cuMemHostAlloc &&
+        cu.cuMemHostAlloc((void **)&cu.word, sizeof(*cu.word), 0) != CUDA_SUCCESS) {
+        cu.word = NULL;
+    }
+    /* From page-locked memory the copy reads the word when it runs, after the copies queued
+     * before it; from pageable memory the driver stages it first (and may wait for the stream
+     * to do so), so the word is free again either way once the stream is synchronized. */
+    uint64_t *from = cu.word ? cu.word : &cu.word_pageable;
+    *from = value;
+    CUresult r = cu.cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dev, from, sizeof(value), cu.stream);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "queueing a device word's write");
+}
+
+int fsh_cuda_sync(void)
+{
+    int rc = current();
+    if (rc != 0) {
+        return rc;
+    }
+    CUresult r = cu.cuStreamSynchronize(cu.stream);
+    return r == CUDA_SUCCESS ? 0 : cu_err(r, "device copies");
 }
 
 int fsh_cuda_memset(void *dst, int c, size_t len)

@@ -35,6 +35,17 @@ bool fsh_cuda_is_device(const void *p);
 /* Copies that have completed on return (the data is visible to the GPU, or to the host);
  * either side may be host or device memory. Safe from any thread (makes the context current). */
 int fsh_cuda_copy(void *dst, const void *src, size_t len);
+/* Several copies, one synchronization (each costs a round trip to the GPU, 5-20 us): queued on
+ * the one stream in the order of the calls, so each lands after the ones queued before it;
+ * complete only once fsh_cuda_sync() (or a synchronized copy after them) returned. A host
+ * source may be reused on return (the driver stages pageable memory); a host destination is
+ * written only by then. Host to host is copied at once, after what is queued. */
+int fsh_cuda_copy_async(void *dst, const void *src, size_t len);
+/* Queue the 8-byte write of value to the device address dev, after what is queued. Its
+ * callers serialize (one staging word: devmap.c calls it under the engine lock). */
+int fsh_cuda_write64_async(void *dev, uint64_t value);
+/* Wait for everything queued: complete, and visible to the GPU and the host, on return. */
+int fsh_cuda_sync(void);
 int fsh_cuda_memset(void *dst, int c, size_t len);
 /* Page-lock host memory for faster copies; failure is harmless (returns -errno, not recorded). */
 int fsh_cuda_host_register(void *p, size_t len);

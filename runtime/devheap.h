@@ -78,4 +78,11 @@ uint32_t *fsh_devmap_peer_lock(int pe);
 int fsh_devmap_apply(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const void *value,
                      const void *cond, void *fetch, size_t size);
 
+/* A put-with-signal (data of len bytes from src to dst, then the signal op FSH_AMO_SET or
+ * another AMO of value on the word at off of the device heap at heap, under lock) with one
+ * synchronization for SET, two otherwise; both sides reachable by the driver here. The engine
+ * lock held. */
+int fsh_devmap_put_signal(void *dst, const void *src, size_t len, uint8_t *heap, uint32_t *lock,
+                          int op, uint64_t off, uint64_t value);
+
 #endif

@@ -10,7 +10,9 @@
  * the reason in fsh_dev_describe. A put or get on a mapped peer's device heap is then one
  * driver copy between the local buffer (host or GPU) and the mapping, synchronized before it
  * returns, like the copies into our own heap: complete at the target on return, so a signal
- * sent after it still never outruns the data. Likewise a GPU buffer meeting a host segment
+ * sent after it still never outruns the data; a put-with-signal whose signal word is in the
+ * device heap queues the copy and the signal's write on the one stream and synchronizes once
+ * (fsh_devmap_put_signal). Likewise a GPU buffer meeting a host segment
  * that local.c mapped is one copy into or out of that mapping, not a bounce. The mapping is
  * per pair and fixed after start, so one location never mixes paths within a pair.
  * Atomics: the driver has no read-modify-write a copy engine applies (only a kernel could do
@@ -85,7 +87,8 @@ int fsh_devmap_apply(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const 
     if (rc < 0) {
         return rc;
     }
-    rc = fsh_cuda_copy(&word, heap + off, size);
+    /* A SET replaces the word: nothing to read (one synchronized copy, not two). */
+    rc = op == FSH_AMO_SET ? 0 : fsh_cuda_copy(&word, heap + off, size);
     if (rc == 0) {
         fsh_amo_apply(op, &word, value, cond, &old, size);
         if (op != FSH_AMO_FETCH) {
@@ -95,6 +98,47 @@ int fsh_devmap_apply(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const 
     __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
     if (rc == 0 && fetch) {
         memcpy(fetch, &old, size);
+    }
+    return rc;
+}
+
+/* A put-with-signal whose data (len bytes from src to dst; len 0: none) and signal word (off
+ * in the device heap at heap, whose AMO lock is lock) this PE's driver reaches: the data copy
+ * and the signal's write queued on the one stream, in that order, and one synchronization
+ * (each costs a GPU round trip, where the data, the read, the write back of a device AMO each
+ * synchronized cost three): the stream lands the signal after the data, complete at the
+ * target on return. SET is that one write under the heap's AMO lock (atomic with respect to
+ * the other device AMOs, as before); other ops read the word once the data is in, apply,
+ * write back: two synchronizations. The engine lock held. */
+int fsh_devmap_put_signal(void *dst, const void *src, size_t len, uint8_t *heap, uint32_t *lock,
+                          int op, uint64_t off, uint64_t value)
+{
+    FSH_ASSERT_ENGINE_HELD();
+    if (off > fsh_devheap.size || sizeof(uint64_t) > fsh_devheap.size - off) {
+        return fsh_err(-EFAULT, "", "signal at offset %llu is outside the device heap",
+                       (unsigned long long)off);
+    }
+    int rc = len ? fsh_cuda_copy_async(dst, src, len) : 0;
+    if (rc == 0) {
+        rc = amo_lock(lock);
+        if (rc < 0) {
+            (void)fsh_cuda_sync(); /* the data copy still reads src: done before we return */
+            return rc;
+        }
+        uint64_t word = value;
+        if (op != FSH_AMO_SET) {
+            /* synchronized: the data is in too */
+            rc = fsh_cuda_copy(&word, heap + off, sizeof(word));
+            if (rc == 0) {
+                fsh_amo_apply(op, &word, &value, NULL, NULL, sizeof(word));
+            }
+        }
+        if (rc == 0) {
+            rc = fsh_cuda_write64_async(heap + off, word);
+        }
+        int sync_rc = fsh_cuda_sync(); /* before the release: the next holder reads what we wrote */
+        __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+        return rc ? rc : sync_rc;
     }
     return rc;
 }

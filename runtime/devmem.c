@@ -569,16 +569,40 @@ static int dev_amo(int op, uint64_t off, const void *value, const void *cond, vo
     return rc;
 }
 
+/* Put-with-signal, the signal word in the device heap: in one go where this PE's driver reaches
+ * the data's destination (a mapping, or our own memory) and the signal's heap with its AMO lock
+ * (ours, or a mapped peer's whose host heap is mapped too); 1 otherwise. */
+static int dev_put_signal(enum fsh_seg seg, uint64_t off, const void *src, size_t len,
+                          uint64_t soff, int op, uint64_t value, int pe)
+{
+    uint8_t *heap = pe == fsh_rt.pe ? fsh_devheap.base : fsh_devheap.peer ? fsh_devheap.peer[pe] : NULL;
+    uint32_t *lock = pe == fsh_rt.pe ? fsh_devheap.amo_lock : fsh_devmap_peer_lock(pe);
+    uint8_t *at = len ? fsh_devmap_at(seg, off, pe) : NULL;
+    if (!heap || !lock || (len && !at)) {
+        return 1;
+    }
+    fsh_progress_lock(); /* our device AMOs, and our handler's, one at a time */
+    int rc = fsh_devmap_put_signal(at, src, len, heap, lock, op, soff, value);
+    fsh_progress_unlock();
+    if (pe != fsh_rt.pe) {
+        if (len) {
+            __atomic_add_fetch(&fsh_devheap.through_map, 1, __ATOMIC_RELAXED);
+        }
+        __atomic_add_fetch(&fsh_devheap.amo_mapped, 1, __ATOMIC_RELAXED);
+    }
+    return rc;
+}
+
 /* What the operations reach the device heap and GPU buffers by (backend.h), installed by init.c
  * once the heap is on everywhere. visible() only on a direct path: staging copies the data in
  * itself, synchronized, before the request is reported done. */
 static const struct fsh_backend backend_staged = {
     .seg = FSH_SEG_DEVICE, .owns = fsh_cuda_is_device, .put = dev_put, .get = dev_get,
-    .amo = dev_amo, .copy = dev_copy, .visible = NULL,
+    .amo = dev_amo, .put_signal = dev_put_signal, .copy = dev_copy, .visible = NULL,
 };
 static const struct fsh_backend backend_direct = {
     .seg = FSH_SEG_DEVICE, .owns = fsh_cuda_is_device, .put = dev_put, .get = dev_get,
-    .amo = dev_amo, .copy = dev_copy, .visible = visible,
+    .amo = dev_amo, .put_signal = dev_put_signal, .copy = dev_copy, .visible = visible,
 };
 
 const struct fsh_backend *fsh_dev_backend(void)

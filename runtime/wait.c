@@ -138,43 +138,68 @@ static bool evaluate(const void *arg)
     }
 }
 
+/* Evaluate q until it holds (block) or once; then the backend's guard. q->device set: q->ivars
+ * is the host copy compared each round. */
+static int run(struct query *q, bool block, const char *what)
+{
+    int err = 0;
+    if (!block) {
+        /* A test makes progress once, so a test loop also moves the fabric. */
+        int rc = fsh_progress_poll();
+        if (rc < 0) {
+            err = rc;
+        } else {
+            evaluate(q);
+        }
+    } else if (!evaluate(q)) {
+        /* A kernel may write device variables: such a wait is never part of a deadlock. */
+        err = fsh_progress_wait_watched(evaluate, q, what, q->device ? NULL : q->ivars,
+                                        q->nelems * q->esize);
+    }
+    if (err == 0) {
+        err = q->err;
+    }
+    if (err == 0 && (block || q->result)) {
+        fsh_backend_guard(); /* data the satisfied variable guards may be NIC-written GPU memory */
+    }
+    return err;
+}
+
 size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int *status,
                      int cmp, const void *values, bool vector, size_t esize, bool is_signed,
                      size_t *indices, const char *what, int *err)
 {
     struct query q = {mode, ivars, NULL, 0, nelems, status, cmp, values, vector, esize,
                       is_signed, indices, 0};
+    uint64_t small[8]; /* the host copy of a few device variables: no allocation per call */
     *err = 0;
     if (fsh_backend_owns(ivars)) {
         /* Device memory is not the host's to load: each round compares a fresh copy. */
         q.device = ivars;
-        q.ivars = malloc(nelems * esize);
+        q.ivars = nelems * esize <= sizeof(small) ? (char *)small : malloc(nelems * esize);
         if (!q.ivars) {
             *err = fsh_err(-ENOMEM, "", "out of memory for a copy of %zu device variables", nelems);
             return 0;
         }
     }
-    if (!block) {
-        /* A test makes progress once, so a test loop also moves the fabric. */
-        int rc = fsh_progress_poll();
-        if (rc < 0) {
-            *err = rc;
-        } else {
-            evaluate(&q);
-        }
-    } else if (!evaluate(&q)) {
-        /* A kernel may write device variables: such a wait is never part of a deadlock. */
-        *err = fsh_progress_wait_watched(evaluate, &q, what, q.device ? NULL : q.ivars,
-                                         nelems * esize);
-    }
-    if (*err == 0) {
-        *err = q.err;
-    }
-    if (q.device) {
+    *err = run(&q, block, what);
+    if (q.device && q.ivars != (char *)small) {
         free(q.ivars);
     }
-    if (*err == 0 && (block || q.result)) {
-        fsh_backend_guard(); /* data the satisfied variable guards may be NIC-written GPU memory */
-    }
     return *err ? 0 : q.result;
+}
+
+uint64_t fsh_wait_signal(uint64_t *sig, int cmp, uint64_t value, const char *what, int *err)
+{
+    uint64_t copy = 0;
+    struct query q = {FSH_SYNC_ONE, (char *)sig, NULL, 0, 1, NULL, cmp, (const char *)&value,
+                      false, sizeof(value), false, NULL, 0};
+    if (fsh_backend_owns(sig)) {
+        q.device = sig;
+        q.ivars = (char *)&copy;
+    }
+    *err = run(&q, true, what);
+    /* A device word: the copy that satisfied the wait (a second read would cost another
+     * synchronized copy and could return a later value). */
+    return *err ? 0 : q.device ? copy : __atomic_load_n(sig, __ATOMIC_ACQUIRE);
 }

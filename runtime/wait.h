@@ -23,4 +23,8 @@ size_t fsh_wait_sync(int mode, bool block, void *ivars, size_t nelems, const int
                      int cmp, const void *values, bool vector, size_t esize, bool is_signed,
                      size_t *indices, const char *what, int *err);
 
+/* shmem_signal_wait_until: wait until *sig <cmp> value; returns the value that satisfied it
+ * (of a device word, the copy the wait compared). */
+uint64_t fsh_wait_signal(uint64_t *sig, int cmp, uint64_t value, const char *what, int *err);
+
 #endif

@@ -64,6 +64,14 @@
  * waits for other stream work hangs here as it may on a GPU. The other operations of that
  * list (a synchronous memset or same-device copy, a command to the NULL stream) are not
  * modelled: the mock's copies and memsets are all stream-ordered ones.
+ *
+ * Calls are counted per entry point (every call, whatever its result), so a test can hold an
+ * operation to a number of driver calls, above all of synchronizing ones: each costs a round
+ * trip to a real GPU (5-20 us), which the mock's host memory hides. mock_cuda_calls(name) (the
+ * entry point's exported name, e.g. "cuStreamSynchronize") and mock_cuda_syncs() (the calls
+ * that wait for the GPU: stream and context synchronizations) are exported for tests, which
+ * find them with dlopen(FABSHMEM_CUDA_LIB, RTLD_NOLOAD) and dlsym; MOCK_CUDA_COUNT=1 prints
+ * every entry point's count to stderr when the process exits.
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <cuda.h>
@@ -92,6 +100,76 @@ static struct {
     int n;
     int ctx_token;
 } mk = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---------------------------------------------------------------- call counts */
+
+#define MAX_COUNTED 96
+
+static struct {
+    const char *name[MAX_COUNTED]; /* an entry point's __func__ (its exported name) */
+    unsigned long n[MAX_COUNTED];
+    int used;
+    pthread_mutex_t lock;
+} calls = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void count_call(const char *fn)
+{
+    int used = __atomic_load_n(&calls.used, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < used; i++) {
+        if (calls.name[i] == fn) {
+            __atomic_add_fetch(&calls.n[i], 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    pthread_mutex_lock(&calls.lock);
+    int i = 0;
+    while (i < calls.used && calls.name[i] != fn) {
+        i++;
+    }
+    if (i == calls.used && i < MAX_COUNTED) {
+        calls.name[i] = fn;
+        __atomic_store_n(&calls.used, i + 1, __ATOMIC_RELEASE);
+    }
+    if (i < MAX_COUNTED) {
+        __atomic_add_fetch(&calls.n[i], 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&calls.lock);
+}
+
+#define COUNT() count_call(__func__)
+
+unsigned long mock_cuda_calls(const char *name);
+unsigned long mock_cuda_syncs(void);
+
+/* How many times the entry point name was called in this process. */
+unsigned long mock_cuda_calls(const char *name)
+{
+    int used = __atomic_load_n(&calls.used, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < used; i++) {
+        if (strcmp(calls.name[i], name) == 0) {
+            return __atomic_load_n(&calls.n[i], __ATOMIC_RELAXED);
+        }
+    }
+    return 0;
+}
+
+/* The calls that wait for the GPU (a real driver's round trip each). The mock implements no
+ * synchronous cuMemcpy*; if one is added, it belongs here too. */
+unsigned long mock_cuda_syncs(void)
+{
+    return mock_cuda_calls("cuStreamSynchronize") + mock_cuda_calls("cuCtxSynchronize");
+}
+
+__attribute__((destructor)) static void print_counts(void)
+{
+    const char *e = getenv("MOCK_CUDA_COUNT");
+    if (!e || !atoi(e)) {
+        return;
+    }
+    for (int i = 0; i < calls.used; i++) {
+        fprintf(stderr, "mock_cuda[%d]: %-32s %lu\n", (int)getpid(), calls.name[i], calls.n[i]);
+    }
+}
 
 /* Index of the allocation holding [p, p+len), or -1. Caller holds the lock. */
 static int find(uintptr_t p, size_t len)
@@ -123,6 +201,7 @@ static void open_rw(uintptr_t p, size_t len, int on)
 
 CUresult CUDAAPI cuInit(unsigned int flags)
 {
+    COUNT();
     (void)flags;
     const char *e = getenv("MOCK_CUDA_INIT");
     return e && atoi(e) ? (CUresult)atoi(e) : CUDA_SUCCESS;
@@ -130,24 +209,28 @@ CUresult CUDAAPI cuInit(unsigned int flags)
 
 CUresult CUDAAPI cuDriverGetVersion(int *v)
 {
+    COUNT();
     *v = 13000;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGetErrorString(CUresult r, const char **s)
 {
+    COUNT();
     *s = r == CUDA_ERROR_NO_DEVICE ? "no CUDA-capable device is detected (mock)" : "mock CUDA error";
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGetCount(int *n)
 {
+    COUNT();
     *n = 1;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal)
 {
+    COUNT();
     if (ordinal != 0) {
         return CUDA_ERROR_INVALID_DEVICE;
     }
@@ -157,6 +240,7 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal)
 
 CUresult CUDAAPI cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 {
+    COUNT();
     (void)d;
     strncpy(id, "0000:00:00.0 (mock)", (size_t)len);
     id[len - 1] = '\0';
@@ -165,6 +249,7 @@ CUresult CUDAAPI cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
+    COUNT();
     (void)d;
     *c = (CUcontext)&mk.ctx_token;
     return CUDA_SUCCESS;
@@ -172,12 +257,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d)
 {
+    COUNT();
     (void)d;
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext c)
 {
+    COUNT();
     return c == (CUcontext)&mk.ctx_token ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
@@ -211,6 +298,7 @@ static CUresult fence(void);
 /* Device memory is a memfd (pages only once written), so a peer process can map it (IPC). */
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
 {
+    COUNT();
     if (fence() != CUDA_SUCCESS) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -247,6 +335,7 @@ static void untrack(int i)
 
 CUresult CUDAAPI cuMemFree(CUdeviceptr p)
 {
+    COUNT();
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)p, 0);
     if (i < 0 || mk.a[i].base != (uintptr_t)p || mk.a[i].ipc) {
@@ -290,26 +379,31 @@ static CUresult submit_copy(CUstream st, uintptr_t dst, int dst_dev, uintptr_t s
 
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 1, (uintptr_t)s, 0, n, -1);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 0, (uintptr_t)s, 1, n, -1);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 1, (uintptr_t)s, 1, n, -1);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char c, size_t n, CUstream st)
 {
+    COUNT();
     return submit_copy(st, (uintptr_t)d, 1, 0, 0, n, c);
 }
 
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
 {
+    COUNT();
     if (attr != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
         return CUDA_ERROR_NOT_SUPPORTED;
     }
@@ -329,6 +423,7 @@ static CUresult host_unregister(uintptr_t p);
 
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t n, unsigned int flags)
 {
+    COUNT();
     if (!p || n == 0 ||
         (flags & ~(unsigned)(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP))) {
         return CUDA_ERROR_INVALID_VALUE; /* the flags the mock models */
@@ -338,12 +433,14 @@ CUresult CUDAAPI cuMemHostRegister(void *p, size_t n, unsigned int flags)
 
 CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
+    COUNT();
     return host_unregister((uintptr_t)p);
 }
 
 CUresult CUDAAPI cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n,
                                                CUmemRangeHandleType type, unsigned long long fl)
 {
+    COUNT();
     (void)h;
     (void)p;
     (void)n;
@@ -356,6 +453,7 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n,
 CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget t,
                                             CUflushGPUDirectRDMAWritesScope scope)
 {
+    COUNT();
     (void)t;
     (void)scope;
     return CUDA_SUCCESS;
@@ -375,6 +473,7 @@ _Static_assert(sizeof(struct mock_ipc) <= CU_IPC_HANDLE_SIZE, "fits a CUipcMemHa
 
 CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
+    COUNT();
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)p, 0);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
@@ -390,6 +489,7 @@ CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 
 CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
 {
+    COUNT();
     struct mock_ipc m;
     memcpy(&m, h.reserved, sizeof(m));
     const char *e = getenv("MOCK_CUDA_IPC_OPEN");
@@ -427,6 +527,7 @@ CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned i
 
 CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
 {
+    COUNT();
     pthread_mutex_lock(&mk.lock);
     int i = find((uintptr_t)p, 0);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
@@ -911,6 +1012,7 @@ static CUresult submit_copy(CUstream st, uintptr_t dst, int dst_dev, uintptr_t s
 
 CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
 {
+    COUNT();
     if (!out || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) {
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -932,6 +1034,7 @@ CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
 /* The driver lets a destroyed stream finish its work; so does the mock, then ends the thread. */
 CUresult CUDAAPI cuStreamDestroy(CUstream h)
 {
+    COUNT();
     struct mstream *s = h ? stream_of(h) : NULL;
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -949,6 +1052,7 @@ CUresult CUDAAPI cuStreamDestroy(CUstream h)
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream h)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -968,6 +1072,7 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream h)
 
 CUresult CUDAAPI cuStreamQuery(CUstream h)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -981,6 +1086,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream h)
 
 CUresult CUDAAPI cuStreamGetCtx(CUstream h, CUcontext *ctx)
 {
+    COUNT();
     if (!stream_of(h) || !ctx) {
         return !ctx ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
     }
@@ -1020,26 +1126,31 @@ static CUresult mem_op(CUstream h, enum mop_kind kind, CUdeviceptr addr, uint64_
 
 CUresult CUDAAPI cuStreamWriteValue32(CUstream h, CUdeviceptr a, cuuint32_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WRITE, a, v, 4, fl);
 }
 
 CUresult CUDAAPI cuStreamWriteValue64(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WRITE, a, v, 8, fl);
 }
 
 CUresult CUDAAPI cuStreamWaitValue32(CUstream h, CUdeviceptr a, cuuint32_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WAIT, a, v, 4, fl);
 }
 
 CUresult CUDAAPI cuStreamWaitValue64(CUstream h, CUdeviceptr a, cuuint64_t v, unsigned int fl)
 {
+    COUNT();
     return mem_op(h, MOP_WAIT, a, v, 8, fl);
 }
 
 CUresult CUDAAPI cuLaunchHostFunc(CUstream h, CUhostFn fn, void *arg)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -1058,6 +1169,7 @@ CUresult CUDAAPI cuLaunchHostFunc(CUstream h, CUhostFn fn, void *arg)
 
 CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice d)
 {
+    COUNT();
     if (!v) {
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -1082,6 +1194,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice 
 
 CUresult CUDAAPI cuStreamBeginCapture(CUstream h, CUstreamCaptureMode mode)
 {
+    COUNT();
     if (h == NULL) {
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
     }
@@ -1132,6 +1245,7 @@ static void drop_ops(struct mop *op)
 
 CUresult CUDAAPI cuStreamEndCapture(CUstream h, CUgraph *out)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -1162,6 +1276,7 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream h, CUgraph *out)
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status)
 {
+    COUNT();
     struct mstream *s = stream_of(h);
     if (!s) {
         return CUDA_ERROR_INVALID_HANDLE;
@@ -1196,6 +1311,7 @@ static struct mop *copy_ops(const struct mop *op, struct mop **tail)
 
 CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *out, CUgraph hg, unsigned long long flags)
 {
+    COUNT();
     (void)flags;
     if (!out) {
         return CUDA_ERROR_INVALID_VALUE;
@@ -1228,6 +1344,7 @@ CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *out, CUgraph hg, unsigned long 
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec he, CUstream h)
 {
+    COUNT();
     pthread_mutex_lock(&ms.lock);
     struct mgraph *e = graph_of(he, 1);
     pthread_mutex_unlock(&ms.lock);
@@ -1282,11 +1399,13 @@ static CUresult graph_free(const void *h, int is_exec)
 
 CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec he)
 {
+    COUNT();
     return graph_free(he, 1);
 }
 
 CUresult CUDAAPI cuGraphDestroy(CUgraph hg)
 {
+    COUNT();
     return graph_free(hg, 0);
 }
 
@@ -1294,6 +1413,7 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph hg)
 
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
 {
+    COUNT();
     if (!pp || len == 0 ||
         (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
                              CU_MEMHOSTALLOC_WRITECOMBINED))) {
@@ -1348,6 +1468,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t len, unsigned int flags)
 
 CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *out, void *p, unsigned int flags)
 {
+    COUNT();
     if (!out || flags != 0) {
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -1366,6 +1487,7 @@ CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *out, void *p, unsigned i
 
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
+    COUNT();
     pthread_mutex_lock(&ms.lock);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < MAX_HOST_ALLOCS; i++) {
