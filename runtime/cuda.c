@@ -353,10 +353,17 @@ int fsh_cuda_open(const char *lib, const char *busid, int local_rank)
     cu.cuDeviceGetPCIBusId(id, (int)sizeof(id), cu.dev);
     snprintf(reason, sizeof(reason), "GPU %d of %d (%s), driver %d.%d, from %s", ordinal, count, id,
              ver / 1000, ver % 1000 / 10, path);
-    /* Optional: without it small reads land in their destination directly. */
+    /* Optional: without them small reads land in their destination directly and a signal's
+     * word is written from pageable memory. Allocated here, never later: a page-locked
+     * allocation is an implicit synchronization of every stream, which would wait for a user
+     * stream held behind the stream-ordered operation that asked for it (docs/stream.md). */
     if (!cu.cuMemHostAlloc ||
         cu.cuMemHostAlloc((void **)&cu.bounce, BOUNCE_BYTES, 0) != CUDA_SUCCESS) {
         cu.bounce = NULL;
+    }
+    if (!cu.cuMemHostAlloc ||
+        cu.cuMemHostAlloc((void **)&cu.word, sizeof(*cu.word), 0) != CUDA_SUCCESS) {
+        cu.word = NULL;
     }
     cu.ready = true;
     return 0;
@@ -508,10 +515,6 @@ int fsh_cuda_write64_async(void *dev, uint64_t value)
     int rc = current();
     if (rc != 0) {
         return rc;
-    }
-    if (!cu.word && cu.cuMemHostAlloc &&
-        cu.cuMemHostAlloc((void **)&cu.word, sizeof(*cu.word), 0) != CUDA_SUCCESS) {
-        cu.word = NULL;
     }
     /* From page-locked memory the copy reads the word when it runs, after the copies queued
      * before it; from pageable memory the driver stages it first (and may wait for the stream
