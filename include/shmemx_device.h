@@ -125,6 +125,15 @@ typedef struct shmemx_device {
     const uint64_t *error;         /* 0, or errno | (pe + 1) << 32 from the proxy */
 } shmemx_device_t;
 
+/* A team for the device barrier (shmemx_device_team): plain data, passed by value. Its PEs
+ * are world PEs start + i * stride, i < size; my is this PE's index. sync is this team's
+ * symmetric line: word 0 the barrier counter peers add to, word 1 the barriers this PE
+ * entered (device memory when the device heap is on). */
+typedef struct shmemx_dev_team {
+    int start, stride, size, my;
+    uint64_t *sync;
+} shmemx_dev_team_t;
+
 /* ---- memory order: system scope on a GPU, __atomic builtins on the host ---- */
 
 SHMEMX_DFN uint64_t shmemx_dev_load_(const uint64_t *p)
@@ -566,6 +575,34 @@ SHMEMX_DFN int shmemx_dev_barrier_all(shmemx_device_t h)
     return rc;
 }
 
+/* A barrier of team t: called by one thread of every member PE (the block form: one block).
+ * Completes every operation this PE posted before it (quiet of every ring), then adds 1 to
+ * every other member's counter and waits until its own counter has every other member's
+ * arrivals for this barrier. Correct for strided teams and for a team of one PE (the quiet
+ * alone). */
+SHMEMX_DFN int shmemx_dev_team_barrier(shmemx_device_t h, shmemx_dev_team_t t)
+{
+    if (t.my < 0 || t.my >= t.size || !t.sync) {
+        return SHMEMX_DEV_EADDR; /* not a member, or no team handle */
+    }
+    int rc = shmemx_dev_quiet_all(h);
+    if (rc != 0 || t.size == 1) {
+        return rc;
+    }
+    uint64_t e = t.sync[1] + 1; /* only this PE's barrier thread touches it */
+    t.sync[1] = e;
+    for (int i = 1; i < t.size && rc == 0; i++) {
+        int pe = t.start + ((t.my + i) % t.size) * t.stride;
+        rc = shmemx_dev_op_(h, SHMEMX_DEV_OP_PUT_SIGNAL, NULL, NULL, 0, &t.sync[0], 1,
+                            SHMEMX_DEV_SIGNAL_ADD, pe, 0);
+    }
+    if (rc == 0) {
+        rc = shmemx_dev_signal_wait_until(h, &t.sync[0], SHMEMX_DEV_CMP_GE,
+                                          e * (uint64_t)(t.size - 1), NULL);
+    }
+    return rc;
+}
+
 /* ---- warp and block forms (GPU only): every thread of the warp / block calls with the same
  * arguments; the data moves in parallel over a mapping, one descriptor goes to a proxy. ---- */
 #if defined(__CUDACC__)
@@ -679,6 +716,17 @@ SHMEMX_DEVFN int shmemx_dev_barrier_all_block(shmemx_device_t h)
     return shmemx_dev_block_brc;
 }
 
+SHMEMX_DEVFN int shmemx_dev_team_barrier_block(shmemx_device_t h, shmemx_dev_team_t t)
+{
+    __shared__ int shmemx_dev_block_trc;
+    __syncthreads();
+    if (shmemx_dev_tid_() == 0) {
+        shmemx_dev_block_trc = shmemx_dev_team_barrier(h, t);
+    }
+    __syncthreads();
+    return shmemx_dev_block_trc;
+}
+
 #endif /* __CUDACC__ */
 
 #ifdef __cplusplus
@@ -694,6 +742,15 @@ int shmemx_device_handle(shmemx_device_t *h);
 /* The same rings addressed from CPU threads (the tests' producers; equal to the above on a
  * host without a GPU). */
 int shmemx_device_handle_host(shmemx_device_t *h);
+/* A device barrier's handle for team (a shmem_team_t, which is struct fsh_team *), after
+ * shmemx_device_handle: collective over the team's members (its PEs
+ * agree on one of a fixed number of symmetric lines, zero it, and synchronize). The team's
+ * world PEs must be start + i * stride (every split of the world team is). 0, or -1 with a
+ * warning saying why. */
+struct fsh_team;
+int shmemx_device_team(struct fsh_team *team, shmemx_dev_team_t *t);
+/* The team handle's line returned (after the team's last device barrier, on every member). */
+void shmemx_device_team_free(shmemx_dev_team_t *t);
 #ifdef __cplusplus
 }
 #endif
