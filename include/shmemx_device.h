@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * shmemx_device.h: fabshmem's device API: put, put-with-signal, signal wait, fence, quiet and
- * a barrier called from CUDA kernels (docs/device-api.md).
+ * shmemx_device.h: fabshmem's device API: put, put-with-signal, signal wait, fence, quiet, and
+ * world and team barriers called from CUDA kernels (docs/device-api.md).
  *
  * Use: after shmem_init, every PE calls shmemx_device_handle(&h) (collective the first time)
- * and passes h to its kernels by value. The header is all inline code: kernels need no
+ * and passes h to its kernels by value; a team's members add shmemx_device_team(team, &t)
+ * for shmemx_dev_team_barrier. The header is all inline code: kernels need no
  * relocatable device code and the program no libcudart; it compiles as C or C++ for the host
  * too, where the same functions run from CPU threads (fabshmem's tests do exactly that).
  *
