@@ -11,6 +11,11 @@
  *
  * The "mapped" row is meaningful only where the peer's heap is mapped (the first column
  * says how many PEs are); otherwise that row goes through the proxy too, and says so.
+ *
+ * -q: the idle device quiet instead (any number of PEs): one thread calls shmemx_dev_quiet
+ * -n times with nothing in flight (after one proxied put it completed), timed in the kernel
+ * with %globaltimer; then the block form from 256 threads. Rows "  idle quiet  USEC  RC" and
+ * "  idle quiet, block  USEC  RC", per call, median of -r kernels.
  */
 #include <cuda_runtime.h>
 #include <shmem.h>
@@ -57,6 +62,23 @@ __global__ void k_pingpong(shmemx_device_t h, uint64_t *buf, uint64_t *sig, uint
     out[0] = now_ns() - t0;
     out[1] = wrong;
     out[2] = (uint64_t)(int64_t)rc;
+}
+
+/* One thread (or a block: block != 0) calls quiet iters times with nothing posted since the
+ * last completion; out[0] = ns elapsed (thread 0), out[1] = the first nonzero rc. */
+__global__ void k_idle_quiet(shmemx_device_t h, int iters, int block, uint64_t *out)
+{
+    int rc = 0;
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < iters; i++) {
+        int r = block ? shmemx_dev_quiet_block(h) : shmemx_dev_quiet(h);
+        rc = rc ? rc : r;
+    }
+    uint64_t t1 = now_ns();
+    if (threadIdx.x == 0) {
+        out[0] = t1 - t0;
+        out[1] = (uint64_t)(int64_t)rc;
+    }
 }
 
 static double wall(void)
@@ -130,17 +152,90 @@ static double host_row(uint64_t *buf, uint64_t *sig, int iters, int reps, uint64
     return us[reps / 2];
 }
 
+/* Per call, median of reps kernels of iters calls; *rc_out: a nonzero rc a kernel saw. */
+static double idle_row(shmemx_device_t h, int iters, int reps, int block, int *rc_out)
+{
+    uint64_t *out;
+    double us[64];
+    cudaMalloc((void **)&out, 2 * sizeof(uint64_t));
+    for (int r = 0; r < reps; r++) {
+        k_idle_quiet<<<1, block ? 256 : 1>>>(h, iters, block, out);
+        uint64_t o[2] = {0, 0};
+        if (cudaDeviceSynchronize() != cudaSuccess ||
+            cudaMemcpy(o, out, sizeof(o), cudaMemcpyDeviceToHost) != cudaSuccess) {
+            *rc_out = -100;
+        }
+        us[r] = o[0] / 1e3 / iters;
+        if ((int64_t)o[1] != 0) {
+            *rc_out = (int)(int64_t)o[1];
+        }
+    }
+    cudaFree(out);
+    qsort(us, (size_t)reps, sizeof(double), cmp_d);
+    return us[reps / 2];
+}
+
+/* One 8-byte put through the proxy, and its quiet: *rc. */
+__global__ void k_one_put(shmemx_device_t h, uint64_t *dst, uint64_t *src, int pe, int *rc)
+{
+    *src = 42;
+    int r = shmemx_dev_put_nbi(h, dst, src, 8, pe);
+    *rc = r ? r : shmemx_dev_quiet(h);
+}
+
+static int idle_quiet(int iters, int reps)
+{
+    shmemx_device_t h;
+    if (shmemx_device_handle(&h) != 0 || h.win_size == 0) {
+        printf("device_pingpong: no device heap (set FABSHMEM_DEVICE_HEAP_SIZE, run on a GPU)\n");
+        return 1;
+    }
+    /* Something through the proxy first (peer table dropped: every peer proxied), so the
+     * quiets below follow a completed one, as in an application. */
+    uint64_t *buf = (uint64_t *)shmemx_calloc_device(2, 8);
+    int *drc, rc = 0, put_rc = -100;
+    cudaMalloc((void **)&drc, sizeof(int));
+    shmemx_device_t px = h;
+    px.peer_base = NULL;
+    k_one_put<<<1, 1>>>(px, &buf[0], &buf[1], (h.pe + 1) % h.npes, drc);
+    cudaDeviceSynchronize();
+    cudaMemcpy(&put_rc, drc, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(drc);
+    shmem_barrier_all();
+    rc = put_rc;
+    double one = idle_row(h, iters, reps, 0, &rc);
+    double blk = idle_row(h, iters, reps, 1, &rc);
+    if (shmem_my_pe() == 0) {
+        printf("# device_pingpong -q: shmemx_dev_quiet with nothing in flight, per call, median "
+               "of %d x %d\n",
+               reps, iters);
+        printf("# %-30s %12s %8s  %s\n", "way", "usec", "rc", "target");
+        printf("  %-30s %12.3f %8d  <= 1 us\n", "idle quiet", one, rc);
+        printf("  %-30s %12.3f %8d\n", "idle quiet, block", blk, rc);
+    }
+    shmem_barrier_all();
+    shmemx_free_device(buf);
+    return rc != 0;
+}
+
 int main(int argc, char **argv)
 {
-    int iters = 1000, reps = 5, c;
-    while ((c = getopt(argc, argv, "n:r:")) != -1) {
+    int iters = 1000, reps = 5, c, quiet = 0;
+    while ((c = getopt(argc, argv, "n:r:q")) != -1) {
         if (c == 'n') {
-            iters = atoi(optarg);
+            iters = atoi(optarg) > 0 ? atoi(optarg) : 1;
         } else if (c == 'r') {
-            reps = atoi(optarg) > 64 ? 64 : atoi(optarg);
+            reps = atoi(optarg) > 64 ? 64 : atoi(optarg) > 0 ? atoi(optarg) : 1;
+        } else if (c == 'q') {
+            quiet = 1;
         }
     }
     shmem_init();
+    if (quiet) {
+        int rc = idle_quiet(iters, reps);
+        shmem_finalize();
+        return rc;
+    }
     if (shmem_n_pes() != 2) {
         printf("device_pingpong: run with 2 PEs\n");
         shmem_finalize();

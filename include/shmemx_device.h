@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * shmemx_device.h: fabshmem's device API: put, put-with-signal, signal wait, fence, quiet and
- * a barrier called from CUDA kernels (docs/device-api.md).
+ * shmemx_device.h: fabshmem's device API: put, put-with-signal, signal wait, fence, quiet, and
+ * world and team barriers called from CUDA kernels (docs/device-api.md).
  *
  * Use: after shmem_init, every PE calls shmemx_device_handle(&h) (collective the first time)
- * and passes h to its kernels by value. The header is all inline code: kernels need no
+ * and passes h to its kernels by value; a team's members add shmemx_device_team(team, &t)
+ * for shmemx_dev_team_barrier. The header is all inline code: kernels need no
  * relocatable device code and the program no libcudart; it compiles as C or C++ for the host
  * too, where the same functions run from CPU threads (fabshmem's tests do exactly that).
  *
@@ -20,6 +21,12 @@
  * Rings: channel c has nslots descriptors (a power of two) and three counters: head (slots
  * claimed by producers with a fetch-add), tail (slots the proxy took: slot s may be written
  * once s < tail + nslots, the producers' credits) and done (slots whose operations completed).
+ * The proxy writes tail and done (host-mapped, h.chan) and never reads head: head lives where
+ * the producers are (h.claim: device memory for a GPU handle), beside the tail and done values
+ * a producer last saw. A claim is then an L2 atomic, not a PCIe one; a post reads the
+ * host-mapped tail only when the cached one gives no credit, and a quiet reads the host-mapped
+ * done only when something was posted since the last done it saw: an idle quiet is a fence
+ * and two device-memory loads.
  * Every 8-byte word of a descriptor carries, in bit 63, the parity of its lap round the ring
  * (1 on the first lap), so the proxy takes a descriptor only when all eight words are of the
  * lap it expects: a half-written descriptor is never consumed, and no separate valid flag or
@@ -80,13 +87,22 @@ struct shmemx_dev_desc {
                     * low and high 32 bits;  7: the slot's sequence number.  Bit 63: lap tag. */
 };
 
+/* A ring's counters the proxy writes (host-mapped). */
 struct shmemx_dev_chan {
-    uint64_t head; /* claimed by producers */
-    uint64_t pad0[7];
     uint64_t tail; /* taken by the proxy (credits) */
     uint64_t pad1[7];
     uint64_t done; /* completed by the proxy (quiet) */
     uint64_t pad2[7];
+};
+
+/* A ring's producer side, which the proxy never reads: device memory for a GPU handle, host
+ * memory for a host handle. tail_seen and done_seen only ever hold values tail and done had
+ * (both grow), so they are lower bounds a producer may trust without reading the ring's. */
+struct shmemx_dev_claim {
+    uint64_t head;      /* claimed by producers */
+    uint64_t tail_seen; /* the largest tail a producer read */
+    uint64_t done_seen; /* the largest done a producer read */
+    uint64_t pad[5];
 };
 
 /* The handle: plain data, passed by value. Pointers are addresses the caller's side (kernel
@@ -97,6 +113,7 @@ typedef struct shmemx_device {
     int channel;        /* ring a thread posts to: -1 on a GPU means blockIdx mod nchan */
     uint64_t nslots;    /* descriptors per ring, a power of two */
     struct shmemx_dev_chan *chan;  /* nchan counters, host-mapped */
+    struct shmemx_dev_claim *claim; /* nchan producer sides (device memory on a GPU) */
     struct shmemx_dev_desc *ring;  /* nchan * nslots descriptors, host-mapped */
     void *const *peer_base;        /* npes entries: pe's window as mapped here, or NULL
                                     * (a GPU handle's table is in device memory) */
@@ -108,6 +125,15 @@ typedef struct shmemx_device {
     uint64_t *epoch;               /* barriers this PE has entered (host-mapped) */
     const uint64_t *error;         /* 0, or errno | (pe + 1) << 32 from the proxy */
 } shmemx_device_t;
+
+/* A team for the device barrier (shmemx_device_team): plain data, passed by value. Its PEs
+ * are world PEs start + i * stride, i < size; my is this PE's index. sync is this team's
+ * symmetric line: word 0 the barrier counter peers add to, word 1 the barriers this PE
+ * entered (device memory when the device heap is on). */
+typedef struct shmemx_dev_team {
+    int start, stride, size, my;
+    uint64_t *sync;
+} shmemx_dev_team_t;
 
 /* ---- memory order: system scope on a GPU, __atomic builtins on the host ---- */
 
@@ -152,12 +178,40 @@ SHMEMX_DFN void shmemx_dev_add_(uint64_t *p, uint64_t v)
 #endif
 }
 
-SHMEMX_DFN uint64_t shmemx_dev_fetch_add_(uint64_t *p, uint64_t v)
+/* The producer side (h.claim) is touched only by the producers of one handle kind: GPU
+ * threads of one device, or CPU threads. So GPU scope: L2 atomics and loads, no PCIe. */
+SHMEMX_DFN uint64_t shmemx_dev_claim_add_(uint64_t *p)
 {
 #if defined(__CUDA_ARCH__)
-    return (uint64_t)atomicAdd_system((unsigned long long *)p, (unsigned long long)v);
+    return (uint64_t)atomicAdd((unsigned long long *)p, 1ULL);
 #else
-    return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+    return __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL);
+#endif
+}
+
+/* A producer-side word with acquire at GPU scope: what the thread that raised it had seen
+ * (the proxy's release of tail or done, acquired at system scope) is seen here too. */
+SHMEMX_DFN uint64_t shmemx_dev_claim_load_(const uint64_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+/* Raise a producer-side word to at least v (a release: it passes on what this thread saw). */
+SHMEMX_DFN void shmemx_dev_claim_max_(uint64_t *p, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("red.release.gpu.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+    uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (old < v &&
+           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
 #endif
 }
 
@@ -298,14 +352,20 @@ SHMEMX_DFN int shmemx_dev_post_(shmemx_device_t h, const uint64_t w[7], uint64_t
 {
     int c;
     struct shmemx_dev_chan *ch = shmemx_dev_chan_(h, &c);
+    struct shmemx_dev_claim *cl = &h.claim[c];
     /* The source data (and anything stored before) is visible before the descriptor is. */
     shmemx_dev_fence_system_();
-    uint64_t s = shmemx_dev_fetch_add_(&ch->head, 1);
-    uint32_t polls = 0;
-    while (s - shmemx_dev_load_(&ch->tail) >= h.nslots) {
-        if (shmemx_dev_miss_(h, &polls) != 0) {
-            return SHMEMX_DEV_EPROXY;
+    uint64_t s = shmemx_dev_claim_add_(&cl->head);
+    if (s - shmemx_dev_claim_load_(&cl->tail_seen) >= h.nslots) {
+        /* No credit as last seen: read the proxy's tail (host-mapped) until there is one. */
+        uint32_t polls = 0;
+        uint64_t t;
+        while (s - (t = shmemx_dev_load_(&ch->tail)) >= h.nslots) {
+            if (shmemx_dev_miss_(h, &polls) != 0) {
+                return SHMEMX_DEV_EPROXY;
+            }
         }
+        shmemx_dev_claim_max_(&cl->tail_seen, t);
     }
     struct shmemx_dev_desc *d = &h.ring[(uint64_t)c * h.nslots + (s & (h.nslots - 1))];
     uint64_t tag = (s / h.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
@@ -317,16 +377,37 @@ SHMEMX_DFN int shmemx_dev_post_(shmemx_device_t h, const uint64_t w[7], uint64_t
     return 0;
 }
 
-/* Wait until the proxy completed slot `upto - 1` of this thread's ring (and all before). */
+/* Wait until the proxy completed slot `upto - 1` of ring c (and all before). The host-mapped
+ * done word is read only when the one last seen is short of upto. */
 SHMEMX_DFN int shmemx_dev_wait_done_(shmemx_device_t h, int c, uint64_t upto)
 {
+    struct shmemx_dev_claim *cl = &h.claim[c];
+    if (shmemx_dev_claim_load_(&cl->done_seen) >= upto) {
+        return 0;
+    }
     uint32_t polls = 0;
-    while (shmemx_dev_load_(&h.chan[c].done) < upto) {
+    uint64_t d;
+    while ((d = shmemx_dev_load_(&h.chan[c].done)) < upto) {
         if (shmemx_dev_miss_(h, &polls) != 0) {
             return SHMEMX_DEV_EPROXY;
         }
     }
+    shmemx_dev_claim_max_(&cl->done_seen, d);
     return 0;
+}
+
+/* Slots claimed on ring c so far (relaxed: this thread's own claims, and its block's before a
+ * bar.sync, are seen by coherence; a smaller done_seen read beside it only sends the caller to
+ * the host-mapped done). */
+SHMEMX_DFN uint64_t shmemx_dev_head_(shmemx_device_t h, int c)
+{
+#if defined(__CUDA_ARCH__)
+    uint64_t v;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(&h.claim[c].head) : "memory");
+    return v;
+#else
+    return __atomic_load_n(&h.claim[c].head, __ATOMIC_ACQUIRE);
+#endif
 }
 
 /* One operation to pe. */
@@ -450,13 +531,14 @@ SHMEMX_DFN int shmemx_dev_fence(shmemx_device_t h)
 }
 
 /* Every operation posted so far on this thread's ring (its block's on a GPU) has completed:
- * the data and signals are visible at their targets, and sources may be reused. */
+ * the data and signals are visible at their targets, and sources may be reused. With nothing
+ * posted since the last completion a producer saw: the fence and two device-memory loads. */
 SHMEMX_DFN int shmemx_dev_quiet(shmemx_device_t h)
 {
     int c;
-    struct shmemx_dev_chan *ch = shmemx_dev_chan_(h, &c);
+    shmemx_dev_chan_(h, &c);
     shmemx_dev_fence_system_();
-    return shmemx_dev_wait_done_(h, c, shmemx_dev_load_(&ch->head));
+    return shmemx_dev_wait_done_(h, c, shmemx_dev_head_(h, c));
 }
 
 /* Quiet of every ring of this PE. */
@@ -464,7 +546,7 @@ SHMEMX_DFN int shmemx_dev_quiet_all(shmemx_device_t h)
 {
     shmemx_dev_fence_system_();
     for (int c = 0; c < h.nchan; c++) {
-        int rc = shmemx_dev_wait_done_(h, c, shmemx_dev_load_(&h.chan[c].head));
+        int rc = shmemx_dev_wait_done_(h, c, shmemx_dev_head_(h, c));
         if (rc != 0) {
             return rc;
         }
@@ -490,6 +572,34 @@ SHMEMX_DFN int shmemx_dev_barrier_all(shmemx_device_t h)
     if (rc == 0) {
         rc = shmemx_dev_signal_wait_until(h, h.barrier, SHMEMX_DEV_CMP_GE,
                                           e * (uint64_t)(h.npes - 1), NULL);
+    }
+    return rc;
+}
+
+/* A barrier of team t: called by one thread of every member PE (the block form: one block).
+ * Completes every operation this PE posted before it (quiet of every ring), then adds 1 to
+ * every other member's counter and waits until its own counter has every other member's
+ * arrivals for this barrier. Correct for strided teams and for a team of one PE (the quiet
+ * alone). */
+SHMEMX_DFN int shmemx_dev_team_barrier(shmemx_device_t h, shmemx_dev_team_t t)
+{
+    if (t.my < 0 || t.my >= t.size || !t.sync) {
+        return SHMEMX_DEV_EADDR; /* not a member, or no team handle */
+    }
+    int rc = shmemx_dev_quiet_all(h);
+    if (rc != 0 || t.size == 1) {
+        return rc;
+    }
+    uint64_t e = t.sync[1] + 1; /* only this PE's barrier thread touches it */
+    t.sync[1] = e;
+    for (int i = 1; i < t.size && rc == 0; i++) {
+        int pe = t.start + ((t.my + i) % t.size) * t.stride;
+        rc = shmemx_dev_op_(h, SHMEMX_DEV_OP_PUT_SIGNAL, NULL, NULL, 0, &t.sync[0], 1,
+                            SHMEMX_DEV_SIGNAL_ADD, pe, 0);
+    }
+    if (rc == 0) {
+        rc = shmemx_dev_signal_wait_until(h, &t.sync[0], SHMEMX_DEV_CMP_GE,
+                                          e * (uint64_t)(t.size - 1), NULL);
     }
     return rc;
 }
@@ -607,6 +717,17 @@ SHMEMX_DEVFN int shmemx_dev_barrier_all_block(shmemx_device_t h)
     return shmemx_dev_block_brc;
 }
 
+SHMEMX_DEVFN int shmemx_dev_team_barrier_block(shmemx_device_t h, shmemx_dev_team_t t)
+{
+    __shared__ int shmemx_dev_block_trc;
+    __syncthreads();
+    if (shmemx_dev_tid_() == 0) {
+        shmemx_dev_block_trc = shmemx_dev_team_barrier(h, t);
+    }
+    __syncthreads();
+    return shmemx_dev_block_trc;
+}
+
 #endif /* __CUDACC__ */
 
 #ifdef __cplusplus
@@ -622,6 +743,15 @@ int shmemx_device_handle(shmemx_device_t *h);
 /* The same rings addressed from CPU threads (the tests' producers; equal to the above on a
  * host without a GPU). */
 int shmemx_device_handle_host(shmemx_device_t *h);
+/* A device barrier's handle for team (a shmem_team_t, which is struct fsh_team *), after
+ * shmemx_device_handle: collective over the team's members (its PEs
+ * agree on one of a fixed number of symmetric lines, zero it, and synchronize). The team's
+ * world PEs must be start + i * stride (every split of the world team is). 0, or -1 with a
+ * warning saying why. */
+struct fsh_team;
+int shmemx_device_team(struct fsh_team *team, shmemx_dev_team_t *t);
+/* The team handle's line returned (after the team's last device barrier, on every member). */
+void shmemx_device_team_free(shmemx_dev_team_t *t);
 #ifdef __cplusplus
 }
 #endif

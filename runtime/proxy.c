@@ -66,12 +66,15 @@ static struct {
     pthread_t thread;
     int stop;                     /* atomic */
     struct fsh_ctx *ctx;
-    unsigned nchan;
+    unsigned nchan;               /* rings per handle */
+    unsigned nring;               /* rings: nchan, twice that with a GPU (GPU's, then host's) */
     uint64_t nslots;
     size_t bytes;
     uint8_t *mem, *dmem;          /* host and device addresses of the one block */
     struct shmemx_dev_chan *chan; /* host addresses */
     struct shmemx_dev_desc *ring;
+    struct shmemx_dev_claim *claim; /* nring producer sides, host memory */
+    struct shmemx_dev_claim *dclaim; /* the GPU handles' nchan, device memory, or NULL */
     uint64_t *error, *epoch;
     void **peer_base;
     void **dpeer;                 /* peer_base copied to device memory (GPU handles), or NULL */
@@ -260,7 +263,7 @@ static int post(const struct item *it)
 static int round_once(size_t *took)
 {
     size_t n = 0;
-    for (unsigned c = 0; c < px.nchan; c++) {
+    for (unsigned c = 0; c < px.nring; c++) {
         size_t got;
         int rc = take(c, px.items + n, ROUND, &got);
         if (rc != 0) {
@@ -289,7 +292,7 @@ static int round_once(size_t *took)
         fail(rc, -1);
         return rc;
     }
-    for (unsigned c = 0; c < px.nchan; c++) {
+    for (unsigned c = 0; c < px.nring; c++) {
         __atomic_store_n(&px.chan[c].done, px.taken[c], __ATOMIC_RELEASE);
     }
     __atomic_add_fetch(&px.descs, n, __ATOMIC_RELAXED);
@@ -304,7 +307,7 @@ static bool work_or_stop(const void *arg)
     if (__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE)) {
         return true;
     }
-    for (unsigned c = 0; c < px.nchan; c++) {
+    for (unsigned c = 0; c < px.nring; c++) {
         uint64_t s = px.taken[c];
         uint64_t tag = (s / px.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
         const struct shmemx_dev_desc *d = &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
@@ -348,6 +351,7 @@ static void free_block(void)
 {
     if (px.cuda) {
         fsh_cuda_free(px.dpeer);
+        fsh_cuda_free(px.dclaim);
         fsh_cuda_host_free(px.mem);
     } else {
         free(px.mem);
@@ -356,6 +360,7 @@ static void free_block(void)
     free(px.items);
     px.mem = px.dmem = NULL;
     px.dpeer = NULL;
+    px.dclaim = NULL;
     px.taken = NULL;
     px.items = NULL;
 }
@@ -367,11 +372,15 @@ int fsh_proxy_start(uint64_t *barrier)
     }
     px.nchan = (unsigned)px.want_chan;
     px.nslots = (uint64_t)px.want_slots;
-    size_t chans = px.nchan * sizeof(struct shmemx_dev_chan);
-    size_t ring = px.nchan * px.nslots * sizeof(struct shmemx_dev_desc);
-    size_t words = 2 * 64; /* error, epoch: a cache line each */
-    px.bytes = chans + ring + words + (size_t)fsh_rt.npes * sizeof(void *);
     px.cuda = fsh_cuda_ready();
+    /* A GPU handle claims slots in device memory, which CPU threads cannot reach: so host
+     * handles get rings of their own (never two claim counters for one ring). */
+    px.nring = px.cuda ? 2 * px.nchan : px.nchan;
+    size_t chans = px.nring * sizeof(struct shmemx_dev_chan);
+    size_t ring = px.nring * px.nslots * sizeof(struct shmemx_dev_desc);
+    size_t claims = px.nring * sizeof(struct shmemx_dev_claim);
+    size_t words = 2 * 64; /* error, epoch: a cache line each */
+    px.bytes = chans + ring + claims + words + (size_t)fsh_rt.npes * sizeof(void *);
     if (px.cuda) {
         void *d = NULL;
         px.mem = fsh_cuda_host_alloc(px.bytes, &d);
@@ -387,8 +396,8 @@ int fsh_proxy_start(uint64_t *barrier)
                     "device API rings: %zu bytes", px.bytes);
         }
     }
-    px.taken = calloc(px.nchan, sizeof(uint64_t));
-    px.items = calloc(px.nchan * ROUND, sizeof(struct item));
+    px.taken = calloc(px.nring, sizeof(uint64_t));
+    px.items = calloc(px.nring * ROUND, sizeof(struct item));
     if (!px.mem || !px.taken || !px.items) {
         free_block();
         return fsh_err_last() && fsh_err_last()->code
@@ -397,23 +406,30 @@ int fsh_proxy_start(uint64_t *barrier)
     }
     px.chan = (struct shmemx_dev_chan *)px.mem;
     px.ring = (struct shmemx_dev_desc *)(px.mem + chans);
-    px.error = (uint64_t *)(px.mem + chans + ring);
-    px.epoch = (uint64_t *)(px.mem + chans + ring + 64);
-    px.peer_base = (void **)(px.mem + chans + ring + words);
+    px.claim = (struct shmemx_dev_claim *)(px.mem + chans + ring);
+    px.error = (uint64_t *)(px.mem + chans + ring + claims);
+    px.epoch = (uint64_t *)(px.mem + chans + ring + claims + 64);
+    px.peer_base = (void **)(px.mem + chans + ring + claims + words);
     for (int pe = 0; pe < fsh_rt.npes; pe++) {
         px.peer_base[pe] = fsh_dev_peer_base(pe);
     }
     if (px.cuda) {
         /* A kernel reads its peer's entry on every put: from device memory that is an L2
          * hit, from the host-mapped block a PCIe round trip (about a microsecond). The
-         * mapping is fixed after start, so a copy taken now stays true. */
+         * mapping is fixed after start, so a copy taken now stays true. The same for the
+         * claim counters a kernel adds to and the completions it last saw (zeroed). */
         size_t len = (size_t)fsh_rt.npes * sizeof(void *);
+        size_t clen = px.nchan * sizeof(struct shmemx_dev_claim);
         px.dpeer = fsh_cuda_alloc(len);
-        int crc = px.dpeer ? fsh_cuda_copy(px.dpeer, px.peer_base, len) : -ENOMEM;
+        px.dclaim = fsh_cuda_alloc(clen);
+        int crc = px.dpeer && px.dclaim ? fsh_cuda_copy(px.dpeer, px.peer_base, len) : -ENOMEM;
+        crc = crc ? crc : fsh_cuda_memset(px.dclaim, 0, clen);
         if (crc != 0) {
             free_block();
             return fsh_err(crc, "free some GPU memory",
-                           "device API: the peer table in device memory (%zu bytes)", len);
+                           "device API: the peer table and ring claims in device memory (%zu "
+                           "bytes)",
+                           len + clen);
         }
     }
     px.barrier = barrier;
@@ -438,7 +454,7 @@ int fsh_proxy_start(uint64_t *barrier)
                        strerror(rc));
     }
     px.started = true;
-    FSH_DEBUG("device API proxy: %u ring(s) of %llu descriptors, %s memory", px.nchan,
+    FSH_DEBUG("device API proxy: %u ring(s) of %llu descriptors, %s memory", px.nring,
               (unsigned long long)px.nslots, px.cuda ? "host-mapped" : "host");
     return 0;
 }
@@ -452,8 +468,12 @@ void fsh_proxy_handle(shmemx_device_t *h, bool host)
     h->nchan = (int)px.nchan;
     h->channel = host ? 0 : -1;
     h->nslots = px.nslots;
-    h->chan = (struct shmemx_dev_chan *)(base + ((uint8_t *)px.chan - px.mem));
-    h->ring = (struct shmemx_dev_desc *)(base + ((uint8_t *)px.ring - px.mem));
+    /* With a GPU the host handle's rings are the second nchan (host addresses). */
+    unsigned first = host && px.cuda ? px.nchan : 0;
+    h->chan = (struct shmemx_dev_chan *)(base + ((uint8_t *)px.chan - px.mem)) + first;
+    h->ring = (struct shmemx_dev_desc *)(base + ((uint8_t *)px.ring - px.mem)) +
+              (uint64_t)first * px.nslots;
+    h->claim = host || !px.cuda ? px.claim + first : px.dclaim;
     h->error = (const uint64_t *)(base + ((uint8_t *)px.error - px.mem));
     h->epoch = (uint64_t *)(base + ((uint8_t *)px.epoch - px.mem));
     h->peer_base = host || !px.cuda

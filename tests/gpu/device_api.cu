@@ -14,7 +14,9 @@
  *    for its own signal, then the host verifies the bytes from the previous PE;
  *  - put_nbi warp + quiet + barrier: every warp puts a stripe, quiet, device barrier, verify;
  *  - put (thread) + fence + put_signal ADD from many blocks: the counter equals the number of
- *    blocks and every block's word is in place.
+ *    blocks and every block's word is in place;
+ *  - team barrier (block form, the world team's device handle): every PE puts its word to
+ *    every member, PE 0 late by 200 us, barrier; each then checks every member's word.
  * Prints `device_api: PASS` or `device_api: FAIL (...)`.
  */
 #include <cuda_runtime.h>
@@ -126,7 +128,36 @@ __global__ void k_counter(shmemx_device_t h, uint64_t *words, uint64_t *count, i
     }
 }
 
-static void run(shmemx_device_t h, const char *how, int round)
+/* One block: this PE's word v + my to every member (blocking), the team barrier, then every
+ * member's word must be there: *rc = the barrier's rc, or -50 - (words wrong). */
+__global__ void k_team(shmemx_device_t h, shmemx_dev_team_t t, uint64_t *tw, uint64_t v,
+                       int *rc)
+{
+    int r = 0;
+    if (threadIdx.x == 0) {
+        if (t.my == 0) { /* late: the others must wait for it */
+            uint64_t t0, t1;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+            do {
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+            } while (t1 - t0 < 200000);
+        }
+        tw[64] = v + (uint64_t)t.my; /* the source: a private word of this PE's heap */
+        for (int i = 0; i < t.size && r == 0; i++) {
+            r = shmemx_dev_put(h, &tw[t.my], &tw[64], 8, t.start + i * t.stride);
+        }
+    }
+    int b = shmemx_dev_team_barrier_block(h, t);
+    if (threadIdx.x == 0) {
+        int bad = 0;
+        for (int i = 0; i < t.size; i++) {
+            bad += *(volatile uint64_t *)&tw[i] != v + (uint64_t)i;
+        }
+        *rc = r ? r : b ? b : bad ? -50 - bad : 0;
+    }
+}
+
+static void run(shmemx_device_t h, shmemx_dev_team_t team, const char *how, int round)
 {
     int me = shmem_my_pe(), npes = shmem_n_pes(), prev = (me + npes - 1) % npes;
     unsigned char *dst = (unsigned char *)shmemx_malloc_device(N);
@@ -183,6 +214,16 @@ static void run(shmemx_device_t h, const char *how, int round)
               b, (unsigned long long)got[b]);
     }
     shmem_barrier_all();
+
+    uint64_t *tw = (uint64_t *)shmemx_calloc_device(72, 8);
+    shmem_barrier_all();
+    k_team<<<1, 64>>>(h, team, tw, 7000 + 100 * (uint64_t)round, rc);
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(&hrc, rc, sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(hrc == 0, "%s team barrier: kernel returned %d (-50 - n: n words missing after it)",
+          how, hrc);
+    shmem_barrier_all();
+    shmemx_free_device(tw);
     CUDA(cudaFree(src));
     CUDA(cudaFree(rc));
     free(host);
@@ -212,10 +253,17 @@ int main(void)
         printf("  device_api: %d of %d PEs mapped here, %d rings of %llu\n", mapped, h.npes,
                h.nchan, (unsigned long long)h.nslots);
     }
-    run(h, "as given", 1);
+    shmemx_dev_team_t team;
+    if (shmemx_device_team(SHMEM_TEAM_WORLD, &team) != 0) {
+        printf("device_api: FAIL (PE %d: shmemx_device_team(SHMEM_TEAM_WORLD) failed)\n",
+               shmem_my_pe());
+        shmem_finalize();
+        return 1;
+    }
+    run(h, team, "as given", 1);
     shmemx_device_t proxied = h;
     proxied.peer_base = NULL; /* every peer through the proxy */
-    run(proxied, "proxied", 3);
+    run(proxied, team, "proxied", 3);
     if (shmem_my_pe() == 0 || fails) {
         printf("device_api: %s (PE %d: %d checks failed)\n", fails ? "FAIL" : "PASS",
                shmem_my_pe(), fails);

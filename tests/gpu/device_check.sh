@@ -122,10 +122,9 @@ gpu_other       | test  | gpu          | 90      | mock    | tests/mpi/gpu_*.c  
 device_kernels  | test  | gpu,nvcc     | 90      | compile | tests/gpu/*.cu             | cu_tests
 kernel_pingpong | bench | gpu,nvcc,mps | 60      | compile | bench/device_pingpong.cu   | bench_kernel_pp
 proxy_rate      | bench | gpu          | 60      | mock    | bench/devproxy.c           | bench_proxy_rate
+idle_quiet      | bench | gpu,nvcc     | 45      | compile | bench/device_pingpong.cu   | bench_idle_quiet
 stream_signal   | bench | gpu          | 45      | mock    | bench/stream.c             | bench_stream
 '
-# A step other work will add (its row below says "absent" until then): idle_quiet (a device
-# quiet with nothing in flight).
 
 # ------------------------------------------------------------------------------ the rows
 # row                 | unit    | rule      | limit | step
@@ -418,6 +417,37 @@ bench_kernel_pp() {
     [ -n "$m" ] && emit kernel_pp_mapping_8B "$m"
     [ -n "$p" ] && emit kernel_pp_proxy_8B "$p"
     [ -n "$p" ] || { log "no kernel, proxy row"; return 1; }
+}
+
+# shmemx_dev_quiet with nothing in flight, timed in the kernel (bench/device_pingpong -q, one
+# PE: a proxied put and its quiet first, then 1000 idle quiets per kernel, median of 5)
+bench_idle_quiet() {
+    local arch out=$LOGS/idle_quiet.txt
+    arch=$(gpu_arch)
+    if [ "${DC_COMPILE_ONLY:-0}" = 1 ]; then
+        "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
+            -c bench/device_pingpong.cu -o "$WORK/device_pingpong_q.o"
+        return
+    fi
+    if [ ! -x "$WORK/device_pingpong" ]; then # kernel_pingpong builds it, unless --only
+        "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
+            bench/device_pingpong.cu -o "$WORK/device_pingpong" -L.libs -lfabshmem \
+            -Xlinker -rpath="$TOP/.libs" || return 1
+    fi
+    (
+        driver_env
+        # shellcheck disable=SC2086
+        $LAUNCH -n 1 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+            -x LD_LIBRARY_PATH "$WORK/device_pingpong" -q -n 1000 -r 5
+    ) >"$out" 2>&1
+    local rc=$?
+    cat "$out"
+    [ $rc = 0 ] || return 1
+    # "  idle quiet   USEC  RC  <= 1 us", "  idle quiet, block  USEC  RC"
+    local v
+    v=$(awk '$1 == "idle" && $2 == "quiet" && $4 == 0 { print $3 }' "$out")
+    [ -n "$v" ] || { log "no idle quiet row with rc 0"; return 1; }
+    emit idle_device_quiet "$v"
 }
 
 # descriptors per second of one proxy thread (bench/devproxy: CPU threads produce into the

@@ -19,9 +19,14 @@
  *    not taken by the proxy (tail and target unchanged for a while); completed, it is.
  * 5. mapped: with every peer's heap mapped here (the intra-node path), a handle whose window
  *    is the host heap takes the mapping path (stores, then a release of the signal).
+ * 6. idle quiet: with nothing posted since the last completed quiet, a quiet reads none of the
+ *    proxy's words (on a GPU those are PCIe round trips): a handle whose rings, counters and
+ *    error word are an inaccessible page must pass quiet and quiet_all; after one more post
+ *    the real handle's quiet completes it (its data checked) and the idle quiet holds again.
  */
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,7 +124,7 @@ static void *producer(void *arg)
         for (int i = 0; i < npes; i++) {
             int pe = (me + i) % npes;
             struct shmemx_dev_chan *c = &mine.chan[mine.channel];
-            uint64_t backlog = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE) -
+            uint64_t backlog = __atomic_load_n(&mine.claim[mine.channel].head, __ATOMIC_ACQUIRE) -
                                __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
             if (backlog > p->max_backlog) {
                 p->max_backlog = backlog;
@@ -236,7 +241,7 @@ static void torn(void)
     int rc = shmemx_dev_quiet(mine);
     t_check(rc == 0, "torn: quiet returned %d", rc);
     struct shmemx_dev_chan *c = &mine.chan[0];
-    uint64_t s = __atomic_fetch_add(&c->head, 1, __ATOMIC_ACQ_REL);
+    uint64_t s = __atomic_fetch_add(&mine.claim[0].head, 1, __ATOMIC_ACQ_REL);
     t_check(s - __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE) < h.nslots, "torn: ring 0 not idle");
     struct shmemx_dev_desc *d = &h.ring[s & (h.nslots - 1)];
     uint64_t tag = (s / h.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
@@ -299,7 +304,7 @@ static void mapped(void)
     m.win_base = h.heap_base;
     m.win_size = h.heap_size;
     m.win_seg = h.heap_seg;
-    uint64_t desc_before = __atomic_load_n(&m.chan[0].head, __ATOMIC_ACQUIRE);
+    uint64_t desc_before = __atomic_load_n(&m.claim[0].head, __ATOMIC_ACQUIRE);
     int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
     uint8_t *src = malloc(MAXLEN);
     shmem_barrier_all();
@@ -318,10 +323,54 @@ static void mapped(void)
     if (me == 0) {
         printf("  mapped: %d PEs reached through the mapping\n", npes);
     }
-    t_check(__atomic_load_n(&m.chan[0].head, __ATOMIC_ACQUIRE) == desc_before,
+    t_check(__atomic_load_n(&m.claim[0].head, __ATOMIC_ACQUIRE) == desc_before,
             "mapped: descriptors were posted although every peer is mapped");
     free(src);
     free(base);
+}
+
+/* ---- 6 ---- */
+static void idle_quiet(void)
+{
+    int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+    long page = sysconf(_SC_PAGESIZE);
+    void *none = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    t_check(none != MAP_FAILED, "idle quiet: mmap failed");
+    if (none == MAP_FAILED) {
+        return;
+    }
+    shmemx_device_t blind = h; /* any read of the proxy's words faults */
+    blind.chan = none;
+    blind.ring = none;
+    blind.error = none;
+    uint8_t src[256];
+    for (int r = 0; r < 3; r++) {
+        int rc = shmemx_dev_quiet_all(h);
+        t_check(rc == 0, "idle quiet round %d: quiet_all returned %d", r, rc);
+        for (int i = 0; i < 1000; i++) {
+            rc = shmemx_dev_quiet(blind);
+            rc = rc ? rc : shmemx_dev_quiet_all(blind);
+            if (rc != 0) {
+                t_check(0, "idle quiet round %d: blind quiet returned %d", r, rc);
+                break;
+            }
+        }
+        /* Something outstanding: the real handle's quiet must wait for it (the data is
+         * checked at the target after the barrier). */
+        t_fill(src, sizeof(src), me, salt_of(me, 66, r));
+        rc = shmemx_dev_put_nbi(h, pp_dst, src, sizeof(src), next);
+        rc = rc ? rc : shmemx_dev_quiet(h);
+        t_check(rc == 0, "idle quiet round %d: put / quiet returned %d", r, rc);
+        t_check(__atomic_load_n(&h.claim[0].done_seen, __ATOMIC_ACQUIRE) ==
+                    __atomic_load_n(&h.claim[0].head, __ATOMIC_ACQUIRE),
+                "idle quiet round %d: done seen %llu, head %llu", r,
+                (unsigned long long)h.claim[0].done_seen, (unsigned long long)h.claim[0].head);
+        shmem_barrier_all();
+        t_verify(pp_dst, sizeof(src), prev, salt_of(prev, 66, r),
+                 "idle quiet round %d: data from PE %d after its quiet", r, prev);
+        shmem_barrier_all();
+    }
+    munmap(none, (size_t)page);
 }
 
 int main(void)
@@ -354,6 +403,8 @@ int main(void)
     torn();
     shmem_barrier_all();
     mapped();
+    shmem_barrier_all();
+    idle_quiet();
     shmem_barrier_all();
     t_check(__atomic_load_n(h.error, __ATOMIC_ACQUIRE) == 0, "the proxy's error word is %llx",
             (unsigned long long)*h.error);

@@ -21,7 +21,7 @@ fail=0
 
 cat >"$tmp/host.c" <<'EOC'
 #include <shmemx_device.h>
-int use(shmemx_device_t h, char *d, const char *s, uint64_t *sig)
+int use(shmemx_device_t h, shmemx_dev_team_t t, char *d, const char *s, uint64_t *sig)
 {
     uint64_t v;
     return shmemx_dev_put(h, d, s, 8, 0) | shmemx_dev_put_nbi(h, d, s, 8, 0) |
@@ -29,6 +29,7 @@ int use(shmemx_device_t h, char *d, const char *s, uint64_t *sig)
            shmemx_dev_put_signal_nbi(h, d, s, 8, sig, 1, SHMEMX_DEV_SIGNAL_ADD, 0) |
            shmemx_dev_signal_wait_until(h, sig, SHMEMX_DEV_CMP_GE, 1, &v) | shmemx_dev_fence(h) |
            shmemx_dev_quiet(h) | shmemx_dev_quiet_all(h) | shmemx_dev_barrier_all(h) |
+           shmemx_dev_team_barrier(h, t) | shmemx_device_team(0, &t) |
            shmemx_device_handle(&h) | shmemx_device_handle_host(&h);
 }
 EOC
@@ -48,8 +49,8 @@ fi
 
 cat >"$tmp/user.cu" <<'EOC'
 #include <shmemx_device.h>
-__global__ void every_call(shmemx_device_t h, char *dst, const char *src, size_t n,
-                           uint64_t *sig, int pe, int *rc)
+__global__ void every_call(shmemx_device_t h, shmemx_dev_team_t t, char *dst, const char *src,
+                           size_t n, uint64_t *sig, int pe, int *rc)
 {
     uint64_t v = 0;
     int r = shmemx_dev_put(h, dst, src, n, pe);
@@ -66,6 +67,8 @@ __global__ void every_call(shmemx_device_t h, char *dst, const char *src, size_t
     r |= shmemx_dev_quiet_all(h);
     r |= shmemx_dev_barrier_all(h);
     r |= shmemx_dev_barrier_all_block(h);
+    r |= shmemx_dev_team_barrier(h, t);
+    r |= shmemx_dev_team_barrier_block(h, t);
     rc[threadIdx.x] = r + (int)v;
 }
 EOC
