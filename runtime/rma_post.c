@@ -21,7 +21,9 @@
  *  - A put small enough is injected (FSH_XF_INJECT): the source may be reused at once, and the
  *    operation still completes later, which quiet counts. Where the fabric has a write counter
  *    such a put has no operation record and no completion entry: the counter counts it, and
- *    the context's track keeps a mark that quiet waits for (progress.c).
+ *    the context's track keeps a mark that quiet waits for (progress.c). Where the provider
+ *    orders writes (or reads) after writes, such a put is only transmit-complete and its
+ *    target is marked: quiet flushes each marked target with one operation (rma_flush.c).
  *  - A transfer larger than the provider's message size is split into pieces.
  *  - Operations are handed to xport.c, which retries -FI_EAGAIN with progress.
  *  - Local buffers get a descriptor when the provider needs one (FI_MR_LOCAL): the segment's, or
@@ -37,6 +39,7 @@
 
 #include "arrive.h"
 #include "error.h"
+#include "rma_flush.h"
 
 int fsh_rma_post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void *local,
                  size_t len, int pe, const struct fsh_xseg *seg, size_t nseg, bool has_imm,
@@ -96,7 +99,11 @@ int fsh_rma_post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void 
         has_imm = true;
         imm = fsh_arrive_imm(0);
     }
-    bool dc = fa->delivery_complete && !has_imm;
+    /* A counted put where quiet flushes its target (rma_flush.c) needs only to leave: the
+     * flush, ordered after it, completes it. */
+    bool flushed = counted && !has_imm && fsh_rma_flush_mode() != FSH_FLUSH_NONE &&
+                   fsh_rma_flush_mark(pe);
+    bool dc = fa->delivery_complete && !has_imm && !flushed;
     unsigned flags = (counted ? 0 : FSH_XF_COMPLETION) | (dc ? FSH_XF_DELIVERED : 0);
     if (write) {
         flags |= inject ? FSH_XF_INJECT : 0;
