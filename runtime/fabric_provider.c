@@ -15,7 +15,7 @@
  * completion then means the data is visible at the target, which is what shmem_quiet promises
  * (without it, rma_post.c has targets count arrivals: FABSHMEM_REMOTE_COMPLETION).
  * No ordering between RMA operations is assumed beyond what the provider reports in msg_order
- * (order_waw, order_raw: rma_flush.c completes injected puts with one ordered operation per
+ * (order_waw, order_raw: rma_post.c completes injected puts with one ordered operation per
  * target where they are set), and none under the efa-direct profile.
  *
  * Profile: FABSHMEM_PROVIDER_PROFILE=efa-direct makes any provider look like EFA's lean fabric
@@ -158,7 +158,7 @@ int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, 
     if (domain && domain[0]) {
         hints->domain_attr->name = strdup(domain);
     }
-    /* The RMA orderings quiet's flush uses (rma_flush.c), where the provider has them at no
+    /* The RMA orderings quiet's flush uses (rma_post.c), where the provider has them at no
      * cost: shm and tcp;ofi_rxm report them only when asked (1.17 and 2.x alike). Never asked
      * of efa, whose SRD is unordered (ordering would be emulated) and whose efa-direct has
      * none. Without them, the same hints without any. */

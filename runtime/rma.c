@@ -15,7 +15,7 @@
  *    small put is copied into the context's batch (rma_session.c).
  *  - Quiet waits for every operation of the context (its tracks on the engine and its lane;
  *    where targets count arrivals, their counts: arrive.c; where the provider orders writes,
- *    one flush per target of its injected puts: rma_flush.c), then for what quiet completes per
+ *    one flush per target of its injected puts: rma_post.c), then for what quiet completes per
  *    target PE (the arrival counts and the quiet hook: signals applied). Fence is quiet: no
  *    ordering is assumed on the fabric.
  *  - Destroying a context completes its operations first.
@@ -30,7 +30,6 @@
 #include "arrive.h"
 #include "fabric.h"
 #include "local.h"
-#include "rma_flush.h"
 #include "rma_post.h"
 #include "rma_session.h"
 #include "xport.h"
@@ -359,7 +358,7 @@ static int quiet_track(struct fsh_ctx *ctx)
 {
     int rc = fsh_rma_session_flush(ctx);
     if (rc == 0) {
-        rc = fsh_rma_flush(ctx); /* injected puts: one flush per target (rma_flush.c) */
+        rc = fsh_rma_post_flush(ctx); /* injected puts: one flush per target (rma_post.c) */
     }
     if (rc == 0 && ctx->lane) {
         rc = fsh_lane_wait_track(ctx->lane, &ctx->ltrack,
@@ -411,7 +410,7 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     }
     int rc = fsh_rma_session_flush(ctx);
     if (rc == 0) {
-        rc = fsh_rma_flush(ctx); /* every PE written to: more than asked, never less */
+        rc = fsh_rma_post_flush(ctx); /* every PE written to: more than asked, never less */
     }
     if (rc != 0) {
         return rc;
@@ -481,7 +480,7 @@ void fsh_rma_fini(void)
     fsh_rma_session_fini();
     fsh_rma_ctx_fini();
     quiet_hook = NULL;
-    fsh_rma_flush_fini();
+    fsh_rma_post_flush_fini();
     fsh_arrive_fini();
     fsh_progress_bounce_fini();
     memset(&bounce, 0, sizeof(bounce));

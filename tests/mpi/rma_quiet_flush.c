@@ -5,16 +5,16 @@
  *
  * Where the provider orders writes (shm, tcp;ofi_rxm), injected puts after the first to a
  * target are posted transmit-complete and quiet completes them with one ordered flush per
- * target (runtime/rma_flush.c). Their landing cannot be checked with a get: the get travels
+ * target (runtime/rma_post.c). Their landing cannot be checked with a get: the get travels
  * behind the puts and would find them whatever quiet did. So the check goes around the
  * library: PE 0 puts WORDS words into PE 1's heap (one put each, new values every round, on
  * the default context or a private one, or the same words as one batch of a session), calls
  * quiet (or pe_quiet, or fence + quiet), then raises a flag in a memory-mapped file. PE 1
  * spins on that flag without calling the library and then reads the words from its own
- * memory: each must hold its new value. The progress thread is slow here (.env: 5 ms, doubling while idle), so a
- * quiet that returned before the flush completed (a flush left out, posted before the puts,
- * or not waited for) leaves PE 1 reading old words nearly every round: the target applies
- * the writes only when its progress thread next runs.
+ * memory: each must hold its new value. The progress thread is slow here (.env: 5 ms,
+ * doubling while idle), so a quiet that returned before the flush completed (a flush left
+ * out, posted before the puts, or not waited for) leaves PE 1 reading old words nearly every
+ * round: the target applies the writes only when its progress thread next runs.
  * PE 1 finds PE 0's file by PE 0's pid, sent through the heap before the rounds; PE 0 removes
  * the file at the end. Both PEs run on one host (every configuration here does).
  */
@@ -69,7 +69,8 @@ int main(void)
             fd = open(path, O_RDWR);
             t_check(fd >= 0, "cannot open %s", path);
         }
-        void *m = fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+        void *m = fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                          : MAP_FAILED;
         flag = m == MAP_FAILED ? NULL : m;
         if (fd >= 0) {
             close(fd);
