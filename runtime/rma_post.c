@@ -87,6 +87,8 @@ static struct {
     uint8_t *state;  /* [pe]: CLEAN, ONE or DIRTY since the last flush */
     int *list;       /* the PEs not CLEAN, n of them */
     size_t n;
+    int *flushing;   /* a flush's copy of the DIRTY ones: its posts may poll, and a poll's post
+                      * hook (session batches) may mark PEs anew meanwhile */
 } fl;
 
 /* A target's state since the last flush: no counted put; one, posted delivery-complete (the
@@ -119,7 +121,8 @@ int fsh_rma_post_flush_init(void)
     if (fl.mode != FLUSH_NONE) {
         fl.state = calloc((size_t)fsh_rt.npes, sizeof(*fl.state));
         fl.list = calloc((size_t)fsh_rt.npes, sizeof(*fl.list));
-        if (!fl.state || !fl.list) {
+        fl.flushing = calloc((size_t)fsh_rt.npes, sizeof(*fl.flushing));
+        if (!fl.state || !fl.list || !fl.flushing) {
             return fsh_err(-ENOMEM, "", "out of memory for quiet's set of %d target PEs",
                            fsh_rt.npes);
         }
@@ -131,8 +134,10 @@ void fsh_rma_post_flush_fini(void)
 {
     free(fl.state);
     free(fl.list);
+    free(fl.flushing);
     fl.state = NULL;
     fl.list = NULL;
+    fl.flushing = NULL;
     fl.n = 0;
     fl.mode = FLUSH_NONE;
     fl.word = NULL;
@@ -169,22 +174,27 @@ int fsh_rma_post_flush(struct fsh_ctx *ctx)
     }
     /* Held puts (chaos) go first: the flush completes only what was issued before it. */
     int rc = fsh_xport_release_held();
-    struct fsh_op_track sync = {0, 0, 0};
-    bool write = fl.mode == FLUSH_WRITE;
+    /* The set is taken whole before anything is posted: what is marked while the flushes are
+     * posted starts a new set, for the next quiet. */
+    size_t nflush = 0;
     for (size_t i = 0; i < fl.n; i++) {
         int pe = fl.list[i];
-        bool dirty = fl.state[pe] == DIRTY;
-        fl.state[pe] = CLEAN;
-        if (rc != 0 || !dirty) {
-            continue;
+        if (fl.state[pe] == DIRTY) {
+            fl.flushing[nflush++] = pe;
         }
+        fl.state[pe] = CLEAN;
+    }
+    __atomic_store_n(&fl.n, 0, __ATOMIC_RELAXED);
+    struct fsh_op_track sync = {0, 0, 0};
+    bool write = fl.mode == FLUSH_WRITE;
+    for (size_t i = 0; i < nflush && rc == 0; i++) {
+        int pe = fl.flushing[i];
         uint64_t raddr, key;
         fsh_mr_remote(pe, FSH_SEG_HEAP, fl.off, &raddr, &key);
         struct fsh_xseg seg = {raddr, sizeof(uint64_t), key};
         rc = fsh_rma_post(ctx, &sync, write ? FSH_OP_PUT : FSH_OP_GET, &fl.word[write ? 0 : 1],
                           sizeof(uint64_t), pe, &seg, 1, false, 0, 0);
     }
-    __atomic_store_n(&fl.n, 0, __ATOMIC_RELAXED);
     fsh_progress_unlock();
     /* What was posted is waited for, also after a failed post. */
     int wrc = fsh_progress_wait_track(&sync, "quiet: waiting for the flush of injected puts");
