@@ -64,6 +64,7 @@
 #include "log.h"
 #include "mr.h"
 #include "progress.h"
+#include "rma_post.h"
 #include "rt.h"
 #include "signal.h"
 #include "topology.h"
@@ -96,7 +97,7 @@ static const struct {
     {"heap", true, "fsh_heap_init"},
     {"liveness", true, "fsh_live_init"},
     {"locks", true, "fsh_lock_init"},
-    {"amo", true, "fsh_amo_init"},
+    {"amo", true, "fsh_amo_init, fsh_rma_post_flush_init (quiet's flush word)"},
     {"collectives", true, "fsh_coll_init: counters, scratch, world and shared teams"},
     {"signals", true, "fsh_signal_init: inbox pool, ring, per-peer state"},
     {"teardown", false, "finalize's closes, in its order"},
@@ -366,8 +367,10 @@ static int run_step(struct sim *s, enum step k)
         return fsh_live_init(s->node_of, s->cfg->FABSHMEM_PROBE_INTERVAL);
     case S_LOCKS:
         return fsh_lock_init(s->cfg->FABSHMEM_PROBE_INTERVAL);
-    case S_AMO:
-        return fsh_amo_init(s->cfg->FABSHMEM_AMO_PEERS);
+    case S_AMO: {
+        int rc = fsh_amo_init(s->cfg->FABSHMEM_AMO_PEERS);
+        return rc ? rc : fsh_rma_post_flush_init();
+    }
     case S_COLLECTIVES:
         return fsh_coll_init(s->node_of, teams < 0 ? 0 : (unsigned)teams);
     case S_SIGNALS:
@@ -391,6 +394,7 @@ static void teardown(struct sim *s, enum step reached)
         fsh_live_fini();
     }
     if (reached >= S_AMO) {
+        fsh_rma_post_flush_fini();
         fsh_amo_fini();
     }
     if (reached >= S_HEAP) {

@@ -14,7 +14,9 @@
  * for an RDM endpoint with RMA (atomics when available) and delivery-complete semantics: a
  * completion then means the data is visible at the target, which is what shmem_quiet promises
  * (without it, rma_post.c has targets count arrivals: FABSHMEM_REMOTE_COMPLETION).
- * No ordering between RMA operations is ever assumed, whatever msg_order the provider reports.
+ * No ordering between RMA operations is assumed beyond what the provider reports in msg_order
+ * (order_waw, order_raw: rma_post.c completes injected puts with one ordered operation per
+ * target where they are set), and none under the efa-direct profile.
  *
  * Profile: FABSHMEM_PROVIDER_PROFILE=efa-direct makes any provider look like EFA's lean fabric
  * (efa-direct) to the rest of the runtime: neither FI_ATOMIC nor FI_DELIVERY_COMPLETE is asked
@@ -52,6 +54,7 @@ static struct {
     int completion;     /* FABSHMEM_REMOTE_COMPLETION: COMPLETION_AUTO, _DELIVERY or _COUNT */
     bool want_safe;     /* ask for FI_THREAD_SAFE first (contexts' own endpoints, used at once
                          * by different threads: fsh_fabric_want_threads) */
+    const char *fi_provider; /* FI_PROVIDER, which names the provider when prov is NULL */
 } choice;
 
 /* efa-direct first: EFA's lean fabric (what NCCL's plugin uses on p5), when it offers all this
@@ -155,16 +158,32 @@ int fsh_fabric_getinfo(const char *prov, const char *domain, uint64_t mr_offer, 
     if (domain && domain[0]) {
         hints->domain_attr->name = strdup(domain);
     }
-    int rc = -FI_ENODATA;
-    if (choice.want_safe) {
-        /* Endpoints of one domain used at once by different threads (contexts' own): the
-         * provider must guard what they share. A provider without it keeps the engine lock. */
-        hints->domain_attr->threading = FI_THREAD_SAFE;
-        rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
-        hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    /* The RMA orderings quiet's flush uses (rma_post.c), where the provider has them at no
+     * cost: shm and tcp;ofi_rxm report them only when asked (1.17 and 2.x alike). Never asked
+     * of efa, whose SRD is unordered (ordering would be emulated) and whose efa-direct has
+     * none. Without them, the same hints without any. */
+    uint64_t order = FI_ORDER_WAW | FI_ORDER_RAW;
+#ifdef FI_ORDER_RMA_WAW
+    order |= FI_ORDER_RMA_WAW | FI_ORDER_RMA_RAW;
+#endif
+    const char *name = prov ? prov : choice.fi_provider;
+    if (!name || !name[0] || strstr(name, "efa") || choice.efa_direct) {
+        order = 0; /* efa, or whatever libfabric picks (it may be efa) */
     }
-    if (rc != 0) {
-        rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
+    int rc = -FI_ENODATA;
+    for (int o = order ? 0 : 1; o < 2 && rc != 0; o++) {
+        hints->tx_attr->msg_order = o == 0 ? order : 0;
+        if (choice.want_safe) {
+            /* Endpoints of one domain used at once by different threads (contexts' own): the
+             * provider must guard what they share. A provider without it keeps the engine
+             * lock. */
+            hints->domain_attr->threading = FI_THREAD_SAFE;
+            rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
+            hints->domain_attr->threading = FI_THREAD_DOMAIN;
+        }
+        if (rc != 0) {
+            rc = fi_getinfo(api_version(caps), NULL, NULL, 0, hints, out);
+        }
     }
     fi_freeinfo(hints);
     return rc;
@@ -353,6 +372,7 @@ static int choose(const struct fsh_config *cfg, const struct fsh_boot_info *boot
     if (forced && strcmp(forced, EFA_DIRECT) == 0) {
         choice.efa_direct = true;
     }
+    choice.fi_provider = cfg->FI_PROVIDER;
     if (forced || cfg->FI_PROVIDER[0]) {
         /* With only FI_PROVIDER set, libfabric filters its own list (FI_PROVIDER=tcp gives
          * tcp;ofi_rxm for RDM); prov_name NULL lets it do that. */
@@ -420,6 +440,13 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer,
     a->has_atomics = (fi->caps & FI_ATOMIC) != 0;
     a->has_hmem = (fi->caps & FI_HMEM) != 0;
     a->delivery_complete = (fi->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0;
+    uint64_t waw = FI_ORDER_WAW, raw = FI_ORDER_RAW;
+#ifdef FI_ORDER_RMA_WAW
+    waw |= FI_ORDER_RMA_WAW; /* libfabric 2.x names RMA's own orderings apart */
+    raw |= FI_ORDER_RMA_RAW;
+#endif
+    a->order_waw = (fi->tx_attr->msg_order & waw) != 0;
+    a->order_raw = (fi->tx_attr->msg_order & raw) != 0;
     a->manual_progress = fi->domain_attr->data_progress == FI_PROGRESS_MANUAL;
     a->inject_size = fi->tx_attr->inject_size;
     if (cfg->FABSHMEM_INJECT_SIZE >= 0 && (size_t)cfg->FABSHMEM_INJECT_SIZE < a->inject_size) {
@@ -445,6 +472,8 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer,
         /* probe() asked for neither atomics nor delivery-complete; the rest is clamped. */
         a->has_atomics = false;
         a->delivery_complete = false;
+        a->order_waw = false; /* efa-direct orders nothing */
+        a->order_raw = false;
         a->rma_iov_limit = 1;
         a->cq_data_size = a->cq_data_size < 4 ? a->cq_data_size : 4;
         a->av_first = true;

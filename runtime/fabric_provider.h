@@ -36,6 +36,9 @@ struct fsh_fabric_attr {
     bool has_atomics;
     bool has_hmem;           /* the endpoint lists FI_HMEM (device memory registration) */
     bool delivery_complete;  /* completions mean the data is visible at the target */
+    bool order_waw;          /* tx msg_order has FI_ORDER_(RMA_)WAW: one endpoint's writes to
+                              * one target are handled there in the order posted */
+    bool order_raw;          /* ... FI_ORDER_(RMA_)RAW: a read after writes, after them */
     bool count_arrivals;     /* FABSHMEM_REMOTE_COMPLETION: count (or auto without
                               * delivery-complete): targets count plain writes, quiet reads the
                               * counts (rma_post.c) */

@@ -17,6 +17,7 @@
 #include "lock.h"
 #include "notify.h"
 #include "rma.h"
+#include "rma_post.h"
 #include "signal.h"
 
 void fsh_footprint(int npes, const struct fsh_config *cfg, bool device, struct fsh_footprint *f)
@@ -41,6 +42,8 @@ void fsh_footprint(int npes, const struct fsh_config *cfg, bool device, struct f
     /* Only when the open fabric's writes are counted at their targets (as above). */
     f->name[6] = "arrival counts";
     f->bytes[6] = fsh_arrive_counts() ? fsh_arrive_heap_bytes(npes) : 0;
+    f->name[7] = "quiet's flush word";
+    f->bytes[7] = FSH_RMA_POST_FLUSH_BYTES;
     f->total = 0;
     for (int i = 0; i < FSH_FOOTPRINT_PARTS; i++) {
         f->total += f->bytes[i];

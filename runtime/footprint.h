@@ -12,7 +12,7 @@
 
 #include "env.h"
 
-enum { FSH_FOOTPRINT_PARTS = 7 };
+enum { FSH_FOOTPRINT_PARTS = 8 };
 
 struct fsh_footprint {
     const char *name[FSH_FOOTPRINT_PARTS];

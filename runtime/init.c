@@ -58,6 +58,7 @@
 #include "proxy.h"
 #include "amo.h"
 #include "rma.h"
+#include "rma_post.h"
 #include "rt.h"
 #include "shmem.h"
 #include "signal.h"
@@ -660,6 +661,9 @@ static int start_liveness(struct start *s)
     }
     if (rc == 0) {
         rc = fsh_arrive_init(fsh_rma_read_words);
+    }
+    if (rc == 0) {
+        rc = fsh_rma_post_flush_init();
     }
     return rc;
 }

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "progress.h"
 #include "rma.h"
+#include "rma_post.h"
 #include "rt.h"
 #include "shmem.h"
 #include "signal.h"
@@ -82,9 +83,10 @@ void fsh_init_info_print(const struct fsh_config *cfg, void *heap_base, size_t h
            fsh_rt.oversubscribed ? "oversubscribed (waits yield the CPU)" : "one core or more per PE");
     printf("  fabric: %s\n", fab);
     if (!fsh_fabric_none()) {
-        printf("  puts: %s\n", fsh_progress_counts_writes()
-                                   ? "injected ones counted by the write counter (no completion entry each)"
-                                   : "each tracked by its completion entry");
+        const char *flushed = fsh_rma_post_flush_describe();
+        printf("  puts: %s\n", !fsh_progress_counts_writes() ? "each tracked by its completion entry"
+                               : flushed ? flushed
+                                         : "injected ones counted by the write counter (no completion entry each)");
         printf("  %s\n", fsh_arrive_describe());
         char lanes[320];
         fsh_rma_lanes_describe(lanes, sizeof(lanes));

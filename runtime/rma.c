@@ -14,7 +14,8 @@
  *    into a bounce slot (FABSHMEM_BOUNCE_SIZE), else when it completed. In a BATCH session a
  *    small put is copied into the context's batch (rma_session.c).
  *  - Quiet waits for every operation of the context (its tracks on the engine and its lane;
- *    where targets count arrivals, their counts: arrive.c), then for what quiet completes per
+ *    where targets count arrivals, their counts: arrive.c; where the provider orders writes,
+ *    one flush per target of its injected puts: rma_post.c), then for what quiet completes per
  *    target PE (the arrival counts and the quiet hook: signals applied). Fence is quiet: no
  *    ordering is assumed on the fabric.
  *  - Destroying a context completes its operations first.
@@ -356,6 +357,9 @@ int fsh_rma_read_word(int pe, uint64_t off, void *landing, size_t size, uint64_t
 static int quiet_track(struct fsh_ctx *ctx)
 {
     int rc = fsh_rma_session_flush(ctx);
+    if (rc == 0) {
+        rc = fsh_rma_post_flush(ctx); /* injected puts: one flush per target (rma_post.c) */
+    }
     if (rc == 0 && ctx->lane) {
         rc = fsh_lane_wait_track(ctx->lane, &ctx->ltrack,
                                  "quiet: waiting for outstanding operations");
@@ -405,6 +409,9 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
         return 0;
     }
     int rc = fsh_rma_session_flush(ctx);
+    if (rc == 0) {
+        rc = fsh_rma_post_flush(ctx); /* every PE written to: more than asked, never less */
+    }
     if (rc != 0) {
         return rc;
     }
@@ -473,6 +480,7 @@ void fsh_rma_fini(void)
     fsh_rma_session_fini();
     fsh_rma_ctx_fini();
     quiet_hook = NULL;
+    fsh_rma_post_flush_fini();
     fsh_arrive_fini();
     fsh_progress_bounce_fini();
     memset(&bounce, 0, sizeof(bounce));

@@ -39,4 +39,21 @@ int fsh_rma_post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void 
 int fsh_rma_post_split(struct fsh_ctx *ctx, struct fsh_lane *lane, struct fsh_op_track *sync,
                        int kind, void *local, enum fsh_seg seg, uint64_t off, size_t len, int pe);
 
+/* Quiet's flush of counted injected puts, one ordered operation per target PE written since
+ * the last (rma_post.c's header). */
+/* What fsh_rma_post_flush_init reserves of the symmetric heap, on every PE. */
+#define FSH_RMA_POST_FLUSH_BYTES 64
+
+/* Reserve the flush word (always, so the heap's layout does not depend on the provider) and
+ * choose the mode from the provider's ordering. After fsh_arrive_init. */
+int fsh_rma_post_flush_init(void);
+void fsh_rma_post_flush_fini(void);
+
+/* Post one flush to every PE marked since the last call, on ctx's track, and wait for them:
+ * on return every counted put posted before the call is in its target's memory. */
+int fsh_rma_post_flush(struct fsh_ctx *ctx);
+
+/* SHMEM_INFO's line. */
+const char *fsh_rma_post_flush_describe(void);
+
 #endif

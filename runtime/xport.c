@@ -275,6 +275,21 @@ static void release_some(void)
     xport_reqs.releasing = false;
 }
 
+int fsh_xport_release_held(void)
+{
+    FSH_ASSERT_ENGINE_HELD();
+    if (xport_reqs.releasing) {
+        return 0; /* a release in progress (its poll ran us): it issues the rest */
+    }
+    xport_reqs.releasing = true;
+    int rc = 0;
+    while (rc == 0 && xport_reqs.nheld) {
+        rc = release_one();
+    }
+    xport_reqs.releasing = false;
+    return rc;
+}
+
 int fsh_xport_init(bool chaos_reorder)
 {
     xport_reqs.nrails = fsh_fabric_nrails();

@@ -84,6 +84,9 @@ bool fsh_xport_atomic_ok(int op, int type, size_t size);
  * supported, wins: the representation is the same. */
 int fsh_xport_datatype(size_t size, bool is_signed, bool is_float, bool is_complex);
 void fsh_xport_fini(void);
+/* Issue every operation FABSHMEM_CHAOS=reorder holds back (in random order), so that what is
+ * posted next follows them all. Caller holds the engine lock. */
+int fsh_xport_release_held(void);
 /* Post (or, under chaos, hold) the operation. Caller holds the engine lock. 0 or -errno
  * (recorded); on error the record has been given back. */
 int fsh_xport_post(struct fsh_xreq *r);
