@@ -385,19 +385,28 @@ cu_tests() {
     return $rc
 }
 
-# the device API's 8 B put-with-signal ping-pong from kernels: through the mapping (same GPU,
-# peers' heaps mapped) and through the proxy, beside the host API's, on the GPU
-bench_kernel_pp() {
-    local arch out=$LOGS/kernel_pingpong.txt
+# nvcc of bench/device_pingpong.cu into $WORK/device_pingpong, once per run (kernel_pingpong
+# and idle_quiet both run it); in the dry run a compile only
+build_pingpong() {
+    local arch
     arch=$(gpu_arch)
     if [ "${DC_COMPILE_ONLY:-0}" = 1 ]; then
         "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
             -c bench/device_pingpong.cu -o "$WORK/device_pingpong.o"
         return
     fi
+    [ -x "$WORK/device_pingpong" ] && return 0
     "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
         bench/device_pingpong.cu -o "$WORK/device_pingpong" -L.libs -lfabshmem \
-        -Xlinker -rpath="$TOP/.libs" || return 1
+        -Xlinker -rpath="$TOP/.libs"
+}
+
+# the device API's 8 B put-with-signal ping-pong from kernels: through the mapping (same GPU,
+# peers' heaps mapped) and through the proxy, beside the host API's, on the GPU
+bench_kernel_pp() {
+    local out=$LOGS/kernel_pingpong.txt
+    build_pingpong || return 1
+    [ "${DC_COMPILE_ONLY:-0}" = 1 ] && return 0
     (
         driver_env
         # shellcheck disable=SC2086
@@ -422,18 +431,9 @@ bench_kernel_pp() {
 # shmemx_dev_quiet with nothing in flight, timed in the kernel (bench/device_pingpong -q, one
 # PE: a proxied put and its quiet first, then 1000 idle quiets per kernel, median of 5)
 bench_idle_quiet() {
-    local arch out=$LOGS/idle_quiet.txt
-    arch=$(gpu_arch)
-    if [ "${DC_COMPILE_ONLY:-0}" = 1 ]; then
-        "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
-            -c bench/device_pingpong.cu -o "$WORK/device_pingpong_q.o"
-        return
-    fi
-    if [ ! -x "$WORK/device_pingpong" ]; then # kernel_pingpong builds it, unless --only
-        "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
-            bench/device_pingpong.cu -o "$WORK/device_pingpong" -L.libs -lfabshmem \
-            -Xlinker -rpath="$TOP/.libs" || return 1
-    fi
+    local out=$LOGS/idle_quiet.txt
+    build_pingpong || return 1
+    [ "${DC_COMPILE_ONLY:-0}" = 1 ] && return 0
     (
         driver_env
         # shellcheck disable=SC2086
