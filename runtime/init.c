@@ -576,6 +576,7 @@ static int start_engine(struct start *s)
     struct fsh_progress_config pc = {
         .depth = fsh_fabric_attr()->tx_depth,
         .yield = want_yield(),
+        .spin = (double)s->cfg->FABSHMEM_SPIN_US * 1e-6,
         .timeout = s->timeout,
         .user_timeout = s->cfg->FABSHMEM_WAIT_TIMEOUT,
         .chaos_delay = s->chaos_delay,

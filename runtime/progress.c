@@ -32,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "error.h"
@@ -57,6 +60,7 @@ static struct {
     size_t depth;
     size_t in_use;
     bool yield;
+    double spin;
     double timeout, user_timeout;
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
     void (*poll_hook)(void);
@@ -176,6 +180,7 @@ int fsh_progress_init(const struct fsh_progress_config *cfg)
     engine.depth = cfg->depth;
     engine.in_use = 0;
     engine.yield = cfg->yield;
+    engine.spin = cfg->spin;
     engine.timeout = cfg->timeout;
     engine.user_timeout = cfg->user_timeout;
     engine.failed = 0;
@@ -744,17 +749,38 @@ static int probe(struct fsh_lane *l, struct fsh_wait_clock *c, double t, bool ar
     return rc;
 }
 
+/* This thread's involuntary context switches so far. */
+static long preemptions(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
+}
+
 static int backoff(struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
                    const char *what, int peer)
 {
     if (c->start == 0) {
         c->start = c->probed = now();
+        c->preempted = preemptions();
         return 0;
     }
+    double t = now();
     if (engine.yield) {
         sched_yield();
+    } else if (c->nap || (engine.spin > 0 && t - c->start > engine.spin &&
+                          preemptions() != c->preempted)) {
+        /* Spun long without progress, and the kernel took the core from us meanwhile: busy
+         * processes share it, and the peer we wait for may be one of those kept waiting.
+         * Spinning on (or sched_yield, which lets every busy process run its slice first)
+         * costs a slice per step; a short sleep gives the core away and brings us back as a
+         * woken task, which the scheduler runs at once (with the short slice wait_spin asks
+         * for). On a quiet core nobody preempts us and the wait keeps spinning, its wake-up
+         * latency unchanged. */
+        c->nap = true;
+        struct timespec ts = {0, 1000};
+        nanosleep(&ts, NULL);
     }
-    if (timeout > 0 && now() - c->start > timeout) {
+    if (timeout > 0 && t - c->start > timeout) {
         char who[32] = "", to[64] = "";
         size_t depth, in_use;
         const struct fsh_op *ops = records(l, &depth, &in_use);
@@ -832,12 +858,63 @@ static int wait_impl(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
     return rc;
 }
 
+/* The kernel's sched_attr (sched_setattr(2)); sched_runtime of a SCHED_OTHER thread is its
+ * slice (Linux 6.12 and later; older kernels ignore it or refuse, and nothing changes). */
+struct slice_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
+
+#define NAP_SLICE_NS 100000 /* a short slice: the scheduler runs a woken short-slice task first */
+
+/* A napping wait asks for a short slice, so that each wake-up (the nap's end) runs at once
+ * instead of after the busy processes' slices; the thread's own slice comes back when the wait
+ * ends. Only for an ordinary (SCHED_OTHER) thread: a real-time one is left as it is. */
+static bool slice_shorten(struct slice_attr *saved)
+{
+    memset(saved, 0, sizeof(*saved));
+    if (syscall(SYS_sched_getattr, 0, saved, sizeof(*saved), 0) != 0 || saved->policy != 0) {
+        return false;
+    }
+    struct slice_attr a = *saved;
+    a.size = sizeof(a);
+    a.runtime = NAP_SLICE_NS;
+    return syscall(SYS_sched_setattr, 0, &a, 0) == 0;
+}
+
+static void slice_restore(struct slice_attr *saved)
+{
+    saved->size = sizeof(*saved);
+    (void)syscall(SYS_sched_setattr, 0, saved, 0);
+}
+
+static int wait_spin(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
+                     int peer, double timeout, bool arrival, struct slice_attr *saved,
+                     bool *shortened);
+
 /* l: a lane's wait, which polls the lane and, when nobody else holds it, the engine. */
 static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
                      int peer, double timeout, bool arrival)
 {
-    struct fsh_wait_clock c = {0, 0};
+    bool shortened = false;
+    struct slice_attr saved;
+    int rc = wait_spin(l, done, arg, what, peer, timeout, arrival, &saved, &shortened);
+    if (shortened) {
+        slice_restore(&saved);
+    }
+    return rc;
+}
+
+static int wait_spin(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
+                     int peer, double timeout, bool arrival, struct slice_attr *saved,
+                     bool *shortened)
+{
+    struct fsh_wait_clock c = {0};
     unsigned idle = 0;
+    bool napping = false;
     for (;;) {
         int n = l ? fsh_lane_poll_waiting(l) : fsh_progress_poll();
         if (n < 0) {
@@ -851,13 +928,17 @@ static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
             continue;
         }
         /* Check the clock (and yield) only every so often: clock_gettime is not free. */
-        if (++idle % 64 == 0 || engine.yield) {
+        if (++idle % 64 == 0 || engine.yield || c.nap) {
             int rc = backoff(l, &c, timeout, what, peer);
             if (rc == 0) {
                 rc = probe(l, &c, now(), arrival, what, peer, done, arg);
             }
             if (rc != 0) {
                 return rc;
+            }
+            if (c.nap && !napping) {
+                napping = true;
+                *shortened = slice_shorten(saved);
             }
         }
     }

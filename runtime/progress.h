@@ -86,6 +86,7 @@ typedef void (*fsh_imm_handler)(uint32_t payload, uint32_t high);
 struct fsh_progress_config {
     size_t depth;          /* operation records */
     bool yield;            /* waits yield the CPU between polls */
+    double spin;           /* seconds a wait polls without progress before it naps; 0: never */
     double timeout;        /* internal waits, seconds; 0: none */
     double user_timeout;   /* user waits, seconds; 0: none */
     bool chaos_delay;      /* hold completions and remote events, deliver them shuffled */
@@ -366,6 +367,8 @@ int fsh_lane_wait_idle_to(struct fsh_lane *l, const struct fsh_op_track *t, cons
  * the loop's first call (clock zeroed before it). */
 struct fsh_wait_clock {
     double start, probed;
+    long preempted; /* the thread's involuntary context switches when the wait began */
+    bool nap;       /* spun FABSHMEM_SPIN_US without progress, preempted: sleep between polls */
 };
 int fsh_progress_backoff(struct fsh_wait_clock *c, const char *what, int peer);
 

@@ -179,7 +179,7 @@ static ssize_t issue(struct fid_ep *ep, struct fsh_xreq *r)
  * on a lane, else the engine's). */
 static int issue_retry(struct fsh_xreq *r, struct fsh_lane *lane)
 {
-    struct fsh_wait_clock start = {0, 0};
+    struct fsh_wait_clock start = {0};
     struct fid_ep *ep = lane ? fsh_lane_ep(lane, r->path.rail) : fsh_fabric_ep(r->path.rail);
     for (;;) {
         ssize_t rc = issue(ep, r);
