@@ -7,8 +7,9 @@
  * then exchange partial results with PE (i XOR 2^k) for k = 0 .. log2 P - 1, each reducing
  * what it received into its own; finally each folded-into PE writes the result straight into
  * its extra's dest. That is log2 P + 2 latencies for any N, which is what matters for the
- * small and medium sizes reductions mostly have (a reduce-scatter + all-gather would move less
- * data for large ones on many PEs; not done yet).
+ * small and medium sizes reductions mostly have. From 16 KiB on a team whose PEs all map each
+ * other's memory (one node) reduces in place instead (mapped()): a reduce-scatter and all-gather
+ * through the mapping between two barriers, each byte loaded and stored once, no chunking.
  *
  * Every PE ends with the bit-identical result: at each step both partners combine the same
  * two operands with a commutative operation (IEEE addition and multiplication, complex ones
@@ -43,6 +44,8 @@
 #include <string.h>
 
 #include "error.h"
+#include "local.h"
+#include "mr.h"
 #include "notify.h"
 
 typedef void (*kernel_fn)(void *acc, const void *in, size_t n);
@@ -187,6 +190,86 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
         rc = rc ? rc : crc;
     }
     return rc;
+}
+
+/* ------------------------------------------------------------------ mapped */
+
+/* Above this many bytes a team whose PEs all map each other's heap (one node) reduces in place
+ * through the mapping (mapped() below) instead of exchanging chunks through the scratch. */
+#define MAPPED_MIN_BYTES 16384
+#define FSH_MAPPED_MAX_PES 64 /* views on the stack; larger teams take the chunked path */
+
+/* Source and dest of every team PE, as this PE addresses them; false when some PE is not
+ * mapped here (another node, or FABSHMEM_INTRANODE=fabric) or source is not symmetric. */
+static bool mapped_views(struct fsh_team *t, const void *src, enum fsh_seg dseg, uint64_t doff,
+                         size_t bytes, char **srcs, char **dsts)
+{
+    enum fsh_seg sseg;
+    uint64_t soff;
+    if (dseg == FSH_SEG_DEVICE || fsh_mr_lookup(src, bytes, &sseg, &soff) != 0 ||
+        sseg == FSH_SEG_DEVICE) {
+        return false;
+    }
+    for (int i = 0; i < t->size; i++) {
+        int pe = fsh_team_world_pe(t, i);
+        srcs[i] = fsh_local_addr(pe, sseg, soff);
+        dsts[i] = fsh_local_addr(pe, dseg, doff);
+        if (!srcs[i] || !dsts[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A barrier that also checks every PE passed the same call: the AND of key in the high half
+ * and of ~key in the low half equals both only when every PE's key is the same, and a PE whose
+ * key differs in some bit sees it in one half or the other, so all PEs notice. */
+static int mapped_sync(struct fsh_team *t, uint32_t key, const char *what)
+{
+    uint64_t word = ((uint64_t)key << 32) | (uint32_t)~key;
+    int rc = fsh_notify_and_word(t, &word);
+    if (rc == 0 && word != (((uint64_t)key << 32) | (uint32_t)~key)) {
+        rc = fsh_err(-EINVAL, "every PE of the team must call the same collectives in the same order, with the same nelems, PE_root, strides, type and operation",
+                     "%s: the team's PEs called the reduction with different arguments", what);
+    }
+    return rc;
+}
+
+/* Reduce-scatter then all-gather through the mapping, one pass over the data: after a barrier
+ * (every PE's source is ready and its dest free), team PE r reduces its part of the array,
+ * loading that part of every PE's source, and stores the result into that part of every PE's
+ * dest; a second barrier and every dest is whole, and no source is read any more. Each element
+ * is reduced by one PE only, so every PE ends with the same bits. Where dest is source, the part
+ * a PE writes on another PE is one only it reads there, and only before it writes. */
+static int mapped(struct fsh_team *t, kernel_fn fn, char *dest, char **srcs, char **dsts,
+                  size_t nelems, size_t esize)
+{
+    uint32_t key = (uint32_t)t->fp | ((uint32_t)(nelems * 31 + esize) << 16);
+    int rc = mapped_sync(t, key, "reduction: entering");
+    if (rc != 0) {
+        return rc;
+    }
+    int n = t->size, me = t->my_pe;
+    size_t line = esize < 64 ? 64 / esize : 1;
+    size_t per = ((nelems + (size_t)n - 1) / (size_t)n + line - 1) / line * line;
+    size_t lo = per * (size_t)me < nelems ? per * (size_t)me : nelems;
+    size_t hi = lo + per < nelems ? lo + per : nelems;
+    if (hi > lo) {
+        size_t off = lo * esize, len = (hi - lo) * esize;
+        char *acc = dest + off;
+        if (acc != srcs[me] + off) {
+            memmove(acc, srcs[me] + off, len);
+        }
+        for (int k = 1; k < n; k++) {
+            int i = (me + k) % n;
+            fn(acc, srcs[i] + off, hi - lo);
+        }
+        for (int k = 1; k < n; k++) {
+            int i = (me + k) % n;
+            memcpy(dsts[i] + off, acc, len);
+        }
+    }
+    return mapped_sync(t, key, "reduction: leaving");
 }
 
 /* ------------------------------------------------------------------ scans */
@@ -352,10 +435,10 @@ int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nred
     if (is_scan) {
         return scan(t, dest, src, nreduce, esize, fn, op == FSH_RED_INSCAN);
     }
-    if (dest != src) {
-        memmove(dest, src, nreduce * esize);
-    }
     if (t->size == 1) {
+        if (dest != src) {
+            memmove(dest, src, nreduce * esize);
+        }
         return 0;
     }
     enum fsh_seg seg;
@@ -363,6 +446,15 @@ int fsh_coll_reduce(struct fsh_team *t, void *dest, const void *src, size_t nred
     rc = fsh_notify_dest(dest, nreduce * esize, &seg, &off);
     if (rc != 0) {
         return rc;
+    }
+    if (nreduce * esize >= MAPPED_MIN_BYTES && t->size <= FSH_MAPPED_MAX_PES) {
+        char *views[2 * FSH_MAPPED_MAX_PES];
+        if (mapped_views(t, src, seg, off, nreduce * esize, views, views + t->size)) {
+            return mapped(t, fn, dest, views, views + t->size, nreduce, esize);
+        }
+    }
+    if (dest != src) {
+        memmove(dest, src, nreduce * esize);
     }
     size_t per = fsh_notify_red_chunk(t) / esize;
     for (size_t base = 0; base < nreduce && rc == 0; base += per) {

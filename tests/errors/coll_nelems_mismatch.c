@@ -28,8 +28,8 @@ int main(void)
     }
     shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
-    long *src = shmem_calloc(400, sizeof(long));
-    long *dst = shmem_calloc(400 * (size_t)npes, sizeof(long));
+    long *src = shmem_calloc(4000, sizeof(long));
+    long *dst = shmem_calloc(4000 * (size_t)npes, sizeof(long));
     size_t n = me == 0 ? 100 : 10; /* PE 0 passes 100, the others 10 */
     if (!strcmp(c, "broadcast")) {
         shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, n, 0);
@@ -45,6 +45,12 @@ int main(void)
         shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, n);
     } else if (!strcmp(c, "reduce")) {
         shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, n);
+    } else if (!strcmp(c, "reduce_large")) {
+        /* one node: both through the mapping (16 KiB and more) */
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, me == 0 ? 4000 : 3000);
+    } else if (!strcmp(c, "reduce_mixed")) {
+        /* one node: PE 0 through the mapping, the others through the chunks */
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, me == 0 ? 4000 : 100);
     } else if (!strcmp(c, "alltoall")) {
         shmem_long_alltoall(SHMEM_TEAM_WORLD, dst, src, n);
     } else if (!strcmp(c, "alltoalls")) {
