@@ -749,6 +749,12 @@ static int probe(struct fsh_lane *l, struct fsh_wait_clock *c, double t, bool ar
     return rc;
 }
 
+/* When a wait of this thread last found itself preempted while it spun: for CROWDED_FOR
+ * seconds after, its long waits nap without waiting to be preempted again (each would lose a
+ * slice to learn what the last one learned). */
+static __thread double crowded_at;
+#define CROWDED_FOR 1.0
+
 /* This thread's involuntary context switches so far. */
 static long preemptions(void)
 {
@@ -765,10 +771,17 @@ static int backoff(struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
         return 0;
     }
     double t = now();
+    if (!engine.yield && !c->nap && engine.spin > 0 && t - c->start > engine.spin) {
+        long p = preemptions();
+        if (p != c->preempted) {
+            crowded_at = t;
+            c->preempted = p;
+        }
+        c->nap = crowded_at > 0 && t - crowded_at < CROWDED_FOR;
+    }
     if (engine.yield) {
         sched_yield();
-    } else if (c->nap || (engine.spin > 0 && t - c->start > engine.spin &&
-                          preemptions() != c->preempted)) {
+    } else if (c->nap) {
         /* Spun long without progress, and the kernel took the core from us meanwhile: busy
          * processes share it, and the peer we wait for may be one of those kept waiting.
          * Spinning on (or sched_yield, which lets every busy process run its slice first)
