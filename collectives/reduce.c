@@ -7,7 +7,7 @@
  * then exchange partial results with PE (i XOR 2^k) for k = 0 .. log2 P - 1, each reducing
  * what it received into its own; finally each folded-into PE writes the result straight into
  * its extra's dest. That is log2 P + 2 latencies for any N, which is what matters for the
- * small and medium sizes reductions mostly have. From 16 KiB on a team whose PEs all map each
+ * small and medium sizes reductions mostly have. From 1 KiB on a team whose PEs all map each
  * other's memory (one node) reduces in place instead (mapped()): a reduce-scatter and all-gather
  * through the mapping between two barriers, each byte loaded and stored once, no chunking.
  *
@@ -194,9 +194,9 @@ static int one_chunk(struct chunk *c, enum fsh_seg dseg, uint64_t doff)
 
 /* ------------------------------------------------------------------ mapped */
 
-/* Above this many bytes a team whose PEs all map each other's heap (one node) reduces in place
+/* From this many bytes a team whose PEs all map each other's heap (one node) reduces in place
  * through the mapping (mapped() below) instead of exchanging chunks through the scratch. */
-#define MAPPED_MIN_BYTES 16384
+#define MAPPED_MIN_BYTES 1024
 #define FSH_MAPPED_MAX_PES 64 /* views on the stack; larger teams take the chunked path */
 
 /* Source and dest of every team PE, as this PE addresses them; false when some PE is not

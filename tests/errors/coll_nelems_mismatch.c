@@ -46,7 +46,7 @@ int main(void)
     } else if (!strcmp(c, "reduce")) {
         shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, n);
     } else if (!strcmp(c, "reduce_large")) {
-        /* one node: both through the mapping (16 KiB and more) */
+        /* one node: both through the mapping (1 KiB and more) */
         shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, me == 0 ? 4000 : 3000);
     } else if (!strcmp(c, "reduce_mixed")) {
         /* one node: PE 0 through the mapping, the others through the chunks */
