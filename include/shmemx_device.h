@@ -441,8 +441,8 @@ SHMEMX_DFN int shmemx_dev_op_(shmemx_device_t h, int op, void *dest, const void 
              * the C++ release-store mapping of the PTX atomics ABI. The fence.sc.sys
              * (__threadfence_system) that stood here added only the sequential consistency
              * of fences with each other, which no waiter relies on, and a second MEMBAR.SYS.
-             * The block form gets the other threads' stores into this release through its
-             * bar.sync (shmemx_dev_put_signal_nbi_block). */
+             * The block form fences once more in its thread 0, after its bar.sync
+             * (shmemx_dev_put_signal_nbi_block). */
             shmemx_dev_signal_apply_(ls, value, sig_op);
         }
         return 0;
@@ -676,10 +676,14 @@ SHMEMX_DEVFN int shmemx_dev_put_signal_nbi_block(shmemx_device_t h, void *dest,
         /* Every thread's stores, then (put_nbi_block's closing bar.sync) thread 0's signal,
          * a release at system scope: the barrier orders the other threads' stores before
          * everything thread 0 does after it (CTA-scope synchronization), and the release is
-         * cumulative, so a waiter that acquires the signal sees all of them. No per-thread
-         * fence is needed. */
+         * cumulative, so a waiter that acquires the signal sees all of them; no per-thread
+         * fence is needed. Thread 0 still fences once at system scope before it signals, as
+         * the cooperative-groups grid barrier does after its bar.sync: the block form has not
+         * run on a GPU since the per-thread fences went, and one fence per block is cheap
+         * beside the block's data. */
         shmemx_dev_put_nbi_block(h, dest, src, n, pe);
         if (me == 0) {
+            shmemx_dev_fence_system_();
             rc = shmemx_dev_put_signal_nbi(h, NULL, NULL, 0, sig, value, sig_op, pe);
         }
     } else {
