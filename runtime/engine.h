@@ -41,6 +41,9 @@ int fsh_engine_poll_try(void);
 void fsh_engine_op_init(struct fsh_op *op, int kind, int pe, size_t len);
 /* The operation is done: its result copied out, its tracks counted. */
 void fsh_engine_finish(struct fsh_op *op);
+/* Does provider error err say the way to the peer failed (a connection or a link), not the
+ * operation? (engine_error.c) */
+bool fsh_engine_transport_failed(int err);
 /* Read the error entry at the head of cq into e, and the provider's words for it into buf
  * (*prov): fi_cq_readerr's result, < 0 when there was none. */
 ssize_t fsh_engine_read_error(struct fid_cq *cq, struct fi_cq_err_entry *e, char *buf, size_t len,

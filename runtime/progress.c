@@ -32,10 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "engine.h"
 #include "error.h"
@@ -43,6 +40,7 @@
 #include "guard.h"
 #include "log.h"
 #include "mr.h"
+#include "nap.h"
 #include "rt.h"
 
 /* The provider's per-operation scratch space (FI_CONTEXT2 mode) is the first member of every
@@ -383,51 +381,12 @@ static bool writes_done(uint64_t mark)
     return mark <= __atomic_load_n(&engine.wdrained, __ATOMIC_ACQUIRE);
 }
 
-/* Errors that say the way failed (a connection or a link), not the operation: a bad key or a
- * length the target refuses (FI_EACCES, FI_EINVAL, ...) would fail on every rail, and trying
- * another would hide it. FI_ECANCELED counts too: fabshmem never cancels an operation, so one
- * canceled is one the provider dropped with its connection (tcp;ofi_rxm cancels what is in
- * flight on a reset connection: "Operation canceled (Transport endpoint is not connected)"). */
-static bool transport_failed(int err)
-{
-    switch (err) {
-    case FI_ECANCELED:
-    case FI_EIO:
-    case FI_ENOTCONN:
-    case FI_ECONNRESET:
-    case FI_ECONNABORTED:
-    case FI_ECONNREFUSED:
-    case FI_ETIMEDOUT:
-    case FI_EHOSTUNREACH:
-    case FI_ENETUNREACH:
-    case FI_ENETDOWN:
-    case EPIPE:
-    case EHOSTDOWN:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* Record the failure of op (what the provider's error entry e says) and return it. */
 static int op_failed(const struct fsh_op *op, const struct fi_cq_err_entry *e, const char *prov)
 {
     return fsh_err(-(int)e->err, "the peer PE may have died or become unreachable; see its messages and the launcher's",
                    "%s of %zu bytes to PE %d failed: %s (%s)", kind_name(op->kind), op->len,
                    op->pe, fi_strerror((int)e->err), prov ? prov : "");
-}
-
-/* Read the error entry at the head of cq into e, and the provider's words for it into buf
- * (*prov). fi_cq_readerr's result: < 0 when there was none to read. */
-ssize_t fsh_engine_read_error(struct fid_cq *cq, struct fi_cq_err_entry *e, char *buf, size_t len,
-                              const char **prov)
-{
-    memset(e, 0, sizeof(*e));
-    ssize_t rc = fi_cq_readerr(cq, e, 0);
-    if (rc >= 0) {
-        *prov = fi_cq_strerror(cq, e->prov_errno, e->err_data, buf, len);
-    }
-    return rc;
 }
 
 /* The error entry e of op, a record of lane l (NULL: the engine's): an orphan's is no news; a
@@ -440,7 +399,7 @@ int fsh_engine_op_error(struct fsh_lane *l, struct fsh_op *op, const struct fi_c
         put_back(l, op); /* re-posted elsewhere: its failure is no news */
         return 0;
     }
-    if (engine.way_hook && fsh_fabric_ways(op->pe) > 1 && transport_failed((int)e->err)) {
+    if (engine.way_hook && fsh_fabric_ways(op->pe) > 1 && fsh_engine_transport_failed((int)e->err)) {
         char why[320];
         snprintf(why, sizeof(why), "failed a %s of %zu bytes to it%s (%s; %s)",
                  kind_name(op->kind), op->len, l ? " from a context's endpoint" : "",
@@ -749,49 +708,22 @@ static int probe(struct fsh_lane *l, struct fsh_wait_clock *c, double t, bool ar
     return rc;
 }
 
-/* When a wait of this thread last found itself preempted while it spun: for CROWDED_FOR
- * seconds after, its long waits nap without waiting to be preempted again (each would lose a
- * slice to learn what the last one learned). */
-static __thread double crowded_at;
-#define CROWDED_FOR 1.0
-
-/* This thread's involuntary context switches so far. */
-static long preemptions(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
-}
-
 static int backoff(struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
                    const char *what, int peer)
 {
     if (c->start == 0) {
         c->start = c->probed = now();
-        c->preempted = preemptions();
+        c->preempted = fsh_nap_preemptions();
         return 0;
     }
     double t = now();
     if (!engine.yield && !c->nap && engine.spin > 0 && t - c->start > engine.spin) {
-        long p = preemptions();
-        if (p != c->preempted) {
-            crowded_at = t;
-            c->preempted = p;
-        }
-        c->nap = crowded_at > 0 && t - crowded_at < CROWDED_FOR;
+        c->nap = fsh_nap_crowded(&c->preempted, t);
     }
     if (engine.yield) {
         sched_yield();
     } else if (c->nap) {
-        /* Spun long without progress, and the kernel took the core from us meanwhile: busy
-         * processes share it, and the peer we wait for may be one of those kept waiting.
-         * Spinning on (or sched_yield, which lets every busy process run its slice first)
-         * costs a slice per step; a short sleep gives the core away and brings us back as a
-         * woken task, which the scheduler runs at once (with the short slice wait_spin asks
-         * for). On a quiet core nobody preempts us and the wait keeps spinning, its wake-up
-         * latency unchanged. */
-        c->nap = true;
-        struct timespec ts = {0, 1000};
-        nanosleep(&ts, NULL);
+        fsh_nap_sleep(); /* spun long without progress on a shared core (nap.h) */
     }
     if (timeout > 0 && t - c->start > timeout) {
         char who[32] = "", to[64] = "";
@@ -871,59 +803,21 @@ static int wait_impl(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
     return rc;
 }
 
-/* The kernel's sched_attr (sched_setattr(2)); sched_runtime of a SCHED_OTHER thread is its
- * slice (Linux 6.12 and later; older kernels ignore it or refuse, and nothing changes). */
-struct slice_attr {
-    uint32_t size, policy;
-    uint64_t flags;
-    int32_t nice;
-    uint32_t priority;
-    uint64_t runtime, deadline, period;
-};
-
-#define NAP_SLICE_NS 100000 /* a short slice: the scheduler runs a woken short-slice task first */
-
-/* A napping wait asks for a short slice, so that each wake-up (the nap's end) runs at once
- * instead of after the busy processes' slices; the thread's own slice comes back when the wait
- * ends. Only for an ordinary (SCHED_OTHER) thread: a real-time one is left as it is. */
-static bool slice_shorten(struct slice_attr *saved)
-{
-    memset(saved, 0, sizeof(*saved));
-    if (syscall(SYS_sched_getattr, 0, saved, sizeof(*saved), 0) != 0 || saved->policy != 0) {
-        return false;
-    }
-    struct slice_attr a = *saved;
-    a.size = sizeof(a);
-    a.runtime = NAP_SLICE_NS;
-    return syscall(SYS_sched_setattr, 0, &a, 0) == 0;
-}
-
-static void slice_restore(struct slice_attr *saved)
-{
-    saved->size = sizeof(*saved);
-    (void)syscall(SYS_sched_setattr, 0, saved, 0);
-}
-
 static int wait_spin(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
-                     int peer, double timeout, bool arrival, struct slice_attr *saved,
-                     bool *shortened);
+                     int peer, double timeout, bool arrival, struct fsh_nap_slice *slice);
 
 /* l: a lane's wait, which polls the lane and, when nobody else holds it, the engine. */
 static int wait_loop(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
                      int peer, double timeout, bool arrival)
 {
-    bool shortened = false;
-    struct slice_attr saved;
-    int rc = wait_spin(l, done, arg, what, peer, timeout, arrival, &saved, &shortened);
-    if (shortened) {
-        slice_restore(&saved);
-    }
+    struct fsh_nap_slice slice = {.shortened = false};
+    int rc = wait_spin(l, done, arg, what, peer, timeout, arrival, &slice);
+    fsh_nap_slice_restore(&slice);
     return rc;
 }
 
 static int wait_spin(struct fsh_lane *l, fsh_done_fn done, const void *arg, const char *what,
-                     int peer, double timeout, bool arrival, struct slice_attr *saved,
-                     bool *shortened)
+                     int peer, double timeout, bool arrival, struct fsh_nap_slice *slice)
 {
     struct fsh_wait_clock c = {0};
     unsigned idle = 0;
@@ -951,7 +845,7 @@ static int wait_spin(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
             }
             if (c.nap && !napping) {
                 napping = true;
-                *shortened = slice_shorten(saved);
+                fsh_nap_slice_shorten(slice);
             }
         }
     }
