@@ -78,6 +78,10 @@ int main(void)
     } else {
         shmem_barrier_all();
     }
+    shmem_barrier_all(); /* PE 1 has it mapped: the name may go, so no run leaves it behind */
+    if (me == 0) {
+        unlink(path);
+    }
     static int ok;
     ok = t_check(me > 1 || flag != NULL, "cannot map %s", path);
     shmem_int_min_reduce(SHMEM_TEAM_WORLD, &ok, &ok, 1); /* all go or none */
@@ -132,10 +136,6 @@ int main(void)
     }
     if (flag) {
         munmap((void *)flag, 4096);
-    }
-    shmem_barrier_all(); /* PE 1 has opened it: it may go */
-    if (me == 0) {
-        unlink(path);
     }
     if (ctx != SHMEM_CTX_DEFAULT) {
         shmem_ctx_destroy(ctx);
