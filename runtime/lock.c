@@ -144,7 +144,7 @@ struct serving_wait {
     uint32_t ticket;
     int err;
     const void *addr;
-    double checked;   /* when the served ticket was last looked up in the PEs' tables */
+    double checked;   /* when the served ticket was last read for a look (0: never) */
     uint32_t last;    /* the served ticket then */
     int unowned;      /* looks in a row that found it owned by no PE */
 };
@@ -164,6 +164,11 @@ static bool my_turn(const void *arg)
                      &serving, sizeof(serving), HOME, false);
     if (w->err != 0 || serving == w->ticket) {
         return true;
+    }
+    if (w->checked == 0) {
+        /* The first read, at the wait's start: the looks compare against it. */
+        w->checked = fsh_progress_now();
+        w->last = serving;
     }
     if ((uint32_t)(w->ticket - serving) >= (uint32_t)fsh_rt.npes) {
         /* Each PE holds at most one ticket of a lock: more ahead than PEs is no lock state. */
@@ -205,7 +210,7 @@ int fsh_lock_set(enum fsh_seg seg, uint64_t off, const void *addr)
         return rc;
     }
     r = record(key, ticket, false);
-    struct serving_wait w = {seg, off, ticket, 0, addr, fsh_progress_now(), ticket, 0};
+    struct serving_wait w = {seg, off, ticket, 0, addr, 0, ticket, 0};
     if (!my_turn(&w)) {
         char what[64];
         snprintf(what, sizeof(what), "shmem_set_lock: waiting for ticket %u", ticket);
