@@ -206,11 +206,14 @@ const char *fsh_rma_post_flush_describe(void)
 {
     switch (fl.mode) {
     case FLUSH_WRITE:
-        return "injected ones transmit-complete, counted by the write counter; quiet sends one "
-               "delivery-complete write to each PE written since (the provider orders WAW)";
+        return "injected; the first to a PE since the last quiet delivery-complete with a "
+               "completion entry, the next ones transmit-complete, counted by the write counter; "
+               "quiet sends one delivery-complete write to each PE that got those (the provider "
+               "orders WAW)";
     case FLUSH_READ:
-        return "injected ones transmit-complete, counted by the write counter; quiet sends one "
-               "read to each PE written since (the provider orders RAW)";
+        return "injected; the first to a PE since the last quiet delivery-complete with a "
+               "completion entry, the next ones transmit-complete, counted by the write counter; "
+               "quiet sends one read to each PE that got those (the provider orders RAW)";
     default:
         return NULL;
     }
