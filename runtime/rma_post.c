@@ -53,10 +53,11 @@
  *  - FI_ORDER_WAW and FI_DELIVERY_COMPLETE (shm, tcp;ofi_rxm): the first small put to a
  *    target since the last flush is delivery-complete, with a record and a completion entry
  *    (a lone put + quiet costs one operation, as fi_write does); later ones are posted
- *    transmit-complete, counted, and the target marked dirty; quiet posts one delivery-complete 8-byte write to each dirty target. The
- *    target handles writes in the order posted, so when that write is visible there (its
- *    completion), every earlier write was handled, and a small injected write's data is
- *    placed when it is handled (the payload travels with it).
+ *    transmit-complete, counted, and the target marked dirty; quiet posts one
+ *    delivery-complete 8-byte write to each dirty target. The target handles writes in the
+ *    order posted, so when that write is visible there (its completion), every earlier write
+ *    was handled, and a small injected write's data is placed when it is handled (the
+ *    payload travels with it).
  *  - FI_ORDER_RAW without the above: one 8-byte read per dirty target, which the target
  *    answers only after the writes before it (at the endpoint's completion level: shm then
  *    serves it from its progress engine, in order, not by a copy from the initiator's side).
