@@ -59,6 +59,7 @@ static struct {
     size_t in_use;
     bool yield;
     double spin;
+    bool nap; /* a long wait may nap on a crowded core (nap.h): not where its polls serve peers */
     double timeout, user_timeout;
     fsh_imm_handler handlers[FSH_IMM_NKINDS];
     void (*poll_hook)(void);
@@ -179,6 +180,13 @@ int fsh_progress_init(const struct fsh_progress_config *cfg)
     engine.in_use = 0;
     engine.yield = cfg->yield;
     engine.spin = cfg->spin;
+    /* Where peers reach this PE through a provider that moves data only while it polls
+     * (manual progress: shm, tcp;ofi_rxm, efa), a wait's polls are what serves their puts,
+     * gets and atomics: a napping wait (one nanosleep is 20-70 us on a shared VM) would hold
+     * each of them that long, and a PE preempted once naps in its long waits for a second
+     * (put + quiet 8 B on shm 0.8 -> 68 us against a PE waiting in a barrier). Such waits
+     * spin, and yield where PEs outnumber cores, as before the naps. */
+    engine.nap = cfg->spin > 0 && (fsh_fabric_none() || !fsh_fabric_attr()->manual_progress);
     engine.timeout = cfg->timeout;
     engine.user_timeout = cfg->user_timeout;
     engine.failed = 0;
@@ -717,7 +725,7 @@ static int backoff(struct fsh_lane *l, struct fsh_wait_clock *c, double timeout,
         return 0;
     }
     double t = now();
-    if (!engine.yield && !c->nap && engine.spin > 0 && t - c->start > engine.spin) {
+    if (!engine.yield && !c->nap && engine.nap && t - c->start > engine.spin) {
         c->nap = fsh_nap_crowded(&c->preempted, t);
     }
     if (engine.yield) {

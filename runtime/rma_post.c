@@ -50,13 +50,14 @@
  * shm that costs an answer from the target per put. Where the provider promises an order
  * between one endpoint's operations to one target (tx_attr->msg_order), that answer is needed
  * once per target per quiet instead:
- *  - FI_ORDER_WAW and FI_DELIVERY_COMPLETE (shm, tcp;ofi_rxm): the first counted put to a
- *    target since the last flush stays delivery-complete (a lone put + quiet costs one
- *    operation, as before); later ones are posted transmit-complete and the target marked
- *    dirty; quiet posts one delivery-complete 8-byte write to each dirty target. The
- *    target handles writes in the order posted, so when that write is visible there (its
- *    completion), every earlier write was handled, and a small injected write's data is
- *    placed when it is handled (the payload travels with it).
+ *  - FI_ORDER_WAW and FI_DELIVERY_COMPLETE (shm, tcp;ofi_rxm): the first small put to a
+ *    target since the last flush is delivery-complete, with a record and a completion entry
+ *    (a lone put + quiet costs one operation, as fi_write does); later ones are posted
+ *    transmit-complete, counted, and the target marked dirty; quiet posts one
+ *    delivery-complete 8-byte write to each dirty target. The target handles writes in the
+ *    order posted, so when that write is visible there (its completion), every earlier write
+ *    was handled, and a small injected write's data is placed when it is handled (the
+ *    payload travels with it).
  *  - FI_ORDER_RAW without the above: one 8-byte read per dirty target, which the target
  *    answers only after the writes before it (at the endpoint's completion level: shm then
  *    serves it from its progress engine, in order, not by a copy from the initiator's side).
@@ -91,9 +92,10 @@ static struct {
                       * hook (session batches) may mark PEs anew meanwhile */
 } fl;
 
-/* A target's state since the last flush: no counted put; one, posted delivery-complete (the
- * write counter completes it, nothing to flush: a lone put + quiet costs one operation, not
- * two); more, the later ones transmit-complete (one flush completes them all). */
+/* A target's state since the last flush: no small put; one, posted delivery-complete with a
+ * record (its completion entry completes it, nothing to flush: a lone put + quiet costs one
+ * operation, not two); more, the later ones transmit-complete and counted (one flush
+ * completes them all). */
 enum { CLEAN, ONE, DIRTY };
 
 int fsh_rma_post_flush_init(void)
@@ -205,11 +207,14 @@ const char *fsh_rma_post_flush_describe(void)
 {
     switch (fl.mode) {
     case FLUSH_WRITE:
-        return "injected ones transmit-complete, counted by the write counter; quiet sends one "
-               "delivery-complete write to each PE written since (the provider orders WAW)";
+        return "injected; the first to a PE since the last quiet delivery-complete with a "
+               "completion entry, the next ones transmit-complete, counted by the write counter; "
+               "quiet sends one delivery-complete write to each PE that got those (the provider "
+               "orders WAW)";
     case FLUSH_READ:
-        return "injected ones transmit-complete, counted by the write counter; quiet sends one "
-               "read to each PE written since (the provider orders RAW)";
+        return "injected; the first to a PE since the last quiet delivery-complete with a "
+               "completion entry, the next ones transmit-complete, counted by the write counter; "
+               "quiet sends one read to each PE that got those (the provider orders RAW)";
     default:
         return NULL;
     }
@@ -242,6 +247,18 @@ int fsh_rma_post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void 
     /* An injected write nobody waits for by itself is counted, not tracked: no record, no
      * completion entry; the context's quiet waits for the write counter. */
     bool counted = inject && !sync && fsh_progress_counts_writes();
+    /* Where quiet flushes its targets, a counted put's target is marked; the first put to a PE
+     * since the last flush is not counted but posted as fi_write_lat's ceiling posts a write:
+     * delivery-complete, with a record and a completion entry, so that a lone put + quiet
+     * costs that one write and quiet's wait one CQ (no write counter, whose read drives the
+     * provider's progress a second time per poll: tcp's put + quiet 8 B went 8.05 -> 6.53 us
+     * against fi_write's 6.29). Later ones go transmit-complete, counted, and the flush
+     * completes them. */
+    bool flushed = false;
+    if (counted && !has_imm && flush_mode() != FLUSH_NONE) {
+        flushed = flush_mark(pe);
+        counted = flushed;
+    }
     struct fsh_op *op = NULL;
     if (!counted) {
         op = fsh_progress_op_get(kind, pe, len);
@@ -275,8 +292,6 @@ int fsh_rma_post(struct fsh_ctx *ctx, struct fsh_op_track *sync, int kind, void 
     }
     /* A counted put where quiet flushes its target (rma_post.c) needs only to leave: the
      * flush, ordered after it, completes it. */
-    bool flushed = counted && !has_imm && flush_mode() != FLUSH_NONE &&
-                   flush_mark(pe);
     bool dc = fa->delivery_complete && !has_imm && !flushed;
     unsigned flags = (counted ? 0 : FSH_XF_COMPLETION) | (dc ? FSH_XF_DELIVERED : 0);
     if (write) {
