@@ -20,7 +20,13 @@
  *                   both 1.4 and 1.5 libraries have, so peers compare on the same call
  *   alltoallv       fabshmem's shmemx_alltoallvmem, PE i sends size*((i+j)%3+1)/2 bytes to PE j
  *   broadcast       shmem_broadcastmem(SHMEM_TEAM_WORLD) of size bytes from PE 0 (1.5)
+ *   broadcast64     the deprecated active-set shmem_broadcast64 with pSync, from PE 0 (the
+ *                   root's dest is not written; it checks nothing)
  *   reduce          shmem_long_sum_reduce(SHMEM_TEAM_WORLD) of size/8 longs (1.5)
+ *   sum_to_all      the deprecated active-set shmem_long_sum_to_all with pSync and pWrk: like
+ *                   alltoall64, the form both 1.4 and 1.5 libraries have
+ *   broadcast64_sep, sum_to_all_sep  the same calls with a barrier after each, not timed (the
+ *                   OSU benchmarks' way: a root cannot run ahead of the others)
  *   malloc_free     shmem_malloc(size) then shmem_free of it (each a collective with a
  *                   barrier); #wrong counts PEs whose left neighbour's put into a fresh block
  *                   did not land where they look (blocks at different offsets)
@@ -40,12 +46,16 @@
 
 static const struct bench_desc desc = {
     .name = "coll",
-    .tests = "init,barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast,reduce,malloc_free",
+    .tests = "init,barrier,team_sync,alltoall,alltoall64,alltoallv,broadcast,broadcast64,"
+             "broadcast64_sep,reduce,sum_to_all,sum_to_all_sep,malloc_free",
     .targets = "",
     .defaults = "",
 };
 
 static long psync[2][SHMEM_ALLTOALL_SYNC_SIZE];
+static long bpsync[2][SHMEM_BCAST_SYNC_SIZE];
+static long rpsync[2][SHMEM_REDUCE_SYNC_SIZE];
+static long *pwrk; /* the active-set reduction's work array (symmetric) */
 
 static struct bench_opts opts;
 static double *samples;
@@ -251,25 +261,55 @@ static void a2a_test(const char *name, int kind, const char *what)
     free(wrong);
 }
 
-/* Back-to-back broadcasts from PE 0; then every PE checks the bytes of one more. */
-static void bcast_test(void)
+/* One broadcast of size bytes from PE 0: the team form (aset 0), or the deprecated active-set
+ * shmem_broadcast64 with pSync (aset 1), which both 1.4 and 1.5 libraries have, so peers compare
+ * on the same call. The active-set form leaves the root's dest alone (spec). */
+static void bcast_call(int aset, size_t size, long call)
 {
-    if (!bench_want(&opts, "broadcast")) {
+#if BENCH_SHMEM_15
+    if (!aset) {
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, size, 0);
         return;
     }
-#if !BENCH_SHMEM_15
-    bench_note("broadcast: n/a (OpenSHMEM %d.%d has no shmem_broadcastmem)", SHMEM_MAJOR_VERSION,
-               SHMEM_MINOR_VERSION);
-#else
-    bench_section("broadcast", "heap", "us", "shmem_broadcastmem from PE 0, size bytes, slowest PE");
+#endif
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    shmem_broadcast64(dst, src, size / 8, 0, 0, 0, npes, bpsync[call & 1]);
+#pragma GCC diagnostic pop
+}
+
+/* Back-to-back broadcasts from PE 0; then every PE checks the bytes of one more. */
+static void bcast_test(const char *name, int aset, int sep)
+{
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    if (!aset && !BENCH_SHMEM_15) {
+        bench_note("%s: n/a (OpenSHMEM %d.%d has no shmem_broadcastmem)", name,
+                   SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+        return;
+    }
+    bench_section(name, "heap", "us",
+                  !aset ? "shmem_broadcastmem from PE 0, size bytes, slowest PE"
+                  : sep ? "shmem_broadcast64 (active set, pSync) from PE 0, size bytes, then an "
+                          "untimed barrier, slowest PE"
+                        : "shmem_broadcast64 (active set, pSync) from PE 0, size bytes, slowest PE");
+    long call = 0;
     for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
+        if (aset && size % 8) {
+            continue; /* whole 64-bit elements */
+        }
         int n = size >= (1u << 20) ? (opts.iters + 9) / 10 : opts.iters;
         shmem_barrier_all();
         for (int i = -opts.warmup; i < n; i++) {
             double t0 = bench_now_us();
-            shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, size, 0);
+            bcast_call(aset, size, call++);
+            double t1 = bench_now_us();
+            if (sep) {
+                shmem_barrier_all();
+            }
             if (i >= 0) {
-                samples[i] = bench_now_us() - t0;
+                samples[i] = t1 - t0;
             }
         }
         double best, med = slowest(n, &best);
@@ -278,30 +318,52 @@ static void bcast_test(void)
         }
         memset(dst, 0, size);
         shmem_barrier_all();
-        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, size, 0);
+        bcast_call(aset, size, call++);
         long wrong = 0;
-        for (size_t j = 0; j < size; j++) {
+        for (size_t j = 0; j < size && !(aset && me == 0); j++) {
             wrong += dst[j] != (unsigned char)(seed_of(size, 0, 0) + j);
         }
         memset(src, 0x5a, size);
         bench_row(size, med, best, bench_sum(wrong));
     }
+}
+
+/* One sum reduction of nelems longs: the team form (aset 0), or the deprecated active-set
+ * shmem_long_sum_to_all with pSync and pWrk (aset 1). */
+static void reduce_call(int aset, size_t nelems, long call)
+{
+#if BENCH_SHMEM_15
+    if (!aset) {
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, (long *)dst, (long *)src, nelems);
+        return;
+    }
 #endif
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    shmem_long_sum_to_all((long *)dst, (long *)src, (int)nelems, 0, 0, npes, pwrk,
+                          rpsync[call & 1]);
+#pragma GCC diagnostic pop
 }
 
 /* Back-to-back sum reductions of size/8 longs into dst; then every PE checks one more. */
-static void reduce_test(void)
+static void reduce_test(const char *name, int aset, int sep)
 {
-    if (!bench_want(&opts, "reduce")) {
+    if (!bench_want(&opts, name)) {
         return;
     }
-#if !BENCH_SHMEM_15
-    bench_note("reduce: n/a (OpenSHMEM %d.%d has no team reductions)", SHMEM_MAJOR_VERSION,
-               SHMEM_MINOR_VERSION);
-#else
-    bench_section("reduce", "heap", "us",
-                  "shmem_long_sum_reduce(SHMEM_TEAM_WORLD), size bytes of longs, slowest PE");
+    if (!aset && !BENCH_SHMEM_15) {
+        bench_note("%s: n/a (OpenSHMEM %d.%d has no team reductions)", name, SHMEM_MAJOR_VERSION,
+                   SHMEM_MINOR_VERSION);
+        return;
+    }
+    bench_section(name, "heap", "us",
+                  sep    ? "shmem_long_sum_to_all (active set, pSync, pWrk), size bytes of longs, "
+                           "then an untimed barrier, slowest PE"
+                  : aset ? "shmem_long_sum_to_all (active set, pSync, pWrk), size bytes of longs, "
+                           "slowest PE"
+                       : "shmem_long_sum_reduce(SHMEM_TEAM_WORLD), size bytes of longs, slowest PE");
     long *s = (long *)src, *d = (long *)dst;
+    long call = 0;
     for (size_t size = opts.min; size <= opts.max; size = bench_next_size(&opts, size)) {
         size_t nelems = size / sizeof(long);
         if (nelems == 0 || size % sizeof(long)) {
@@ -311,9 +373,13 @@ static void reduce_test(void)
         shmem_barrier_all();
         for (int i = -opts.warmup; i < n; i++) {
             double t0 = bench_now_us();
-            shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, s, nelems);
+            reduce_call(aset, nelems, call++);
+            double t1 = bench_now_us();
+            if (sep) {
+                shmem_barrier_all();
+            }
             if (i >= 0) {
-                samples[i] = bench_now_us() - t0;
+                samples[i] = t1 - t0;
             }
         }
         double best, med = slowest(n, &best);
@@ -323,7 +389,7 @@ static void reduce_test(void)
         }
         memset(d, 0, size);
         shmem_barrier_all();
-        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, d, s, nelems);
+        reduce_call(aset, nelems, call++);
         long wrong = 0;
         for (size_t j = 0; j < nelems; j++) {
             wrong += d[j] != (long)npes * (long)j + (long)npes * (npes - 1) / 2;
@@ -331,7 +397,6 @@ static void reduce_test(void)
         memset(src, 0x5a, size);
         bench_row(size, med, best, bench_sum(wrong));
     }
-#endif
 }
 
 /* Back-to-back shmem_malloc(size) + shmem_free pairs; then every PE checks that a put from its
@@ -382,11 +447,21 @@ int main(int argc, char **argv)
     for (int i = 0; i < SHMEM_ALLTOALL_SYNC_SIZE; i++) {
         psync[0][i] = psync[1][i] = SHMEM_SYNC_VALUE;
     }
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++) {
+        bpsync[0][i] = bpsync[1][i] = SHMEM_SYNC_VALUE;
+    }
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) {
+        rpsync[0][i] = rpsync[1][i] = SHMEM_SYNC_VALUE;
+    }
     span = (opts.max * 3 / 2 + 1) * (size_t)npes;
     src = shmem_malloc(span);
     dst = shmem_malloc(span);
+    /* pWrk: max(nreduce/2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE) longs (spec) */
+    size_t nwrk = opts.max / sizeof(long) / 2 + 1;
+    pwrk = shmem_malloc(sizeof(long) * (nwrk > SHMEM_REDUCE_MIN_WRKDATA_SIZE
+                                            ? nwrk : SHMEM_REDUCE_MIN_WRKDATA_SIZE));
     samples = malloc(sizeof(double) * (size_t)(opts.iters > 3 ? opts.iters : 3));
-    if (!src || !dst || !samples) {
+    if (!src || !dst || !pwrk || !samples) {
         if (me == 0) {
             fprintf(stderr, "coll: cannot allocate 2 x %zu bytes (raise SHMEM_SYMMETRIC_SIZE)\n",
                     span);
@@ -400,11 +475,16 @@ int main(int argc, char **argv)
     a2a_test("alltoall", 0, "shmem_alltoallmem, size bytes per PE pair, slowest PE");
     a2a_test("alltoall64", 1, "shmem_alltoall64 (active set, pSync), size bytes per PE pair");
     a2a_test("alltoallv", 2, "shmemx_alltoallvmem, size*((i+j)%3+1)/2 bytes from PE i to j");
-    bcast_test();
-    reduce_test();
+    bcast_test("broadcast", 0, 0);
+    bcast_test("broadcast64", 1, 0);
+    bcast_test("broadcast64_sep", 1, 1);
+    reduce_test("reduce", 0, 0);
+    reduce_test("sum_to_all", 1, 0);
+    reduce_test("sum_to_all_sep", 1, 1);
     malloc_test();
     int rc = bench_finish();
     shmem_barrier_all();
+    shmem_free(pwrk);
     shmem_free(dst);
     shmem_free(src);
     free(samples);

@@ -237,7 +237,7 @@ cat "$out"/raw/*.csv | awk -F, '
 # The headline: the sizes and tests of the project's targets (8 B, 1 KiB, 64 KiB, 1 MiB).
 {
     sed -n '1,3p' "$out/compare.txt"
-    awk 'NR == 4 || (($1 ~ /^(put_lat|get_lat|put_bw|put_signal_lat|fadd_lat|cswap_lat|barrier|alltoall|alltoall64|alltoall_busbw)$/) &&
+    awk 'NR == 4 || (($1 ~ /^(put_lat|get_lat|put_bw|put_signal_lat|fadd_lat|cswap_lat|barrier|alltoall|alltoall64|alltoall_busbw|broadcast64|broadcast64_sep|sum_to_all|sum_to_all_sep)$/) &&
          ($5 == 0 || $5 == 8 || $5 == 1024 || $5 == 65536 || $5 == 1048576))' "$out/compare.txt"
     echo "# all sizes and tests: $out/compare.txt"
 } >"$out/headline.txt"

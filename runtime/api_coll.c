@@ -10,7 +10,8 @@
  * free team slot, alltoallv without room) return nonzero instead. The deprecated active-set
  * forms run on a transient team (fsh_team_aset) after a synchronization of the set, so that
  * no member is still in the set's previous collective (all but the all-to-alls, which use
- * nothing that call could still hold).
+ * nothing that call could still hold); a broadcast or reduction over every PE in order runs
+ * on the world team instead, with no sync (aset_team).
  *
  * Mismatched arguments are caught in two ways. By default, for free: each collective's
  * messages carry a fingerprint of its arguments (fp(), notify.h) that receivers compare, and
@@ -412,22 +413,38 @@ int fsh_api_alltoallv(const char *fn, shmem_team_t team, void *dest, size_t dest
                                          recv_counts, recv_displs, esize));
 }
 
+/* The team an active-set collective runs on: the world team itself when the set is every PE
+ * in order (PE_start 0, PE_size npes: what most 1.4 codes pass), else a transient team on the
+ * active-set region (*world false), which must start with a sync of the set. The world
+ * team's steps and scratch serve every PE's calls in one order, whatever form they use, so the
+ * set needs no sync there: the collective's own exchanges order it, as for a team call. */
+static struct fsh_team *aset_team(const char *fn, struct fsh_team *t, int start, int log_stride,
+                                  int size, bool *world)
+{
+    done(fn, fsh_team_aset(t, start, log_stride, size));
+    *world = start == 0 && size == fsh_team_world.size && size > 1;
+    return *world ? &fsh_team_world : t;
+}
+
 void fsh_api_to_all(const char *fn, void *dest, const void *src, int nreduce, int start,
                     int log_stride, int size, size_t esize, int type, int op)
 {
-    struct fsh_team t;
+    struct fsh_team aset;
+    bool world;
     running(fn);
-    done(fn, fsh_team_aset(&t, start, log_stride, size));
+    struct fsh_team *t = aset_team(fn, &aset, start, log_stride, size, &world);
     if (nreduce < 0) {
         fsh_init_fatal(fn, "pass nreduce >= 0", "nreduce is %d", nreduce);
     }
     size_t bytes = extent(fn, (size_t)nreduce, esize);
     check_dest(fn, dest, bytes);
     check_host_source(fn, src, bytes);
-    done(fn, fsh_coll_sync(&t, fn));
-    check_same(fn, &t, "nreduce", (uint64_t)nreduce);
-    fp(&t, FSH_FP_REDUCE, (uint64_t)nreduce, (uint64_t)type, (uint64_t)op, esize);
-    done(fn, fsh_coll_reduce(&t, dest, src, (size_t)nreduce, (enum fsh_red_type)type,
+    if (!world) {
+        done(fn, fsh_coll_sync(t, fn));
+    }
+    check_same(fn, t, "nreduce", (uint64_t)nreduce);
+    fp(t, FSH_FP_REDUCE, (uint64_t)nreduce, (uint64_t)type, (uint64_t)op, esize);
+    done(fn, fsh_coll_reduce(t, dest, src, (size_t)nreduce, (enum fsh_red_type)type,
                              (enum fsh_red_op)op));
 }
 
@@ -530,21 +547,24 @@ static void aset_alltoalls(const char *fn, void *dest, const void *source, ptrdi
 static void aset_broadcast(const char *fn, void *dest, const void *source, size_t nelems,
                            int root, size_t esize, int start, int log_stride, int size)
 {
-    struct fsh_team t;
+    struct fsh_team aset;
+    bool world;
     running(fn);
-    done(fn, fsh_team_aset(&t, start, log_stride, size));
+    struct fsh_team *t = aset_team(fn, &aset, start, log_stride, size, &world);
     if (root < 0 || root >= size) {
         fsh_init_fatal(fn, "PE_root is an index into the active set: 0..PE_size-1",
                        "PE_root %d out of range [0,%d)", root, size);
     }
     size_t bytes = extent(fn, nelems, esize);
     check_dest(fn, dest, bytes);
-    done(fn, fsh_coll_sync(&t, fn));
-    check_same(fn, &t, "nelems", nelems);
-    check_same(fn, &t, "PE_root", (uint64_t)root);
-    fp(&t, FSH_FP_BCAST, nelems, (uint64_t)root, esize, 0);
+    if (!world) {
+        done(fn, fsh_coll_sync(t, fn));
+    }
+    check_same(fn, t, "nelems", nelems);
+    check_same(fn, t, "PE_root", (uint64_t)root);
+    fp(t, FSH_FP_BCAST, nelems, (uint64_t)root, esize, 0);
     struct fsh_coll_mismatch mm;
-    int rc = fsh_coll_broadcast(&t, dest, source, bytes, root, false, &mm);
+    int rc = fsh_coll_broadcast(t, dest, source, bytes, root, false, &mm);
     rc = size_mismatch(fn, rc, &mm, nelems, esize);
     done(fn, rc < 0 ? rc : 0);
 }
