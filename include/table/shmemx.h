@@ -190,6 +190,8 @@ typedef struct {
     int num_experts;
     int topk;
     size_t scale_bytes;
+    int device_heap; /* 1: the symmetric block in the device heap, for the GPU path
+                      * (include/shmemx_ep_device.h); 0 (default): the host heap */
 } shmemx_ep_config_t;
 typedef struct {
     size_t total;                /* rows received (a token counts once per local expert) */
