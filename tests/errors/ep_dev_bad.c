@@ -8,6 +8,7 @@
  *   expert (default)  token 1 routed to expert 8 of 8
  *   ntokens           17 tokens into a handle made for 16
  *   order             dispatch_recv before any dispatch_send
+ *   heap              (every PE) device_heap = 1 with the device heap off: create refuses
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +30,8 @@ int main(void)
                               .combine_type = SHMEMX_EP_BFLOAT16,
                               .num_experts = 8,
                               .topk = 2,
-                              .scale_bytes = 0};
+                              .scale_bytes = 0,
+                              .device_heap = strcmp(bad, "heap") == 0};
     shmemx_ep_t ep = shmemx_ep_create(SHMEM_TEAM_WORLD, &cfg);
     shmemx_device_t h;
     shmemx_ep_device_t d;
