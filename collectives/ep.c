@@ -343,7 +343,9 @@ static void check_state(shmemx_ep_t ep, const char *fn, unsigned ok1, unsigned o
         fsh_init_fatal(fn, "use the GPU path (include/shmemx_ep_device.h) on a handle created with device_heap, or create another handle without it for the host calls",
                        "the handle's buffers are in the device heap");
     }
-    shmemx_ep_device_check(ep);
+    if (__atomic_load_n(&ep->st->error, __ATOMIC_ACQUIRE)) {
+        shmemx_ep_device_check(ep); /* ends the job naming the GPU path's error */
+    }
     unsigned s = ep->st->state;
     if (s != ok1 && s != ok2 &&
         !(ok1 == EP_IDLE && s == (EP_DRECV | SHMEMX_EP_ST_DEVICE))) {
