@@ -231,6 +231,22 @@ static void judge(const char *what, shmemx_ep_device_t d, const shmemx_ep_recv_t
     free(out);
 }
 
+/* cudaStreamSynchronize with a deadline: a GPU path that never completes (a lost signal) ends
+ * the job in 30 s naming the step, instead of spending the lent machine's minutes. */
+static void sync_or_die(cudaStream_t s, const char *what)
+{
+    double start = shmemx_wtime();
+    cudaError_t e;
+    while ((e = cudaStreamQuery(s)) == cudaErrorNotReady) {
+        if (shmemx_wtime() - start > 30.0) {
+            printf("ep_device: FAIL (PE %d: %s did not complete in 30 s)\n", me, what);
+            fflush(stdout);
+            shmem_global_exit(1);
+        }
+    }
+    CUDA(e);
+}
+
 static int cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -314,7 +330,7 @@ int main(int argc, char **argv)
         } else {
             gpu_call(call == 4 ? proxied : h, d, &b, in.n, call == 1 ? LAUNCHERS : KERNELS, s);
         }
-        CUDA(cudaStreamSynchronize(s));
+        sync_or_die(s, names[call]);
         shmemx_ep_recv_t r;
         ref_call(ref, &in, &r, ref_eout, ref_out);
         judge(names[call], d, &r, ref_out, &b, in.n);
@@ -340,7 +356,7 @@ int main(int argc, char **argv)
         CUDA(shmemx_ep_combine_send_on_stream(h, d, b.eout, s));
         CUDA(shmemx_ep_combine_recv_on_stream(h, d, b.out, s));
         CUDA(cudaEventRecord(ev[3], s));
-        CUDA(cudaStreamSynchronize(s));
+        sync_or_die(s, "a timed exchange");
         CUDA(cudaEventElapsedTime(&td[it], ev[0], ev[1]));
         CUDA(cudaEventElapsedTime(&tc[it], ev[2], ev[3]));
     }
@@ -365,7 +381,7 @@ int main(int argc, char **argv)
     }
     CUDA(cudaMemcpy(b.idx, bidx, sizeof(int32_t) * 4 * (size_t)K, cudaMemcpyHostToDevice));
     CUDA(shmemx_ep_dispatch_send_on_stream(h, db, b.tok, b.sc, b.idx, b.w, 4, s));
-    CUDA(cudaStreamSynchronize(s));
+    sync_or_die(s, "the bad dispatch");
     struct shmemx_ep_dev_state st;
     CUDA(cudaMemcpy(&st, db.st, sizeof(st), cudaMemcpyDeviceToHost));
     CHECK(st.error == SHMEMX_EP_ERR_EXPERT && st.err_a == 0 && st.err_c == 8 * npes &&
