@@ -341,6 +341,9 @@ int main(int argc, char **argv)
     /* Timing: dispatch (send + receive kernels) and combine, through the launchers. */
     make_inputs(&in, 0);
     CUDA(cudaMemcpy(b.tok, in.tok, in.n * H, cudaMemcpyHostToDevice));
+    CUDA(cudaMemcpy(b.sc, in.sc, in.n * SB, cudaMemcpyHostToDevice));
+    CUDA(cudaMemcpy(b.idx, in.idx, in.n * K * sizeof(int32_t), cudaMemcpyHostToDevice));
+    CUDA(cudaMemcpy(b.w, in.w, in.n * K * sizeof(float), cudaMemcpyHostToDevice));
     cudaEvent_t ev[4];
     for (int i = 0; i < 4; i++) {
         CUDA(cudaEventCreate(&ev[i]));
