@@ -109,11 +109,21 @@ typedef struct shmemx_ep_device {
 
 /* ---- helpers ---- */
 
+/* The lanes of a part meet (nl > 1: a GPU block; on the host only where a test defines
+ * SHMEMX_EP_HOST_SYNC_OR(pred), a barrier of the part's threads returning the OR of pred, to
+ * run the block forms' lane logic from CPU threads). */
 #if defined(__CUDA_ARCH__)
 #define SHMEMX_EP_SYNC_(nl)                                                                     \
     do {                                                                                       \
         if ((nl) > 1) {                                                                        \
             __syncthreads();                                                                   \
+        }                                                                                      \
+    } while (0)
+#elif defined(SHMEMX_EP_HOST_SYNC_OR)
+#define SHMEMX_EP_SYNC_(nl)                                                                     \
+    do {                                                                                       \
+        if ((nl) > 1) {                                                                        \
+            (void)SHMEMX_EP_HOST_SYNC_OR(0);                                                   \
         }                                                                                      \
     } while (0)
 #else
@@ -212,6 +222,11 @@ SHMEMX_DFN int shmemx_dev_ep_any_(int rc, unsigned nl)
         int any = __syncthreads_or(rc != 0);
         return rc ? rc : any ? SHMEMX_DEV_EINVAL : 0;
     }
+#elif defined(SHMEMX_EP_HOST_SYNC_OR)
+    if (nl > 1) {
+        int any = SHMEMX_EP_HOST_SYNC_OR(rc != 0);
+        return rc ? rc : any ? SHMEMX_DEV_EINVAL : 0;
+    }
 #endif
     (void)nl;
     return rc;
@@ -268,9 +283,10 @@ SHMEMX_DFN void shmemx_dev_ep_copy_(void *dst, const void *src, size_t n, unsign
         ((char *)dst)[i] = ((const char *)src)[i];
     }
 #else
-    (void)lane;
-    (void)nl;
-    memcpy(dst, src, n);
+    size_t chunk = (n + nl - 1) / nl, at = lane * chunk; /* a lane's run */
+    if (at < n) {
+        memcpy((char *)dst + at, (const char *)src + at, n - at < chunk ? n - at : chunk);
+    }
 #endif
 }
 

@@ -14,6 +14,9 @@
  *    every pair of PEs exchanges across paths both ways;
  *  - mapped (shm only): the device API handle's window is the host heap, mapped at every
  *    peer, so the puts are stores through the mapping (no descriptor may be posted).
+ *  - blocks: each part is 3 or 4 lanes (threads) running the block forms' logic (lane runs
+ *    of tokens with a prefix over lanes, elements split over lanes, the lanes meeting at a
+ *    barrier where a GPU block meets at __syncthreads).
  * Twins: the same inputs through both paths on two handles, with inexact weights and expert
  * outputs, must give identical rows and combined tokens (same order of terms, same rounding).
  * Then the errors, on every PE alike (nobody waits for a peer that posted nothing): an
@@ -23,6 +26,15 @@
 #include <pthread.h>
 #include <stdio.h>
 
+/* Lanes: the block forms' logic (lane of nl, shared scratch, the lanes meeting between steps)
+ * run by nl CPU threads per part, meeting at a barrier where a block would __syncthreads. */
+struct lanes {
+    pthread_barrier_t b;
+    int flag;
+};
+static __thread struct lanes *my_lanes;
+static int lanes_sync_or(int pred);
+#define SHMEMX_EP_HOST_SYNC_OR(pred) lanes_sync_or(pred)
 #include <shmemx_ep_device.h>
 
 #include "../ep_judge.h"
@@ -30,6 +42,25 @@
 #define NAME "ep_device"
 #define CALLS 4
 #define MAXPARTS 5
+#define MAXLANES 4
+
+/* The OR of pred over the part's lanes, all of them meeting (three barriers: set, read,
+ * reset). */
+static int lanes_sync_or(int pred)
+{
+    struct lanes *g = my_lanes;
+    if (pred) {
+        __atomic_store_n(&g->flag, 1, __ATOMIC_RELAXED);
+    }
+    int first = pthread_barrier_wait(&g->b) == PTHREAD_BARRIER_SERIAL_THREAD;
+    int any = __atomic_load_n(&g->flag, __ATOMIC_ACQUIRE);
+    pthread_barrier_wait(&g->b);
+    if (first) {
+        __atomic_store_n(&g->flag, 0, __ATOMIC_RELAXED);
+    }
+    pthread_barrier_wait(&g->b);
+    return any;
+}
 
 enum phase { P_DSEND, P_DRECV, P_CSEND, P_CRECV };
 
@@ -43,6 +74,9 @@ struct part {
     size_t n;
     void *out;
     int part, nparts, rc;
+    unsigned lane, nl;
+    uint32_t *scr;
+    struct lanes *group;
     pthread_t thread;
 };
 
@@ -51,6 +85,25 @@ static shmemx_device_t dev; /* the host handle of the device API */
 static void *run_part(void *arg)
 {
     struct part *p = arg;
+    if (p->nl > 1) { /* a lane of a block */
+        my_lanes = p->group;
+        switch (p->ph) {
+        case P_DSEND:
+            p->rc = shmemx_dev_ep_dsend_(p->h, p->d, p->tok, p->sc, p->idx, p->w, p->n, p->part,
+                                         p->nparts, p->lane, p->nl, p->scr);
+            break;
+        case P_DRECV:
+            p->rc = shmemx_dev_ep_drecv_(p->h, p->d, p->part, p->nparts, p->lane, p->nl);
+            break;
+        case P_CSEND:
+            p->rc = shmemx_dev_ep_csend_(p->h, p->d, p->eout, p->part, p->nparts, p->lane, p->nl);
+            break;
+        case P_CRECV:
+            p->rc = shmemx_dev_ep_crecv_(p->h, p->d, p->out, p->part, p->nparts, p->lane, p->nl);
+            break;
+        }
+        return NULL;
+    }
     switch (p->ph) {
     case P_DSEND:
         p->rc = shmemx_dev_ep_dispatch_send(p->h, p->d, p->tok, p->sc, p->idx, p->w, p->n,
@@ -69,27 +122,50 @@ static void *run_part(void *arg)
     return NULL;
 }
 
-/* One phase as nparts threads; every part's rc must be want. Returns 1 when they were. */
-static int phase(shmemx_device_t h, shmemx_ep_device_t d, struct part proto, int nparts,
-                 int want, const char *what)
+/* One phase as nparts parts of nl lanes (threads) each; every lane's rc must be want.
+ * Returns 1 when they were. */
+static int phase_lanes(shmemx_device_t h, shmemx_ep_device_t d, struct part proto, int nparts,
+                       unsigned nl, int want, const char *what)
 {
-    struct part p[MAXPARTS];
+    struct part p[MAXPARTS * MAXLANES];
+    struct lanes g[MAXPARTS];
+    uint32_t scr[MAXPARTS][MAXLANES + 1];
+    int n = nparts * (int)nl;
     for (int i = 0; i < nparts; i++) {
+        g[i].flag = 0;
+        pthread_barrier_init(&g[i].b, NULL, nl);
+    }
+    for (int i = 0; i < n; i++) {
+        int part = i / (int)nl;
         p[i] = proto;
         p[i].h = h;
-        p[i].h.channel = i % h.nchan;
+        p[i].h.channel = part % h.nchan; /* a block's ring */
         p[i].d = d;
-        p[i].part = i;
+        p[i].part = part;
         p[i].nparts = nparts;
+        p[i].lane = (unsigned)i % nl;
+        p[i].nl = nl;
+        p[i].scr = scr[part];
+        p[i].group = &g[part];
         pthread_create(&p[i].thread, NULL, run_part, &p[i]);
     }
     int ok = 1;
-    for (int i = 0; i < nparts; i++) {
+    for (int i = 0; i < n; i++) {
         pthread_join(p[i].thread, NULL);
-        ok &= t_check(p[i].rc == want, "%s: phase %d part %d of %d returned %d, expected %d",
-                      what, (int)proto.ph, i, nparts, p[i].rc, want);
+        ok &= t_check(p[i].rc == want,
+                      "%s: phase %d part %d of %d, lane %u of %u returned %d, expected %d", what,
+                      (int)proto.ph, p[i].part, nparts, p[i].lane, nl, p[i].rc, want);
+    }
+    for (int i = 0; i < nparts; i++) {
+        pthread_barrier_destroy(&g[i].b);
     }
     return ok;
+}
+
+static int phase(shmemx_device_t h, shmemx_ep_device_t d, struct part proto, int nparts,
+                 int want, const char *what)
+{
+    return phase_lanes(h, d, proto, nparts, 1, want, what);
 }
 
 /* The received rows as the reference's recv struct, for the judge. */
@@ -107,8 +183,8 @@ static shmemx_ep_recv_t recv_of(shmemx_ep_device_t d)
     return r;
 }
 
-enum mode { M_DEVICE, M_MIXED, M_MAPPED };
-static const char *const mode_name[] = {"device", "mixed", "mapped"};
+enum mode { M_DEVICE, M_MIXED, M_MAPPED, M_BLOCKS };
+static const char *const mode_name[] = {"device", "mixed", "mapped", "blocks"};
 
 static void run_case(int ci, const struct ecase *k, enum mode mode, shmemx_device_t h)
 {
@@ -138,10 +214,11 @@ static void run_case(int ci, const struct ecase *k, enum mode mode, shmemx_devic
     uint8_t *eout = malloc(cap * k->H * ce + 1), *out = malloc(k->M * k->H * ce + 1);
     for (int c = 0; c < CALLS; c++) {
         int on_dev = mode != M_MIXED || (me + c) % 2 == 1;
-        int nparts = 1 + 2 * (c % 3);
+        int nparts = mode == M_BLOCKS ? 1 + c % 2 : 1 + 2 * (c % 3);
+        unsigned nl = mode == M_BLOCKS ? 3 + (unsigned)(c % 2) : 1; /* lanes per part */
         char what[64];
-        snprintf(what, sizeof(what), "%s, %s, %d parts", mode_name[mode],
-                 on_dev ? "GPU path" : "host calls", nparts);
+        snprintf(what, sizeof(what), "%s, %s, %d parts of %u lanes", mode_name[mode],
+                 on_dev ? "GPU path" : "host calls", nparts, nl);
         size_t n = ep_inputs(k, ci, c, tok, sc, idx, w);
         shmemx_ep_recv_t r;
         memset(&r, 0, sizeof(r));
@@ -149,9 +226,9 @@ static void run_case(int ci, const struct ecase *k, enum mode mode, shmemx_devic
                              .eout = eout, .out = out};
         if (on_dev) {
             proto.ph = P_DSEND;
-            phase(h, d, proto, nparts, 0, what);
+            phase_lanes(h, d, proto, nparts, nl, 0, what);
             proto.ph = P_DRECV;
-            phase(h, d, proto, nparts, 0, what);
+            phase_lanes(h, d, proto, nparts, nl, 0, what);
             r = recv_of(d);
         } else {
             shmemx_ep_dispatch_send(ep, tok, k->sb ? sc : NULL, idx, w, n);
@@ -169,9 +246,9 @@ static void run_case(int ci, const struct ecase *k, enum mode mode, shmemx_devic
         memset(out, 0xee, n * k->H * ce);
         if (on_dev) {
             proto.ph = P_CSEND;
-            phase(h, d, proto, nparts, 0, what);
+            phase_lanes(h, d, proto, nparts, nl, 0, what);
             proto.ph = P_CRECV;
-            phase(h, d, proto, nparts, 0, what);
+            phase_lanes(h, d, proto, nparts, nl, 0, what);
         } else {
             shmemx_ep_combine_send(ep, eout);
             shmemx_ep_combine_recv(ep, out);
@@ -287,7 +364,7 @@ static int mapped_handle(shmemx_device_t *m, void ***base)
 /* One bad call on a fresh handle: every part returns SHMEMX_DEV_EINVAL with cause why and
  * details a, b, c (-1: not checked); the next phase fails the same way. */
 static void bad(const char *what, int why, int64_t a, int64_t b, int64_t c, int recv_first,
-                size_t n, int32_t bad_idx, int bad_pos)
+                size_t n, int32_t bad_idx, int bad_pos, unsigned nl)
 {
     shmemx_ep_config_t cfg = {.max_tokens = 8,
                               .hidden = 4,
@@ -311,7 +388,7 @@ static void bad(const char *what, int why, int64_t a, int64_t b, int64_t c, int 
     }
     struct part proto = {.tok = tok, .idx = idx, .w = w, .n = n};
     proto.ph = recv_first ? P_DRECV : P_DSEND;
-    phase(dev, d, proto, 3, SHMEMX_DEV_EINVAL, what);
+    phase_lanes(dev, d, proto, 3, nl, SHMEMX_DEV_EINVAL, what);
     t_check(d.st->error == why && d.st->err_a == a && (b < 0 || d.st->err_b == b) &&
                 (c < 0 || d.st->err_c == c),
             "%s: error %d (%lld, %lld, %lld), expected %d (%lld, %lld, %lld)", what,
@@ -341,6 +418,7 @@ int main(void)
     for (int ci = 0; ci < nc; ci++) {
         run_case(ci, &cases[ci], M_DEVICE, dev);
         run_case(ci, &cases[ci], M_MIXED, dev);
+        run_case(ci, &cases[ci], M_BLOCKS, dev);
         twins(ci, &cases[ci]);
     }
     /* float32 partials of a token from several PEs, several experts each: the order of the
@@ -370,12 +448,14 @@ int main(void)
     }
     free(base);
     int E = 2 * npes;
-    bad("expert out of range", SHMEMX_EP_ERR_EXPERT, 3, 1, E, 0, 5, E, 2 * 3 + 1);
-    bad("expert -2", SHMEMX_EP_ERR_EXPERT, 0, 0, -2, 0, 5, -2, 0);
-    bad("repeated expert", SHMEMX_EP_ERR_REPEAT, 2, 0, 2 % E, 0, 5, 2 % E, 2 * 2 + 1);
-    bad("n > max_tokens", SHMEMX_EP_ERR_NTOKENS, 9, 8, -1, 0, 9, 0, -1);
+    bad("expert out of range", SHMEMX_EP_ERR_EXPERT, 3, 1, E, 0, 5, E, 2 * 3 + 1, 1);
+    bad("expert -2", SHMEMX_EP_ERR_EXPERT, 0, 0, -2, 0, 5, -2, 0, 1);
+    bad("repeated expert", SHMEMX_EP_ERR_REPEAT, 2, 0, 2 % E, 0, 5, 2 % E, 2 * 2 + 1, 1);
+    bad("n > max_tokens", SHMEMX_EP_ERR_NTOKENS, 9, 8, -1, 0, 9, 0, -1, 1);
     bad("receive half first", SHMEMX_EP_ERR_ORDER, SHMEMX_EP_ST_IDLE, SHMEMX_EP_ST_DRECV, -1,
-        1, 5, 0, -1);
+        1, 5, 0, -1, 1);
+    /* found by one lane of a block (token 3: lane 0 of 3): every lane fails */
+    bad("expert out of range, lanes", SHMEMX_EP_ERR_EXPERT, 3, 1, E, 0, 5, E, 2 * 3 + 1, 3);
     t_check(__atomic_load_n(dev.error, __ATOMIC_ACQUIRE) == 0, "the proxy's error word is %llx",
             (unsigned long long)*dev.error);
     int rc = t_finish(NAME);
