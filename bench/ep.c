@@ -15,12 +15,18 @@
  *              alltoallv back, summed by the owner (the same arithmetic, in the same order)
  *   copy_both  the copy ceiling: one memcpy of the bytes both directions move on this PE
  *   a2av_dispatch  the baseline's dispatch half alone (no arithmetic: the protocols compared)
+ *   dev_both   dispatch then combine through the GPU path's phase functions
+ *              (include/shmemx_ep_device.h) run by EP_DEV_PARTS CPU threads per phase (default
+ *              2, persistent, a barrier between phases) on the same handle: the emulation of
+ *              the kernels, descriptors through this PE's device API proxy
  *
  * Routing is uniform top-k without repeats, from a seed per (PE, token). After the timed loops
- * the combine results of `both` and `a2av_both` are compared element by element (#wrong, the
- * elements that differ; the two compute the same sums in the same order). The notes give the
+ * the combine results of `both`, `a2av_both` and `dev_both` are compared element by element
+ * (#wrong, the elements that differ from `both`'s; all compute the same sums in the same
+ * order). The notes give the
  * bytes moved per PE and the ratio of a2av_both to both. Times are the slowest PE's median.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +34,14 @@
 
 #include <shmem.h>
 #include <shmemx.h>
+#include <shmemx_ep_device.h>
 
 #include "bench.h"
 #include "bench_shmem.h"
 
 static const struct bench_desc desc = {
     .name = "ep",
-    .tests = "dispatch,combine,both,a2av_both,copy_both,a2av_dispatch",
+    .tests = "dispatch,combine,both,a2av_both,copy_both,a2av_dispatch,dev_both",
     .targets = "",
     .defaults = "",
 };
@@ -343,6 +350,105 @@ static void a2av_combine(struct a2av *a, const struct input *in, uint16_t *out, 
 
 /* ------------------------------------------------------------------ timing */
 
+/* ------------------------------------------------------------------ the GPU path, emulated */
+
+/* Parts of a phase as persistent threads: the caller is part 0; go and done are barriers. */
+struct devpool {
+    int parts, phase, rc; /* phase: 0..3 the four halves, 4 stop */
+    shmemx_device_t h;
+    shmemx_ep_device_t d;
+    const struct input *in;
+    size_t n;
+    const void *eout;
+    void *out;
+    pthread_barrier_t go, done;
+    pthread_t thread[16];
+};
+
+static void dev_part(struct devpool *p, int part)
+{
+    shmemx_device_t h = p->h;
+    h.channel = part % h.nchan;
+    int rc = 0;
+    switch (p->phase) {
+    case 0:
+        rc = shmemx_dev_ep_dispatch_send(h, p->d, p->in->tok, p->in->sc, p->in->idx, p->in->w,
+                                         p->n, part, p->parts);
+        break;
+    case 1:
+        rc = shmemx_dev_ep_dispatch_recv(h, p->d, part, p->parts);
+        break;
+    case 2:
+        rc = shmemx_dev_ep_combine_send(h, p->d, p->eout, part, p->parts);
+        break;
+    case 3:
+        rc = shmemx_dev_ep_combine_recv(h, p->d, p->out, part, p->parts);
+        break;
+    }
+    if (rc != 0) {
+        __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
+    }
+}
+
+static struct devpool *pool_of(void *arg, int *part)
+{
+    uintptr_t v = (uintptr_t)arg;
+    *part = (int)(v & 15);
+    return (struct devpool *)(v & ~(uintptr_t)15);
+}
+
+static void *dev_worker(void *arg)
+{
+    int part;
+    struct devpool *p = pool_of(arg, &part);
+    for (;;) {
+        pthread_barrier_wait(&p->go);
+        if (p->phase == 4) {
+            return NULL;
+        }
+        dev_part(p, part);
+        pthread_barrier_wait(&p->done);
+    }
+}
+
+static void dev_phase(struct devpool *p, int phase)
+{
+    p->phase = phase;
+    pthread_barrier_wait(&p->go);
+    if (phase != 4) {
+        dev_part(p, 0);
+        pthread_barrier_wait(&p->done);
+    }
+}
+
+static struct devpool *dev_start(shmemx_ep_t ep, int parts)
+{
+    struct devpool *p = aligned_alloc(16, (sizeof(*p) + 15) & ~(size_t)15);
+    memset(p, 0, sizeof(*p));
+    p->parts = parts < 1 ? 1 : parts > 16 ? 16 : parts;
+    if (shmemx_device_handle_host(&p->h) != 0 || shmemx_ep_device_handle(ep, &p->d) != 0) {
+        free(p);
+        return NULL;
+    }
+    pthread_barrier_init(&p->go, NULL, (unsigned)p->parts);
+    pthread_barrier_init(&p->done, NULL, (unsigned)p->parts);
+    for (int i = 1; i < p->parts; i++) {
+        pthread_create(&p->thread[i], NULL, dev_worker, (void *)((uintptr_t)p | (uintptr_t)i));
+    }
+    return p;
+}
+
+static void dev_stop(struct devpool *p)
+{
+    dev_phase(p, 4);
+    for (int i = 1; i < p->parts; i++) {
+        pthread_join(p->thread[i], NULL);
+    }
+    pthread_barrier_destroy(&p->go);
+    pthread_barrier_destroy(&p->done);
+    free(p);
+}
+
 static double med_of(double *s, int n, double *best)
 {
     double mn;
@@ -418,11 +524,24 @@ int main(int argc, char **argv)
                    "symmetric heap per handle %.1f MB",
                    M, entries, dbytes / 1e6, cbytes / 1e6,
                    shmemx_ep_heap_bytes(&cfg, npes) / 1e6);
-        double med[6] = {0}, best[6];
-        const char *names[6] = {"dispatch",  "combine",   "both",
-                                "a2av_both", "copy_both", "a2av_dispatch"};
-        for (int k = 0; k < 6; k++) {
-            if (!bench_want(&opts, names[k])) {
+        double med[7] = {0}, best[7];
+        const char *names[7] = {"dispatch",  "combine",       "both",    "a2av_both",
+                                "copy_both", "a2av_dispatch", "dev_both"};
+        uint16_t *out_dev = malloc(M * H * 2);
+        struct devpool *dp = NULL;
+        if (bench_want(&opts, "dev_both")) {
+            dp = dev_start(ep, getenv("EP_DEV_PARTS") ? atoi(getenv("EP_DEV_PARTS")) : 2);
+            if (!dp) {
+                bench_note("dev_both: no device API handle");
+            } else {
+                dp->in = &in;
+                dp->n = M;
+                dp->eout = eout;
+                dp->out = out_dev;
+            }
+        }
+        for (int k = 0; k < 7; k++) {
+            if (!bench_want(&opts, names[k]) || (k == 6 && !dp)) {
                 continue;
             }
             uint8_t *c1 = k == 4 ? malloc(dbytes + cbytes + 1) : NULL;
@@ -464,6 +583,11 @@ int main(int argc, char **argv)
                 case 4:
                     memcpy(c2, c1, dbytes + cbytes);
                     break;
+                case 6:
+                    for (int ph = 0; ph < 4; ph++) {
+                        dev_phase(dp, ph);
+                    }
+                    break;
                 default:
                     a2av_dispatch(&a, &in, M);
                     break;
@@ -483,12 +607,26 @@ int main(int argc, char **argv)
                 wrong += out[i] != out_ref[i];
             }
         }
-        wrong = bench_sum(wrong);
-        for (int k = 0; k < 6; k++) {
-            if (bench_want(&opts, names[k])) {
-                bench_section(names[k], "world", "us", names[k]);
-                bench_row(M, med[k], best[k], k >= 2 && k <= 3 ? wrong : 0);
+        long dwrong = 0;
+        if (dp) {
+            dwrong = dp->rc != 0 ? (long)(M * H) : 0;
+            for (size_t i = 0; i < M * H && bench_want(&opts, "both"); i++) {
+                dwrong += out[i] != out_dev[i];
             }
+            dev_stop(dp);
+        }
+        wrong = bench_sum(wrong);
+        dwrong = bench_sum(dwrong);
+        for (int k = 0; k < 7; k++) {
+            if (bench_want(&opts, names[k]) && (k != 6 || med[6] > 0)) {
+                bench_section(names[k], "world", "us", names[k]);
+                bench_row(M, med[k], best[k], k >= 2 && k <= 3 ? wrong : k == 6 ? dwrong : 0);
+            }
+        }
+        if (med[2] > 0 && med[6] > 0) {
+            bench_note("%zu tokens: dev_both / both = %.2fx (the GPU path emulated by CPU "
+                       "threads)",
+                       M, med[6] / med[2]);
         }
         if (med[2] > 0 && med[3] > 0) {
             bench_note("%zu tokens: a2av_both / both = %.2fx; both / copy_both = %.2fx", M,
@@ -498,6 +636,7 @@ int main(int argc, char **argv)
             bench_note("%zu tokens: a2av_dispatch / dispatch = %.2fx", M, med[5] / med[0]);
         }
         free(out);
+        free(out_dev);
         free(out_ref);
         free(eout);
         a2av_fini(&a);

@@ -33,40 +33,14 @@
 #include <shmemx.h>
 
 #include "api_check.h"
+#include "ep.h"
 #include "init.h"
 
-enum ep_state { EP_IDLE, EP_DSENT, EP_DRECV, EP_CSENT };
-enum { SIG_COUNTS, SIG_DATA, SIG_COMBINE, SIG_KINDS };
-
-struct shmemx_ep {
-    shmemx_ep_config_t cfg;
-    int npes, me, L, kk; /* team size, my team PE, local experts, min(topk, L) */
-    int kn;              /* min(topk, npes): PEs one token reaches at most */
-    int *wpe;            /* world PE of each team PE */
-    size_t tok_bytes, ce, hb, es, cb; /* token, combine element, entry header, entry, counts */
-    uint64_t seq;
-    enum ep_state state;
-    /* symmetric block */
-    char *sym;
-    uint64_t *sig;                 /* [2][SIG_KINDS][npes] */
-    char *counts, *dslab, *cslab;  /* [2][npes][cb], [2][npes][M][es], [2][npes][M][hidden*ce] */
-    /* send side (private) */
-    char *dpack;                   /* [npes][M][es] */
-    uint32_t *cnt_out;             /* [npes][cb/4] */
-    size_t n;                      /* tokens of the last dispatch */
-    int *route_pe, *route_i, *nroute; /* [M][kn], [M][kn], [M]: where token t's partials come from */
-    char *cpack;                   /* [npes][M][hidden*ce] */
-    /* receive side (private) */
-    uint32_t *nent;                /* [npes] entries received from each source */
-    int *ent_row;                  /* [npes][M][kk] output row of each expert of an entry */
-    float *ent_w;                  /* [npes][M][kk] */
-    int *ent_n;                    /* [npes][M] */
-    size_t cap;                    /* rows the output can hold: npes*M*kk */
-    char *out_tokens, *out_scales;
-    int *src_pe, *src_token;
-    size_t *ecount, *eoffset, *cursor; /* [L], [L], [L][npes] */
-    shmemx_ep_recv_t recv;
-};
+/* The phases, as the GPU path numbers them (shmemx_ep_device.h): one state for both paths. */
+#define EP_IDLE SHMEMX_EP_ST_IDLE
+#define EP_DSENT SHMEMX_EP_ST_DSENT
+#define EP_DRECV SHMEMX_EP_ST_DRECV
+#define EP_CSENT SHMEMX_EP_ST_CSENT
 
 static size_t align8(size_t v)
 {
@@ -313,16 +287,21 @@ shmemx_ep_t shmemx_ep_create(shmem_team_t team, const shmemx_ep_config_t *config
     for (int i = 0; i < npes; i++) {
         ep->wpe[i] = pshmem_team_translate_pe(team, i, SHMEM_TEAM_WORLD);
     }
-    ep->sym = pshmem_calloc(1, s.total); /* collective; signals start at 0 */
+    if (config->device_heap && shmemx_device_heap_size() == 0) {
+        fsh_init_fatal(fn, "set FABSHMEM_DEVICE_HEAP_SIZE (at least shmemx_ep_heap_bytes) on every PE of a GPU machine, or create with device_heap = 0",
+                       "device_heap is set but the device heap is off (%s)", shmemx_device_info());
+    }
+    /* collective; signals start at 0 */
+    ep->sym = config->device_heap ? shmemx_calloc_device(1, s.total) : pshmem_calloc(1, s.total);
     if (!ep->sym) {
-        fsh_init_fatal(fn, "raise SHMEM_SYMMETRIC_SIZE (see shmemx_ep_heap_bytes) or use a smaller shape",
+        fsh_init_fatal(fn, config->device_heap ? "raise FABSHMEM_DEVICE_HEAP_SIZE (see shmemx_ep_heap_bytes) or use a smaller shape" : "raise SHMEM_SYMMETRIC_SIZE (see shmemx_ep_heap_bytes) or use a smaller shape",
                        "no room for %zu bytes of symmetric buffers", s.total);
     }
     ep->sig = (uint64_t *)ep->sym;
     ep->counts = ep->sym + s.sig;
     ep->dslab = ep->counts + s.counts;
     ep->cslab = ep->dslab + s.dslab;
-    ep->state = EP_IDLE;
+    ep->st = &ep->st0; /* calloc: call 0, EP_IDLE, no error */
     return ep;
 }
 
@@ -333,25 +312,47 @@ void shmemx_ep_destroy(shmemx_ep_t ep)
     if (!ep) {
         fsh_init_fatal(fn, "pass a handle from shmemx_ep_create", "handle is NULL");
     }
-    if (ep->state == EP_DSENT || ep->state == EP_CSENT) {
+    struct shmemx_ep_dev_state st;
+    fsh_ep_device_state(ep, &st);
+    uint32_t phase = st.state & ~SHMEMX_EP_ST_DEVICE;
+    if (!st.error && (phase == EP_DSENT || phase == EP_CSENT)) {
         fsh_init_fatal(fn, "finish the exchange with its receive half before destroying",
                        "a send half has no receive half yet");
     }
-    pshmem_free(ep->sym); /* collective: every peer is done writing into this PE's block */
+    /* collective: every peer is done writing into this PE's block */
+    if (ep->cfg.device_heap) {
+        shmemx_free_device(ep->sym);
+    } else {
+        pshmem_free(ep->sym);
+    }
+    fsh_ep_device_free(ep);
     free_private(ep);
 }
 
 /* ------------------------------------------------------------------ dispatch */
 
-static void check_state(shmemx_ep_t ep, const char *fn, int ok1, int ok2, const char *fix)
+/* The host calls run on a host handle in the state ok1 or ok2 (a dispatch may follow the GPU
+ * path's receive half too); an error the GPU path recorded ends the job here. */
+static void check_state(shmemx_ep_t ep, const char *fn, unsigned ok1, unsigned ok2,
+                        const char *fix)
 {
     if (!ep) {
         fsh_init_fatal(fn, "pass a handle from shmemx_ep_create", "handle is NULL");
     }
-    if ((int)ep->state != ok1 && (int)ep->state != ok2) {
+    if (ep->cfg.device_heap) {
+        fsh_init_fatal(fn, "use the GPU path (include/shmemx_ep_device.h) on a handle created with device_heap, or create another handle without it for the host calls",
+                       "the handle's buffers are in the device heap");
+    }
+    if (__atomic_load_n(&ep->st->error, __ATOMIC_ACQUIRE)) {
+        shmemx_ep_device_check(ep); /* ends the job naming the GPU path's error */
+    }
+    unsigned s = ep->st->state;
+    if (s != ok1 && s != ok2 &&
+        !(ok1 == EP_IDLE && s == (EP_DRECV | SHMEMX_EP_ST_DEVICE))) {
         static const char *name[] = {"nothing", "dispatch_send", "dispatch_recv",
                                      "combine_send"};
-        fsh_init_fatal(fn, fix, "called out of order (the last call was %s)", name[ep->state]);
+        fsh_init_fatal(fn, fix, "called out of order (the last call was %s%s)", name[s & 3],
+                       s & SHMEMX_EP_ST_DEVICE ? " of the GPU path" : "");
     }
 }
 
@@ -359,7 +360,7 @@ static void check_state(shmemx_ep_t ep, const char *fn, int ok1, int ok2, const 
 static void post_dispatch(shmemx_ep_t ep)
 {
     int N = ep->npes, me = ep->me;
-    uint64_t c = ep->seq;
+    uint64_t c = ep->st->seq;
     for (int i = 1; i <= N; i++) {
         int d = (me + i) % N;
         pshmem_putmem_signal_nbi(counts_of(ep, c, me), (char *)ep->cnt_out + (size_t)d * ep->cb,
@@ -453,23 +454,23 @@ int shmemx_ep_dispatch_send(shmemx_ep_t ep, const void *tokens, const void *scal
             cd[1 + le]++;
         }
     }
-    ep->n = n;
-    ep->seq++;
+    ep->st->n = n;
+    ep->st->seq++;
     post_dispatch(ep);
-    ep->state = EP_DSENT;
+    ep->st->state = EP_DSENT;
     return 0;
 }
 
 /* Wait until source s's signal of this call is set; a larger value means calls out of order. */
 static void wait_sig(shmemx_ep_t ep, const char *fn, int kind, int s)
 {
-    uint64_t *w = sig_of(ep, ep->seq, kind, s);
-    pshmem_signal_wait_until(w, SHMEM_CMP_GE, ep->seq);
+    uint64_t *w = sig_of(ep, ep->st->seq, kind, s);
+    pshmem_signal_wait_until(w, SHMEM_CMP_GE, ep->st->seq);
     uint64_t v = pshmem_signal_fetch(w);
-    if (v != ep->seq) {
+    if (v != ep->st->seq) {
         fsh_init_fatal(fn, "call the exchange in the same order on every PE of the team",
                        "team PE %d is at call %llu where this PE is at %llu", s,
-                       (unsigned long long)v, (unsigned long long)ep->seq);
+                       (unsigned long long)v, (unsigned long long)ep->st->seq);
     }
 }
 
@@ -483,7 +484,7 @@ int shmemx_ep_dispatch_recv(shmemx_ep_t ep, shmemx_ep_recv_t *recv)
     }
     int N = ep->npes, L = ep->L, me = ep->me;
     size_t M = ep->cfg.max_tokens, kk = (size_t)ep->kk;
-    uint64_t c = ep->seq;
+    uint64_t c = ep->st->seq;
     /* Counts first, from every source: they fix the expert-major layout. */
     for (int i = 0; i < N; i++) {
         int s = (me - i + N) % N;
@@ -575,7 +576,7 @@ int shmemx_ep_dispatch_recv(shmemx_ep_t ep, shmemx_ep_recv_t *recv)
     ep->recv.src_pe = ep->src_pe;
     ep->recv.src_token = ep->src_token;
     *recv = ep->recv;
-    ep->state = EP_DRECV;
+    ep->st->state = EP_DRECV;
     return 0;
 }
 
@@ -599,7 +600,7 @@ int shmemx_ep_combine_send(shmemx_ep_t ep, const void *expert_out)
     if (!acc) {
         fsh_init_fatal(fn, "free memory", "out of memory for a row accumulator");
     }
-    uint64_t c = ep->seq;
+    uint64_t c = ep->st->seq;
     for (int i = 1; i <= N; i++) {
         int s = (me + i) % N;
         char *pk = ep->cpack + (size_t)s * M * rb;
@@ -624,7 +625,7 @@ int shmemx_ep_combine_send(shmemx_ep_t ep, const void *expert_out)
     if (acc != acc_small) {
         free(acc);
     }
-    ep->state = EP_CSENT;
+    ep->st->state = EP_CSENT;
     return 0;
 }
 
@@ -633,12 +634,12 @@ int shmemx_ep_combine_recv(shmemx_ep_t ep, void *out)
     static const char fn[] = "shmemx_ep_combine_recv";
     running(fn);
     check_state(ep, fn, EP_CSENT, EP_CSENT, "call shmemx_ep_combine_send first");
-    if (!out && ep->n) {
+    if (!out && ep->st->n) {
         fsh_init_fatal(fn, "pass room for n x hidden combined elements", "out is NULL");
     }
     int N = ep->npes, me = ep->me;
     size_t H = ep->cfg.hidden, rb = crow(ep), kn = (size_t)ep->kn;
-    uint64_t c = ep->seq;
+    uint64_t c = ep->st->seq;
     /* Which PEs owe me partials: those I sent entries to. */
     size_t cw = ep->cb / 4;
     for (int i = 0; i < N; i++) {
@@ -652,7 +653,7 @@ int shmemx_ep_combine_recv(shmemx_ep_t ep, void *out)
     if (!acc) {
         fsh_init_fatal(fn, "free memory", "out of memory for a row accumulator");
     }
-    for (size_t t = 0; t < ep->n; t++) {
+    for (size_t t = 0; t < ep->st->n; t++) {
         for (size_t h = 0; h < H; h++) {
             acc[h] = 0.0f;
         }
@@ -672,6 +673,6 @@ int shmemx_ep_combine_recv(shmemx_ep_t ep, void *out)
         free(acc);
     }
     pshmem_quiet(); /* my partials have left: the packed buffers may be reused */
-    ep->state = EP_IDLE;
+    ep->st->state = EP_IDLE;
     return 0;
 }

@@ -61,6 +61,7 @@ extern "C" {
 /* Return codes. */
 #define SHMEMX_DEV_EPROXY (-1) /* the proxy failed (h.error says why); nothing more completes */
 #define SHMEMX_DEV_EADDR (-2)  /* an address outside the symmetric heaps */
+#define SHMEMX_DEV_EINVAL (-3) /* bad input to a device collective (its handle's error says which) */
 
 /* Descriptor operations (word 0, bits 7..0). */
 #define SHMEMX_DEV_OP_PUT 1

@@ -133,8 +133,9 @@ FSH_TYPE_TABLE(FSH_DECL_ALLTOALLV_ROW)
 /* ------------------------------------------------------------------ expert parallelism (MoE)
  * The mixture-of-experts exchange (docs/ep.md): dispatch sends each token to the PEs that own
  * its top-k experts; combine brings the experts' outputs back to the token's owner, summed with
- * the top-k weights. This is the host reference (host memory, driven by the calling thread);
- * the GPU path will keep the same semantics.
+ * the top-k weights. These calls are the host reference (host memory, driven by the calling
+ * thread); the GPU path, include/shmemx_ep_device.h, has the same semantics and wire protocol
+ * (PEs on either path exchange with each other) and runs from kernels or streams.
  *
  * Shape (shmemx_ep_config_t), the same on every PE:
  *   max_tokens   tokens a PE may dispatch per call (n <= max_tokens);
@@ -145,7 +146,9 @@ FSH_TYPE_TABLE(FSH_DECL_ALLTOALLV_ROW)
  *   num_experts  experts in all, a multiple of the team's size: team PE p owns experts
  *                p*L .. p*L+L-1, L = num_experts / team size ("local experts");
  *   topk         experts per token, 1 <= topk <= num_experts;
- *   scale_bytes  optional opaque bytes per token carried with it (FP8 scales; 0 = none).
+ *   scale_bytes  optional opaque bytes per token carried with it (FP8 scales; 0 = none);
+ *   device_heap  1: the symmetric buffers in the device heap (FABSHMEM_DEVICE_HEAP_SIZE must
+ *                leave room), for the GPU path only; 0 (default): the host heap, both paths.
  *
  * shmemx_ep_create(team, config) is collective: every PE of the program calls it (it allocates
  * symmetric memory once, like shmem_malloc: SHMEM_SYMMETRIC_SIZE must leave room for
@@ -190,6 +193,7 @@ typedef struct {
     int num_experts;
     int topk;
     size_t scale_bytes;
+    int device_heap;
 } shmemx_ep_config_t;
 typedef struct {
     size_t total;                /* rows received (a token counts once per local expert) */

@@ -120,6 +120,7 @@ amo_cuda        | test  | gpu,cudaofi  | 50      | mock    | -                  
 heap_dmabuf     | test  | gpu,cudaofi  | 40      | print   | -                          | gpu_test gpu_device_heap dmabuf
 gpu_other       | test  | gpu          | 90      | mock    | tests/mpi/gpu_*.c          | gpu_other_tests
 device_kernels  | test  | gpu,nvcc     | 90      | compile | tests/gpu/*.cu             | cu_tests
+ep_device       | test  | gpu,nvcc,mps | 90      | compile | tests/gpu/ep_device.cu     | ep_device_gpu
 kernel_pingpong | bench | gpu,nvcc,mps | 60      | compile | bench/device_pingpong.cu   | bench_kernel_pp
 proxy_rate      | bench | gpu          | 60      | mock    | bench/devproxy.c           | bench_proxy_rate
 idle_quiet      | bench | gpu,nvcc     | 45      | compile | bench/device_pingpong.cu   | bench_idle_quiet
@@ -142,6 +143,8 @@ kernel_pp_proxy_8B    | us      | max       | 5     | kernel_pingpong
 proxy_desc_rate       | Mdesc/s | min       | 5     | proxy_rate
 idle_device_quiet     | us      | max       | 1     | idle_quiet
 stream_put_signal     | us      | ratio_max | 1.3   | stream_signal
+ep_dispatch_128       | us      | peer      | -     | ep_device
+ep_combine_128        | us      | peer      | -     | ep_device
 nvshmem_pp_8B         | us      | peer      | -     | nvshmem
 '
 
@@ -367,6 +370,7 @@ cu_tests() {
     arch=$(gpu_arch)
     for f in tests/gpu/*.cu; do
         name=$(basename "$f" .cu)
+        [ "$name" = ep_device ] && continue # its own step, ep_device
         log "== $name: nvcc -arch=$arch"
         if [ "${DC_COMPILE_ONLY:-0}" = 1 ]; then
             "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude -Itests \
@@ -383,6 +387,38 @@ cu_tests() {
         ) || rc=1
     done
     return $rc
+}
+
+# the expert-parallel exchange's GPU path (tests/gpu/ep_device.cu): dispatch and combine from
+# the program's kernels, the stream launchers, a CUDA graph and through the proxy, each judged
+# against the host reference on the same inputs; then an input error recorded; then dispatch
+# and combine timed through the launchers (128 tokens, hidden 7168, top-8 of 16, 2 PEs)
+ep_device_gpu() {
+    local arch out=$LOGS/ep_device.txt d c
+    arch=$(gpu_arch)
+    if [ "${DC_COMPILE_ONLY:-0}" = 1 ]; then
+        "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
+            -c tests/gpu/ep_device.cu -o "$WORK/ep_device.o"
+        return
+    fi
+    "$CUDA_HOME/bin/nvcc" -std=c++17 -arch="$arch" -Werror all-warnings -Iinclude \
+        tests/gpu/ep_device.cu -o "$WORK/ep_device" -L.libs -lfabshmem \
+        -Xlinker -rpath="$TOP/.libs" || return 1
+    (
+        driver_env
+        # shellcheck disable=SC2086
+        $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=256M \
+            -x SHMEM_SYMMETRIC_SIZE=256M -x FABSHMEM_CUDA_LIB -x LD_LIBRARY_PATH \
+            "$WORK/ep_device" -M 128 -H 7168 -k 8 -i 20
+    ) >"$out" 2>&1
+    local rc=$?
+    cat "$out"
+    [ $rc = 0 ] && grep -q '^ep_device: PASS' "$out" || return 1
+    d=$(awk '/^ep_device: dispatch_us/ { print $3 }' "$out")
+    c=$(awk '/^ep_device: dispatch_us/ { print $5 }' "$out")
+    [ -n "$d" ] && emit ep_dispatch_128 "$d"
+    [ -n "$c" ] && emit ep_combine_128 "$c"
+    [ -n "$d" ] || { log "no ep_device timing line"; return 1; }
 }
 
 # nvcc of bench/device_pingpong.cu into $WORK/device_pingpong, once per run (kernel_pingpong
