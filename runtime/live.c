@@ -451,8 +451,8 @@ static int lrank_of(int pe)
 /* This PE is a looker: the stopped PEs of its node, by local rank, into MATES_WORD. */
 static void look_at_mates(void)
 {
-    if (peer_watch.my_lrank >= MATE_LOOKERS) {
-        return;
+    if (peer_watch.my_lrank >= MATE_LOOKERS || fsh_progress_wait_now()->depth == 0) {
+        return; /* a retry loop, not a wait: no wait's end would clear the word */
     }
     uint64_t bits = 0;
     for (int pe = 0, r = 0; pe < peer_watch.npes && r < MATE_BITS; pe++) {
