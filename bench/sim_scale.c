@@ -364,7 +364,7 @@ static int run_step(struct sim *s, enum step k)
     case S_HEAP:
         return fsh_heap_init(s->heap_base, s->heap_size);
     case S_LIVENESS:
-        return fsh_live_init(s->node_of, s->cfg->FABSHMEM_PROBE_INTERVAL);
+        return fsh_live_init(s->node_of, s->cfg->FABSHMEM_PROBE_INTERVAL, true);
     case S_LOCKS:
         return fsh_lock_init(s->cfg->FABSHMEM_PROBE_INTERVAL);
     case S_AMO: {

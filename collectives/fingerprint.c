@@ -166,7 +166,7 @@ static void describe(char *buf, size_t size, const struct record *r)
 
 /* World PE pe's record of the call whose fingerprint was theirs, read from its scratch (a
  * load when mapped here, else a fabric read): false when it has moved two calls on since. */
-static bool peer_record(int pe, uint16_t theirs, struct record *out)
+static bool peer_record(int pe, uint16_t theirs, uint16_t bits, struct record *out)
 {
     for (int k = 0; k < 2; k++) {
         uint64_t *w = (uint64_t *)out;
@@ -178,7 +178,7 @@ static bool peer_record(int pe, uint16_t theirs, struct record *out)
                 return false;
             }
         }
-        if (theirs != 0 && ((out->fp ^ theirs) & 0x7fffu) == 0) {
+        if (theirs != 0 && ((out->fp ^ theirs) & bits) == 0) {
             return true;
         }
     }
@@ -186,6 +186,11 @@ static bool peer_record(int pe, uint16_t theirs, struct record *out)
 }
 
 int fsh_fingerprint_report(int pe, uint16_t mine, uint16_t theirs)
+{
+    return fsh_fingerprint_report_bits(pe, mine, theirs, 0x7fffu);
+}
+
+int fsh_fingerprint_report_bits(int pe, uint16_t mine, uint16_t theirs, uint16_t bits)
 {
     struct record me = calls.recs[calls.cur], peer;
     if (me.fp != mine) {
@@ -201,12 +206,12 @@ int fsh_fingerprint_report(int pe, uint16_t mine, uint16_t theirs)
                        "PE %d sent no fingerprint where PE %d's %s expected one: it is in "
                        "another collective call (collective fingerprint)", pe, fsh_rt.pe, a);
     }
-    if (!peer_record(pe, theirs, &peer)) {
+    if (!peer_record(pe, theirs, bits, &peer)) {
         return fsh_err(-EPROTO, fix,
                        "PE %d is in another collective call than PE %d's %s, or passed other "
                        "arguments (fingerprint %#x, PE %d's %#x; it has made two calls since) "
                        "(collective fingerprint)",
-                       pe, fsh_rt.pe, a, theirs & 0x7fffu, fsh_rt.pe, mine & 0x7fffu);
+                       pe, fsh_rt.pe, a, theirs & bits, fsh_rt.pe, mine & bits);
     }
     if (peer.kind == me.kind && !alloc) {
         for (int k = 0; k < 4; k++) {

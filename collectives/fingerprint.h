@@ -39,5 +39,8 @@ uint16_t fsh_fingerprint_of(enum fsh_fp_kind kind, uint64_t a, uint64_t b, uint6
 /* theirs, the fingerprint world PE pe sent (0: it sent none where one was expected), differs
  * from mine: records an error naming both calls (reading pe's records) and returns -EPROTO. */
 int fsh_fingerprint_report(int pe, uint16_t mine, uint16_t theirs);
+/* The same where theirs carried only the fingerprint bits in `bits` (a put's fingerprint in a
+ * 4-byte immediate's spare bits, notify.c): the sender's records are matched on those. */
+int fsh_fingerprint_report_bits(int pe, uint16_t mine, uint16_t theirs, uint16_t bits);
 
 #endif

@@ -67,8 +67,11 @@
  * for the sender instead of into the sink, so the arrival counted after they landed publishes them
  * on every provider (EFA's 4-byte immediate has no room: kind, region and sender fill it); a put
  * carries it in the upper half of an 8-byte immediate, which the progress engine stores in the
- * cell before counting the arrival (providers with 4 bytes, EFA, send and compare none on puts:
- * both sides know, since the immediate size is checked to be the same at init); a mapped peer's
+ * cell before counting the arrival (providers with 4 bytes, EFA: above the sender's number,
+ * in the spare bits of the 22-bit sender field, the half, bit 1 of the message's number and
+ * dbits of the fingerprint, dbits = 22 - log2(npes) - 2, at most 15, none past 2^19 PEs; the
+ * receiver compares those bits; both sides know, since the immediate size is checked to be the
+ * same at init); a mapped peer's
  * cell is written directly, before the release that counts the arrival. A cell keeps two
  * fingerprints, picked by the parity of the number of fingerprinted messages from that sender
  * (counted by both sides, fp_out and fp_in), each stored with bit 1 of that number (fp_cell): a
@@ -146,6 +149,8 @@ static struct {
     uint64_t *zero; /* source of data-less arrivals, registered */
     uint64_t sink_off; /* where data-less arrivals land */
     bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
+    unsigned sbits; /* bits of the sender field a sender's number takes (npes - 1 fits) */
+    unsigned dbits; /* 4-byte immediates: fingerprint bits a put carries above them (0: none) */
 } notify_mem;
 
 static size_t align64(size_t n)
@@ -238,7 +243,9 @@ static void lay_out(struct fsh_notify_region *r, char *p, int n, char *land, siz
 static void on_arrival(uint32_t payload, uint32_t high)
 {
     unsigned code = (payload >> SENDER_BITS) & ((1u << CODE_BITS) - 1);
-    size_t from = payload & ((1u << SENDER_BITS) - 1);
+    uint32_t field = payload & ((1u << SENDER_BITS) - 1);
+    size_t from = field & ((1u << notify_mem.sbits) - 1);
+    uint32_t fpf = field >> notify_mem.sbits; /* a put's fingerprint in a 4-byte immediate */
     struct fsh_notify_cell *cell = NULL;
     if (!notify_mem.open) {
         return;
@@ -260,6 +267,12 @@ static void on_arrival(uint32_t payload, uint32_t high)
         if (high & FP_HIGH) {
             /* A put's fingerprint, in place before the arrival that publishes it. */
             __atomic_store_n(&cell->fp[(high >> FP_PAR_SHIFT) & 1], (uint16_t)high,
+                             __ATOMIC_RELAXED);
+        } else if (fpf) {
+            /* The same from the sender field's spare bits: half, bit 1 of the number, bits. */
+            unsigned d = notify_mem.dbits;
+            __atomic_store_n(&cell->fp[(fpf >> (d + 1)) & 1],
+                             (uint16_t)((((fpf >> d) & 1) << 15) | (fpf & ((1u << d) - 1))),
                              __ATOMIC_RELAXED);
         }
         __atomic_fetch_add(&cell->arrived, 1 + !!(high & PLUS_HIGH), __ATOMIC_RELEASE);
@@ -329,6 +342,14 @@ int fsh_notify_init(int npes, unsigned max_teams)
     notify_mem.zero = (uint64_t *)notify_mem.scratch;
     notify_mem.sink_off = notify_mem.scratch_off + sizeof(uint64_t);
     notify_mem.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
+    /* With 4 bytes of immediate data a put's fingerprint rides in the sender field's spare
+     * bits: the half and bit 1 of the message's number, then up to 15 bits of it. */
+    notify_mem.sbits = 1;
+    while (notify_mem.sbits < SENDER_BITS && (1l << notify_mem.sbits) < npes) {
+        notify_mem.sbits++;
+    }
+    unsigned spare = SENDER_BITS - notify_mem.sbits;
+    notify_mem.dbits = notify_mem.fp_data || spare < 3 ? 0 : spare - 2 > 15 ? 15 : spare - 2;
     fsh_fingerprint_open(notify_mem.scratch + REC_OFF, notify_mem.scratch_off + REC_OFF,
                          (uint64_t *)(notify_mem.scratch + 2 * sizeof(uint64_t)));
     char *p = notify_mem.scratch + HEAD;
@@ -610,6 +631,13 @@ static uint16_t fp_cell(uint32_t n, uint16_t fp)
     return (uint16_t)((((n >> 1) & 1) << 15) | (fp & 0x7fffu));
 }
 
+/* The fingerprint bits a put carries in a 4-byte immediate (dbits of them, never all 0). */
+static uint16_t fp_short(uint16_t fp)
+{
+    uint16_t v = (uint16_t)(fp & ((1u << notify_mem.dbits) - 1));
+    return v ? v : 1;
+}
+
 /* The sender's side: the number of its next fingerprinted message to team PE i. */
 static uint32_t fp_next(const struct fsh_team *t, int i)
 {
@@ -647,7 +675,7 @@ int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp)
 int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                       const void *src, size_t len, uint16_t fp)
 {
-    if (fp == 0 || !notify_mem.fp_data) {
+    if (fp == 0 || (!notify_mem.fp_data && notify_mem.dbits == 0)) {
         return fsh_notify_put(b, i, seg, off, src, len);
     }
     if (len == 0) {
@@ -657,15 +685,21 @@ int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint6
     int pe = fsh_team_world_pe(b->t, i);
     struct fsh_notify_cell *cell = mapped_cell(b, i);
     void *dst = cell ? fsh_local_addr(pe, seg, off) : NULL;
+    uint16_t v = notify_mem.fp_data ? fp : fp_short(fp);
     if (dst) {
         memcpy(dst, src, len);
-        __atomic_store_n(&cell->fp[k & 1], fp_cell(k, fp), __ATOMIC_RELAXED);
+        __atomic_store_n(&cell->fp[k & 1], fp_cell(k, v), __ATOMIC_RELAXED);
         __atomic_fetch_add(&cell->arrived, fsh_notify_pieces(len), __ATOMIC_RELEASE);
         return 0;
     }
     /* Every piece carries it (the same value into the same half of the cell). */
-    uint64_t imm = imm_of(b) |
-                   (uint64_t)(FP_HIGH | ((k & 1) << FP_PAR_SHIFT) | fp_cell(k, fp)) << 32;
+    uint64_t imm = imm_of(b);
+    if (notify_mem.fp_data) {
+        imm |= (uint64_t)(FP_HIGH | ((k & 1) << FP_PAR_SHIFT) | fp_cell(k, v)) << 32;
+    } else {
+        unsigned d = notify_mem.dbits;
+        imm |= (uint64_t)(((k & 1) << (d + 1)) | (((k >> 1) & 1) << d) | v) << notify_mem.sbits;
+    }
     return write_pieces(b, pe, seg, off, src, len, imm, imm);
 }
 
@@ -691,12 +725,13 @@ static bool fp_here_or_never(const void *arg)
 
 int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
 {
-    if (fp == 0 || (data && !notify_mem.fp_data)) {
+    bool short_fp = data && !notify_mem.fp_data;
+    if (fp == 0 || (short_fp && notify_mem.dbits == 0)) {
         return 0;
     }
     size_t c = counter_of(t, i);
     uint32_t n = t->nr->fp_in[c]++;
-    uint16_t want = fp_cell(n, fp);
+    uint16_t want = fp_cell(n, short_fp ? fp_short(fp) : fp);
     struct want_fp f = {&t->nr->cells[c].fp[n & 1], (uint16_t)(want & 0x8000u), 0};
     /* The wait before this acquired the arrival that published it, except where the engine
      * still has to handle this message's event (fp_cell): poll for it. A message without a
@@ -713,9 +748,12 @@ int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
     if (__builtin_expect(theirs == want, 1)) {
         return 0;
     }
-    /* theirs: 0 when none ever came; the report matches the sender's records on 15 bits. */
-    return fsh_fingerprint_report(fsh_team_world_pe(t, i), fp,
-                                  fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0);
+    /* theirs: 0 when none ever came; the report matches the sender's records on the bits
+     * the message carried (15, or dbits of a 4-byte immediate's put). */
+    return fsh_fingerprint_report_bits(fsh_team_world_pe(t, i), fp,
+                                       fp_here(&f) ? (uint16_t)(0x8000u | theirs) : 0,
+                                       short_fp ? (uint16_t)((1u << notify_mem.dbits) - 1)
+                                                : 0x7fffu);
 }
 
 int fsh_notify_put_plus(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,

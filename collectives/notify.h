@@ -132,7 +132,8 @@ int fsh_notify_complete(struct fsh_notify_batch *b, const char *what);
  *
  * A fingerprinted data-less arrival (always carries it), and a fingerprinted fsh_notify_put
  * (carries it in a mapped peer's cell or in the immediate data's upper half; on a provider
- * with 4 bytes of immediate data, EFA, neither side uses data fingerprints: a plain put). */
+ * with 4 bytes of immediate data, EFA, as many of its bits as the sender field's spare bits
+ * hold: notify.c). */
 int fsh_notify_signal_fp(struct fsh_notify_batch *b, int i, uint16_t fp);
 int fsh_notify_put_fp(struct fsh_notify_batch *b, int i, enum fsh_seg seg, uint64_t off,
                       const void *src, size_t len, uint16_t fp);

@@ -652,7 +652,7 @@ static int start_liveness(struct start *s)
         rc = fsh_init_info_fits(cfg, lifetime.heap_size);
     }
     if (rc == 0) {
-        rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL);
+        rc = fsh_live_init(node_of, cfg->FABSHMEM_PROBE_INTERVAL, cfg->FABSHMEM_PROC_REMOTE);
     }
     if (rc == 0) {
         rc = fsh_lock_init(cfg->FABSHMEM_PROBE_INTERVAL);

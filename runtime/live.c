@@ -14,8 +14,10 @@
  *     (local.c) when there is one.
  *   - a PE of another node that runs on this machine all the same (FABSHMEM_SIM_NODES; the
  *     exchange says which process space each pid is in, local.c) is probed as below, but its
- *     process is looked at first: stopped, it is waited for as above and its silence (over tcp
- *     a stopped PE answers nothing) is not taken for unreachability.
+ *     process is looked at first (unless FABSHMEM_PROC_REMOTE=0, for tests): stopped, it is
+ *     waited for as above and its silence (over tcp a stopped PE answers nothing) is not taken
+ *     for unreachability. A PE of another machine that is silent is asked about to its
+ *     node-mates instead (see the section of that name).
  *   - a PE elsewhere is asked with a 16-byte fabric read of its liveness word and heartbeat
  *     (raised by every poll of its progress engine). A read that fails ends the job through
  *     the fabric error path (progress.c names the peer). A read unanswered for UNREACH_AFTER
@@ -49,7 +51,8 @@
  *
  * The block (BLOCK_WORDS words, read whole by a probe): the word, with state (enum
  * fsh_live_state) in bits 0..7, exit status in 8..15, "serves reads" in bit 16; the heartbeat;
- * then what this PE waits in (the deadlock section).
+ * then what this PE waits in (the deadlock section); last, the PEs of its node it saw stopped
+ * (the node-mates section).
  */
 #define _GNU_SOURCE
 #include "live.h"
@@ -88,18 +91,28 @@
 /* Intervals a probe on one way may stay unanswered while another way of the same PE answers
  * a later one, before that way counts as dead. */
 #define RAIL_AFTER 5
-/* The block: word, heartbeat, wait, moves, and the wait's description (deadlock section). */
+/* The block: word, heartbeat, wait, moves, the wait's description (deadlock section), and the
+ * node-mates this PE saw stopped (node-mates section). */
 #define BLOCK_WORDS 16
 #define WAIT_WORD 2
 #define MOVES_WORD 3
 #define WHAT_WORD 4
-#define WHAT_BYTES ((BLOCK_WORDS - WHAT_WORD) * sizeof(uint64_t))
+#define MATES_WORD 15
+#define WHAT_BYTES ((MATES_WORD - WHAT_WORD) * sizeof(uint64_t))
+/* Node-mates: the PEs of a node with the lowest MATE_LOOKERS local ranks look at every PE of
+ * their node each probe; a PE elsewhere asks up to MATES_ASKED of them about a PE that has not
+ * answered for ASK_AFTER intervals. Local ranks from MATE_BITS on are not covered. */
+#define MATE_LOOKERS 3
+#define MATES_ASKED 2
+#define ASK_AFTER 2
+#define MATE_BITS 64
 
 struct slot {
     int pe;                    /* -1: free */
     unsigned way;              /* the way to pe it went on */
     double posted;             /* when the read was posted */
     struct fsh_op_track track; /* its completion */
+    bool counted;              /* its completion was taken out of the events (probe()) */
 };
 
 static struct {
@@ -110,6 +123,11 @@ static struct {
     uint64_t word_off;   /* its heap offset, the same on every PE */
     uint64_t *dst;       /* [SLOTS][2] landing places of the reads (registered heap) */
     bool *same_node;     /* [pe] */
+    int *node_of;        /* [pe]: its node, as the exchange says */
+    bool proc_remote;    /* look in /proc at a PE of another node that runs on this machine */
+    int my_lrank;        /* this PE's local rank (node-mates section) */
+    uint64_t *mates;     /* [pe]: its MATES_WORD as last read, */
+    double *mates_at;    /* [pe]: from a probe posted then (0: never) */
     double *stopped_at;  /* [pe]: when a PE was first seen stopped, 0: not stopped */
     double *stopped_seen;/* [pe]: when it was last seen stopped */
     double *stop_warn;   /* [pe]: how long stopped at the next warning, 0: the first */
@@ -131,6 +149,8 @@ static struct fsh_ctx probe_ctx; /* not on the contexts' list: quiet never waits
 static void sighted(int pe, const uint64_t *block, double at); /* the deadlock section's */
 
 static int probe_one(int pe, bool arrival, const char *what, double t);
+static int probe_remote(int pe, bool arrival, const char *what, double t);
+static int ask_mates(int pe, const char *what, double t, bool *said);
 
 void fsh_live_publish(enum fsh_live_state state, int status)
 {
@@ -200,7 +220,7 @@ static char proc_state(int pid)
 /* pe's process is seen stopped (state T) at t: a warning now and then, never an error. An
  * episode is counted from the first probe that saw it; a gap of several intervals without a
  * probe (this PE stopped waiting for it) starts a new one. */
-static void stopped(int pe, int pid, const char *what, double t)
+static void stopped_as(int pe, const char *who, const char *cont, const char *what, double t)
 {
     if (peer_watch.stopped_at[pe] == 0 ||
         t - peer_watch.stopped_seen[pe] > QUIET_WARN * peer_watch.interval) {
@@ -210,11 +230,19 @@ static void stopped(int pe, int pid, const char *what, double t)
     peer_watch.stopped_seen[pe] = t;
     double lasted = t - peer_watch.stopped_at[pe];
     if (warn_due(&peer_watch.stop_warn[pe], lasted)) {
-        FSH_WARN("PE %d (pid %d on %s) is stopped (SIGSTOP or ^Z) for %.0f s while PE %d waits in %s; "
-                 "waiting for it to be continued (kill -CONT %d): a stopped PE holds up every PE "
+        FSH_WARN("PE %d (%s) is stopped (SIGSTOP or ^Z) for %.0f s while PE %d waits in %s; "
+                 "waiting for it to be continued (%s): a stopped PE holds up every PE "
                  "that waits for it (FABSHMEM_TIMEOUT limits such waits)",
-                 pe, pid, fsh_rt.host, lasted, fsh_rt.pe, what, pid);
+                 pe, who, lasted, fsh_rt.pe, what, cont);
     }
+}
+
+static void stopped(int pe, int pid, const char *what, double t)
+{
+    char who[128], cont[48];
+    snprintf(who, sizeof(who), "pid %d on %s", pid, fsh_rt.host);
+    snprintf(cont, sizeof(cont), "kill -CONT %d", pid);
+    stopped_as(pe, who, cont, what, t);
 }
 
 static void running(int pe)
@@ -286,7 +314,12 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
         if (rc != 0) {
             return rc;
         }
+        peer_watch.mates[pe] = __atomic_load_n(&d[MATES_WORD], __ATOMIC_ACQUIRE);
+        peer_watch.mates_at[pe] = s->posted;
         if (beat != peer_watch.beat[pe] || peer_watch.beat_at[pe] == 0) {
+            if (beat != peer_watch.beat[pe]) {
+                running(pe); /* it polled since: not stopped (any more) */
+            }
             peer_watch.beat[pe] = beat;
             peer_watch.beat_at[pe] = t;
             peer_watch.still_warn[pe] = 0;
@@ -326,6 +359,17 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
             double since = t - peer_watch.stopped_seen[pe];
             waited = waited < since ? waited : since;
             after = LOCAL_UNREACH_AFTER;
+        } else if (serves && t - s->posted >= ASK_AFTER * peer_watch.interval) {
+            /* Silent: its node-mates may see it stopped (node-mates section). */
+            bool said = false;
+            int rc = ask_mates(pe, what, t, &said);
+            if (rc != 0 || said) {
+                return rc;
+            }
+            if (peer_watch.stopped_at[pe] != 0) {
+                double since = t - peer_watch.stopped_seen[pe]; /* counted from the last word */
+                waited = waited < since ? waited : since;
+            }
         }
         if (serves && waited >= after * peer_watch.interval) {
             return fsh_err(-EHOSTUNREACH, "check that PE's node and the network to it (a cut link, a dead node, a stopped process); FABSHMEM_PROBE_INTERVAL sets how often peers are probed",
@@ -345,6 +389,7 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
     s->pe = pe;
     s->way = way;
     s->posted = t;
+    s->counted = false;
     int rc = fsh_rma_read_way(
         &probe_ctx, &s->track, &peer_watch.dst[BLOCK_WORDS * (size_t)(s - peer_watch.slots)],
         BLOCK_WORDS * sizeof(uint64_t), pe, FSH_SEG_HEAP, peer_watch.word_off, way);
@@ -360,7 +405,7 @@ static int probe_way(int pe, unsigned way, bool arrival, const char *what, doubl
  * tcp a stopped PE answers nothing: unreachable) is not concluded. */
 static int probe_remote(int pe, bool arrival, const char *what, double t)
 {
-    int pid = fsh_local_visible_pid(pe);
+    int pid = peer_watch.proc_remote ? fsh_local_visible_pid(pe) : 0;
     char state = pid > 0 ? proc_state(pid) : 0;
     if (state == 'T' || state == 't') {
         if (state == 'T') {
@@ -369,11 +414,94 @@ static int probe_remote(int pe, bool arrival, const char *what, double t)
         peer_watch.beat_at[pe] = 0; /* a still heartbeat is explained; counted anew once it runs */
         return 0;
     }
-    running(pe);
+    if (state != 0) {
+        running(pe); /* else a node-mate's word, or its moving heartbeat, says (probe_way) */
+    }
     int rc = 0;
     for (unsigned w = 0, n = fsh_fabric_ways_all(pe); w < n && rc == 0; w++) {
         rc = probe_way(pe, w, arrival, what, t);
     }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ node-mates
+ *
+ * A stopped PE answers nothing over tcp (nothing serves its reads), so from another machine it
+ * looks like a cut link. Its node-mates can tell: each PE of the MATE_LOOKERS lowest local
+ * ranks of a node, at each probe of a wait (so while it has waited an interval), reads /proc of
+ * every PE of its node and publishes in MATES_WORD of its block a bit per local rank in state
+ * T; the word is cleared when that wait ends, so a bit is at most an interval old or absent. A
+ * PE elsewhere whose probe of pe has gone unanswered for ASK_AFTER intervals reads the blocks
+ * of MATES_ASKED node-mates of pe (those lookers, other than pe) with the same fabric probe;
+ * a fresh block with pe's bit set makes pe stopped: warned about like a stopped PE of this
+ * node, waited for, its silence counted only from the last such word. A PE alone on its node,
+ * a node whose lookers are all stopped too (the whole job suspended there), or a looker that
+ * computes instead of waiting: no word, and the silence is judged as before. */
+
+/* pe's local rank: the PEs of its node before it. */
+static int lrank_of(int pe)
+{
+    int r = 0;
+    for (int q = 0; q < pe; q++) {
+        r += peer_watch.node_of[q] == peer_watch.node_of[pe];
+    }
+    return r;
+}
+
+/* This PE is a looker: the stopped PEs of its node, by local rank, into MATES_WORD. */
+static void look_at_mates(void)
+{
+    if (peer_watch.my_lrank >= MATE_LOOKERS || fsh_progress_wait_now()->depth == 0) {
+        return; /* a retry loop, not a wait: no wait's end would clear the word */
+    }
+    uint64_t bits = 0;
+    for (int pe = 0, r = 0; pe < peer_watch.npes && r < MATE_BITS; pe++) {
+        if (!peer_watch.same_node[pe]) {
+            continue;
+        }
+        int pid = pe == fsh_rt.pe ? 0 : fsh_local_pid(pe);
+        if (pid > 0 && proc_state(pid) == 'T') {
+            bits |= 1ull << r;
+        }
+        r++;
+    }
+    __atomic_store_n(&peer_watch.word[MATES_WORD], bits, __ATOMIC_RELEASE);
+}
+
+/* pe, of another node, has not answered for ASK_AFTER intervals: read its lookers' blocks
+ * (posted now, answered by a later probe) and see whether a fresh one says it is stopped
+ * (*said: then it was warned about as stopped). */
+static int ask_mates(int pe, const char *what, double t, bool *said)
+{
+    static bool asking; /* a looker's own silence is not asked about in turn */
+    int r = lrank_of(pe);
+    if (asking || r >= MATE_BITS) {
+        return 0;
+    }
+    asking = true;
+    int rc = 0, asked = 0;
+    for (int m = 0, mr = 0; m < peer_watch.npes && mr < MATE_LOOKERS && asked < MATES_ASKED &&
+                            rc == 0 && !*said;
+         m++) {
+        if (peer_watch.node_of[m] != peer_watch.node_of[pe]) {
+            continue;
+        }
+        mr++;
+        if (m == pe || m == fsh_rt.pe) {
+            continue;
+        }
+        asked++;
+        rc = probe_remote(m, false, what, t);
+        if (rc == 0 && peer_watch.mates_at[m] >= t - (ASK_AFTER + 1) * peer_watch.interval &&
+            (peer_watch.mates[m] >> r) & 1) {
+            char who[96];
+            snprintf(who, sizeof(who), "on another node, seen stopped by its node-mate PE %d", m);
+            stopped_as(pe, who, "kill -CONT on its node", what, t);
+            peer_watch.beat_at[pe] = 0;
+            *said = true;
+        }
+    }
+    asking = false;
     return rc;
 }
 
@@ -498,6 +626,7 @@ static void wait_ended(void)
         return;
     }
     __atomic_store_n(&peer_watch.word[WAIT_WORD], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&peer_watch.word[MATES_WORD], 0, __ATOMIC_RELEASE); /* looked while waiting */
     /* Threads of a THREAD_MULTIPLE program end their waits at once: one add each. */
     __atomic_fetch_add(&peer_watch.word[MOVES_WORD], 1, __ATOMIC_RELEASE);
 }
@@ -649,11 +778,20 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
     }
     peer_watch.busy = true;
     double t = fsh_progress_now();
-    uint64_t events = fsh_progress_events();
-    if (events != peer_watch.events) {
-        peer_watch.events = events;
+    /* The completions of these probes' own reads are no sign that the fabric moves (the
+     * node-mates' answers would otherwise reset the count of a silent PE at every ask). */
+    uint64_t events = fsh_progress_events(), own = 0;
+    for (int i = 0; i < SLOTS; i++) {
+        struct slot *sl = &peer_watch.slots[i];
+        if (sl->pe >= 0 && !sl->counted && fsh_progress_track_done(&sl->track)) {
+            sl->counted = true;
+            own++;
+        }
+    }
+    if (events - peer_watch.events > own) {
         peer_watch.quiet_since = t;
     }
+    peer_watch.events = events;
     int rc = 0;
     for (int i = 0; i < npes && rc == 0; i++) {
         rc = probe_one(pes[i], arrival, what, t);
@@ -674,6 +812,7 @@ static int probe(const int *pes, int npes, bool arrival, const char *what)
         }
     }
     if (rc == 0) {
+        look_at_mates();
         publish_wait();
         rc = deadlock_check(what, t);
     }
@@ -687,7 +826,7 @@ size_t fsh_live_heap_bytes(void)
     return fsh_heap_rounded(sizeof(uint64_t) * BLOCK_WORDS * (1 + SLOTS));
 }
 
-int fsh_live_init(const int *node_of, double interval)
+int fsh_live_init(const int *node_of, double interval, bool proc_remote)
 {
     /* Written so that NaN fails too. */
     if (!(interval == 0 || (interval >= 0.1 && interval <= 3600))) {
@@ -710,6 +849,10 @@ int fsh_live_init(const int *node_of, double interval)
     peer_watch.beat_at = calloc((size_t)peer_watch.npes, sizeof(double));
     peer_watch.answered = calloc((size_t)peer_watch.npes, sizeof(double));
     peer_watch.answered_way = calloc((size_t)peer_watch.npes, sizeof(int));
+    peer_watch.node_of = calloc((size_t)peer_watch.npes, sizeof(int));
+    peer_watch.mates = calloc((size_t)peer_watch.npes, sizeof(uint64_t));
+    peer_watch.mates_at = calloc((size_t)peer_watch.npes, sizeof(double));
+    peer_watch.proc_remote = proc_remote;
     memset(&deadlock_watch, 0, sizeof(deadlock_watch));
     if (fsh_rt.pe == 0) { /* the one PE that looks for deadlocks */
         deadlock_watch.now = calloc((size_t)peer_watch.npes, sizeof(struct sight));
@@ -718,7 +861,8 @@ int fsh_live_init(const int *node_of, double interval)
     if (!peer_watch.word || !peer_watch.same_node || !peer_watch.stopped_at ||
         !peer_watch.stopped_seen || !peer_watch.stop_warn || !peer_watch.still_warn ||
         !peer_watch.seen || !peer_watch.beat || !peer_watch.beat_at || !peer_watch.answered ||
-        !peer_watch.answered_way ||
+        !peer_watch.answered_way || !peer_watch.node_of || !peer_watch.mates ||
+        !peer_watch.mates_at ||
         (fsh_rt.pe == 0 && (!deadlock_watch.now || !deadlock_watch.prev))) {
         return fsh_err(-ENOMEM, "raise SHMEM_SYMMETRIC_SIZE",
                        "no room for the liveness word of %d PEs", peer_watch.npes);
@@ -732,7 +876,9 @@ int fsh_live_init(const int *node_of, double interval)
     fsh_progress_set_heartbeat(peer_watch.word + 1);
     for (int pe = 0; pe < peer_watch.npes; pe++) {
         peer_watch.same_node[pe] = node_of[pe] == node_of[fsh_rt.pe];
+        peer_watch.node_of[pe] = node_of[pe];
     }
+    peer_watch.my_lrank = lrank_of(fsh_rt.pe);
     for (int i = 0; i < SLOTS; i++) {
         peer_watch.slots[i].pe = -1;
     }
@@ -768,6 +914,9 @@ void fsh_live_fini(void)
     free(peer_watch.answered);
     free(peer_watch.answered_way);
     free(peer_watch.same_node);
+    free(peer_watch.node_of);
+    free(peer_watch.mates);
+    free(peer_watch.mates_at);
     free(peer_watch.stopped_at);
     free(peer_watch.stopped_seen);
     free(peer_watch.stop_warn);

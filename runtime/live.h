@@ -29,8 +29,10 @@ enum fsh_live_state {
 
 /* After the exchange and the heap (the word is the heap's next allocation, so at the same
  * offset on every PE). node_of[pe]: the node of each PE (a PE of this node is checked as a
- * process). interval: seconds between probes (FABSHMEM_PROBE_INTERVAL), validated here. */
-int fsh_live_init(const int *node_of, double interval);
+ * process). interval: seconds between probes (FABSHMEM_PROBE_INTERVAL), validated here.
+ * proc_remote: look in /proc at a PE of another node that runs on this machine all the same
+ * (FABSHMEM_PROC_REMOTE). */
+int fsh_live_init(const int *node_of, double interval, bool proc_remote);
 /* The heap bytes fsh_live_init takes (the memory model's figure). */
 size_t fsh_live_heap_bytes(void);
 /* No more probes (finalize: every PE has arrived); the reads in flight complete first. */

@@ -13,6 +13,8 @@
 #   3. `multihost/link_cut`: host 1's link set down while 4 PEs run barriers: fabshmem (a
 #      wait naming a PE there) or the launcher (its lost daemon on h1) must report it within
 #      $FSH_MH_CUT_BOUND s (default 45), and no process may be left behind (see the case).
+#   4. `multihost/stop_pe`: PE 1 stopped for 30 s on host 0 is waited for by host 1's PEs,
+#      told stopped by its node-mate (tests/faults/stop_pe.c), and the job ends 0.
 # The namespaces are removed at exit, whatever happened (netns_lib.sh's trap).
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-.}
@@ -138,5 +140,29 @@ if [ -x "$prog" ]; then
     fi
 else
     echo "multihost/link_cut: SKIP (no $prog)"
+fi
+
+# 4. A PE stopped for 30 s on host 0 (tests/faults/stop_pe.c, PE 1): over tcp it answers no
+# probe, so PEs 2 and 3 on host 1 (another hostname: no /proc look) learn from its node-mate
+# PE 0's liveness block that it is stopped, warn, and wait; the job ends 0 with every block
+# checked. Before the node-mates' word, PE 2 or 3 named PE 1 unreachable after 20 s.
+prog=$(cd "$top_builddir/tests/faults" 2>/dev/null && pwd)/stop_pe
+out=$mh_dir/stop.out
+if [ -x "$prog" ]; then
+    timeout -k 5 150 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -n 4 \
+        -x FI_PROVIDER=tcp -x SHMEM_SYMMETRIC_SIZE=16M "$prog" 30 "fsh-$$-stop" >"$out" 2>&1
+    rc=$?
+    npass=$(grep -c '^stop_pe: PE [0-3] PASS' "$out")
+    said='^fabshmem\[[23] [^]]*\] WARN .*PE 1 \(on another node, seen stopped by its node-mate PE 0\)'
+    warn=$(grep -E -m 1 "$said" "$out" | sed 's/^[^]]*\] //' | cut -c 1-120)
+    if [ "$rc" = 0 ] && [ "$npass" = 4 ] && [ -n "$warn" ]; then
+        echo "multihost/stop_pe: PASS (PE 1 stopped 30 s on h0, waited for: $warn)"
+    else
+        echo "multihost/stop_pe: FAIL (exit $rc, $npass of 4 PEs passed, warning: ${warn:-none})"
+        sed 's/^/    /' "$out" | tail -n 30
+        nfail=$((nfail + 1))
+    fi
+else
+    echo "multihost/stop_pe: SKIP (no $prog)"
 fi
 [ "$nfail" = 0 ]
