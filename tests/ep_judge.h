@@ -152,6 +152,19 @@ static T_UNUSED float get_elem(int ctype, const void *row, size_t h)
                                       : from_bf16(((const uint16_t *)row)[h]);
 }
 
+/* The handle's shape for case k. */
+static T_UNUSED shmemx_ep_config_t ep_config(const struct ecase *k)
+{
+    shmemx_ep_config_t cfg = {.max_tokens = k->M,
+                              .hidden = k->H,
+                              .dispatch_elem_bytes = k->de,
+                              .combine_type = k->ctype,
+                              .num_experts = k->E,
+                              .topk = k->k,
+                              .scale_bytes = k->sb};
+    return cfg;
+}
+
 static T_UNUSED size_t ep_ce(const struct ecase *k)
 {
     return k->ctype == SHMEMX_EP_FLOAT32 ? 4 : 2;

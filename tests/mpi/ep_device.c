@@ -188,13 +188,7 @@ static const char *const mode_name[] = {"device", "mixed", "mapped", "blocks"};
 
 static void run_case(int ci, const struct ecase *k, enum mode mode, shmemx_device_t h)
 {
-    shmemx_ep_config_t cfg = {.max_tokens = k->M,
-                              .hidden = k->H,
-                              .dispatch_elem_bytes = k->de,
-                              .combine_type = k->ctype,
-                              .num_experts = k->E,
-                              .topk = k->k,
-                              .scale_bytes = k->sb};
+    shmemx_ep_config_t cfg = ep_config(k);
     shmemx_ep_t ep = shmemx_ep_create(SHMEM_TEAM_WORLD, &cfg);
     shmemx_ep_device_t d;
     if (!t_check(ep != NULL && shmemx_ep_device_handle(ep, &d) == 0,
@@ -271,13 +265,7 @@ static void run_case(int ci, const struct ecase *k, enum mode mode, shmemx_devic
  * the same terms in the same order and rounds to bfloat16 the same way. */
 static void twins(int ci, const struct ecase *k)
 {
-    shmemx_ep_config_t cfg = {.max_tokens = k->M,
-                              .hidden = k->H,
-                              .dispatch_elem_bytes = k->de,
-                              .combine_type = k->ctype,
-                              .num_experts = k->E,
-                              .topk = k->k,
-                              .scale_bytes = k->sb};
+    shmemx_ep_config_t cfg = ep_config(k);
     shmemx_ep_t a = shmemx_ep_create(SHMEM_TEAM_WORLD, &cfg);
     shmemx_ep_t b = shmemx_ep_create(SHMEM_TEAM_WORLD, &cfg);
     shmemx_ep_device_t d;

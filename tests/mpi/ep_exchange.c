@@ -21,13 +21,7 @@
 
 static void run_case(int ci, const struct ecase *k)
 {
-    shmemx_ep_config_t cfg = {.max_tokens = k->M,
-                              .hidden = k->H,
-                              .dispatch_elem_bytes = k->de,
-                              .combine_type = k->ctype,
-                              .num_experts = k->E,
-                              .topk = k->k,
-                              .scale_bytes = k->sb};
+    shmemx_ep_config_t cfg = ep_config(k);
     shmemx_ep_t ep = shmemx_ep_create(SHMEM_TEAM_WORLD, &cfg);
     if (!t_check(ep != NULL, "case %s: create returned NULL", k->what)) {
         return;
