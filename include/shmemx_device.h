@@ -122,7 +122,8 @@ typedef struct shmemx_device {
     int heap_seg;                  /* the host heap's */
     uint64_t heap_base, heap_size; /* this PE's host symmetric heap (reached by the proxy) */
     uint64_t *barrier;             /* the barrier's symmetric counter (window or heap) */
-    uint64_t *epoch;               /* barriers this PE has entered (host-mapped) */
+    uint64_t *epoch;               /* barriers this handle kind entered here (device memory
+                                    * for a GPU handle, host memory for a host handle) */
     const uint64_t *error;         /* 0, or errno | (pe + 1) << 32 from the proxy */
 } shmemx_device_t;
 

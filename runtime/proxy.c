@@ -75,6 +75,7 @@ static struct {
     struct shmemx_dev_desc *ring;
     struct shmemx_dev_claim *claim; /* nring producer sides, host memory */
     struct shmemx_dev_claim *dclaim; /* the GPU handles' nchan, device memory, or NULL */
+    uint64_t *depoch; /* the GPU handles' barrier epoch, after dclaim (device memory), or NULL */
     uint64_t *error, *epoch;
     void **peer_base;
     void **dpeer;                 /* peer_base copied to device memory (GPU handles), or NULL */
@@ -361,6 +362,7 @@ static void free_block(void)
     px.mem = px.dmem = NULL;
     px.dpeer = NULL;
     px.dclaim = NULL;
+    px.depoch = NULL;
     px.taken = NULL;
     px.items = NULL;
 }
@@ -379,7 +381,7 @@ int fsh_proxy_start(uint64_t *barrier)
     size_t chans = px.nring * sizeof(struct shmemx_dev_chan);
     size_t ring = px.nring * px.nslots * sizeof(struct shmemx_dev_desc);
     size_t claims = px.nring * sizeof(struct shmemx_dev_claim);
-    size_t words = 2 * 64; /* error, epoch: a cache line each */
+    size_t words = 2 * 64; /* error, the host handles' epoch: a cache line each */
     px.bytes = chans + ring + claims + words + (size_t)fsh_rt.npes * sizeof(void *);
     if (px.cuda) {
         void *d = NULL;
@@ -417,18 +419,21 @@ int fsh_proxy_start(uint64_t *barrier)
         /* A kernel reads its peer's entry on every put: from device memory that is an L2
          * hit, from the host-mapped block a PCIe round trip (about a microsecond). The
          * mapping is fixed after start, so a copy taken now stays true. The same for the
-         * claim counters a kernel adds to and the completions it last saw (zeroed). */
+         * claim counters a kernel adds to and the completions it last saw, and for the
+         * device barrier's epoch, which only the barrier's thread reads and writes (zeroed:
+         * a line after the claims). */
         size_t len = (size_t)fsh_rt.npes * sizeof(void *);
-        size_t clen = px.nchan * sizeof(struct shmemx_dev_claim);
+        size_t clen = px.nchan * sizeof(struct shmemx_dev_claim) + 64;
         px.dpeer = fsh_cuda_alloc(len);
         px.dclaim = fsh_cuda_alloc(clen);
+        px.depoch = px.dclaim ? (uint64_t *)(px.dclaim + px.nchan) : NULL;
         int crc = px.dpeer && px.dclaim ? fsh_cuda_copy(px.dpeer, px.peer_base, len) : -ENOMEM;
         crc = crc ? crc : fsh_cuda_memset(px.dclaim, 0, clen);
         if (crc != 0) {
             free_block();
             return fsh_err(crc, "free some GPU memory",
-                           "device API: the peer table and ring claims in device memory (%zu "
-                           "bytes)",
+                           "device API: the peer table, ring claims and barrier epoch in device "
+                           "memory (%zu bytes)",
                            len + clen);
         }
     }
@@ -475,7 +480,7 @@ void fsh_proxy_handle(shmemx_device_t *h, bool host)
               (uint64_t)first * px.nslots;
     h->claim = host || !px.cuda ? px.claim + first : px.dclaim;
     h->error = (const uint64_t *)(base + ((uint8_t *)px.error - px.mem));
-    h->epoch = (uint64_t *)(base + ((uint8_t *)px.epoch - px.mem));
+    h->epoch = host || !px.cuda ? px.epoch : px.depoch;
     h->peer_base = host || !px.cuda
                        ? (void *const *)(base + ((uint8_t *)px.peer_base - px.mem))
                        : (void *const *)px.dpeer;
