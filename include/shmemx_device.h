@@ -757,6 +757,9 @@ struct fsh_team;
 int shmemx_device_team(struct fsh_team *team, shmemx_dev_team_t *t);
 /* The team handle's line returned (after the team's last device barrier, on every member). */
 void shmemx_device_team_free(shmemx_dev_team_t *t);
+/* This PE's proxy since it started: descriptors taken, operations posted for them (fewer where
+ * adjacent contiguous puts were merged), rounds. Zeros before the first handle. */
+void shmemx_device_proxy_stats(uint64_t *descs, uint64_t *posts, uint64_t *rounds);
 #ifdef __cplusplus
 }
 #endif
