@@ -387,6 +387,24 @@ static void begin(const char *fn, void *stream)
     done(fn, fsh_cuda_stream_check(stream));
 }
 
+/* Every slot is held by a graph: for good? Without user objects, yes. With them, a graph just
+ * destroyed returns its slots only when the driver's thread runs the destructors (soon, not
+ * at once): so only once the table stayed full for GRAPHS_FULL_S seconds. */
+#define GRAPHS_FULL_S 2.0
+static bool graphs_full(double *since)
+{
+    if (!sc.ties) {
+        return true;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    if (*since == 0) {
+        *since = now;
+    }
+    return now - *since > GRAPHS_FULL_S;
+}
+
 /* A slot for op, queued on stream. The descriptor is copied in before the slot is armed. */
 static void enqueue(const char *fn, void *stream, const struct op *desc)
 {
@@ -394,6 +412,7 @@ static void enqueue(const char *fn, void *stream, const struct op *desc)
     done(fn, fsh_cuda_stream_capturing(stream, &capturing));
     struct op *op = NULL;
     unsigned idle = 0;
+    double full_since = 0;
     while (!op) {
         pthread_mutex_lock(&sc.lock);
         for (unsigned i = 0; i < sc.nslots && !op; i++) {
@@ -425,10 +444,13 @@ static void enqueue(const char *fn, void *stream, const struct op *desc)
         }
         unsigned graph = __atomic_load_n(&sc.graph, __ATOMIC_ACQUIRE);
         pthread_mutex_unlock(&sc.lock);
-        if (!op && graph == sc.nslots) {
+        if (!op && graph == sc.nslots && graphs_full(&full_since)) {
             fsh_init_fatal(fn, sc.ties ? "raise FABSHMEM_STREAM_SLOTS, or destroy the graphs (and their instantiations) no longer needed"
                                        : "raise FABSHMEM_STREAM_SLOTS (slots used under capture stay the graph's until shmem_finalize on this driver)",
                            "all %u stream slots are kept by captured CUDA graphs", sc.nslots);
+        }
+        if (graph < sc.nslots) {
+            full_since = 0; /* full again later: a new grace period */
         }
         if (!op) {
             /* The streams have not yet reached (or reset) the slots in use: wait for them, as
