@@ -315,9 +315,15 @@ static int start(void)
                        why);
     }
     sc.mode = want == MODE_HOSTFN || !memops ? MODE_HOSTFN : MODE_MEMOPS;
-    sc.ties = fsh_cuda_graph_ties();
-    const char *graphs = sc.ties ? "captured slots return when their graph is destroyed"
-                                 : "captured slots kept until shmem_finalize (the driver has no user objects)";
+    const char *no_ties = fsh_cuda_graph_ties_missing();
+    sc.ties = !no_ties;
+    char graphs[160];
+    if (sc.ties) {
+        snprintf(graphs, sizeof(graphs), "captured slots return when their graph is destroyed");
+    } else {
+        snprintf(graphs, sizeof(graphs), "captured slots kept until shmem_finalize: no CUDA user objects, the driver lacks %s",
+                 no_ties);
+    }
     void *words = NULL, *dev = NULL;
     size_t bytes = 0;
     int rc = fsh_cuda_stream_words(&words, &dev, &bytes);

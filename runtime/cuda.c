@@ -156,9 +156,9 @@ int fsh_cuda_stream_capturing(void *stream, bool *capturing)
     *capturing = false;
     return -ENODEV;
 }
-bool fsh_cuda_graph_ties(void)
+const char *fsh_cuda_graph_ties_missing(void)
 {
-    return false;
+    return reason;
 }
 int fsh_cuda_stream_tie(void *stream, void (*fn)(void *), void *arg)
 {
@@ -786,14 +786,14 @@ int fsh_cuda_stream_capturing(void *stream, bool *capturing)
     return 0;
 }
 
-bool fsh_cuda_graph_ties(void)
+const char *fsh_cuda_graph_ties_missing(void)
 {
-    return cu.ready && !cu.graph_missing;
+    return !cu.ready ? reason : cu.graph_missing;
 }
 
 int fsh_cuda_stream_tie(void *stream, void (*fn)(void *), void *arg)
 {
-    if (!fsh_cuda_graph_ties()) {
+    if (fsh_cuda_graph_ties_missing()) {
         return -ENOTSUP;
     }
     int rc = current();
