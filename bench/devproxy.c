@@ -6,7 +6,10 @@
  *
  *   desc_rate       8-byte put_nbi descriptors per second through one proxy thread (PE 0's
  *                   producer threads post n of them to PE 1, then quiet), against the host
- *                   API's shmem_putmem_nbi rate from one thread (n puts, then quiet);
+ *                   API's shmem_putmem_nbi rate from one thread (n puts, then quiet); the
+ *                   destinations every other word, so the proxy merges none of them;
+ *   desc_rate_run   the same with contiguous destinations (and sources): runs the proxy
+ *                   merges into one put each (up to 64 KiB); "posts" is how many it made;
  *   put_signal_lat  8-byte put-with-signal ping-pong, per direction, through the proxy,
  *                   against shmem_putmem_signal on the host; ratio = host / proxy (>= 0.9 is
  *                   the target: the proxy adds at most ~10%).
@@ -33,6 +36,7 @@ static shmemx_device_t h;
 static uint64_t *dst, *sig;
 static long ndesc = 200000;
 static int nprod = 1;
+static int stride = 2; /* destination words per descriptor: 2 scattered, 1 contiguous */
 
 struct prod {
     int t;
@@ -54,7 +58,8 @@ static void *producer(void *arg)
             p->rc = shmemx_dev_quiet(mine); /* the sources are reused */
         }
         *s = p->base + (uint64_t)i;
-        p->rc = p->rc ? p->rc : shmemx_dev_put_nbi(mine, &dst[p->t * 1024 + i % 1024], s, 8, 1);
+        p->rc = p->rc ? p->rc
+                      : shmemx_dev_put_nbi(mine, &dst[(p->t * 1024 + i % 1024) * stride], s, 8, 1);
     }
     p->rc = p->rc ? p->rc : shmemx_dev_quiet(mine);
     free(src);
@@ -84,7 +89,7 @@ static double rate_proxy(uint64_t base, long *wrong)
         for (int t = 0; t < nprod; t++) {
             long n = ndesc / nprod;
             for (long i = n - 1024 > 0 ? n - 1024 : 0; i < n; i++) {
-                *wrong += dst[t * 1024 + i % 1024] != base + (uint64_t)i;
+                *wrong += dst[(t * 1024 + i % 1024) * stride] != base + (uint64_t)i;
             }
         }
     }
@@ -185,18 +190,26 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 2;
     }
-    dst = shmem_calloc(16 * 1024, sizeof(uint64_t));
+    dst = shmem_calloc(2 * 16 * 1024, sizeof(uint64_t));
     sig = shmem_calloc(8, sizeof(uint64_t));
     if (shmemx_device_handle_host(&h) != 0) {
         fprintf(stderr, "devproxy: no device API handle\n");
         shmem_finalize();
         return 1;
     }
-    double rp[64], rh[64], lp[64], lh[64];
+    double rp[64], rr[64], rh[64], lp[64], lh[64];
     long wrong_rp = 0, wrong_rh = 0, wrong_lp = 0, wrong_lh = 0;
-    uint64_t base = 1;
+    uint64_t base = 1, d0, p0, d1, p1, run_descs = 0, run_posts = 0;
     for (int r = 0; r < reps; r++) {
+        stride = 2;
         rp[r] = rate_proxy(base, &wrong_rp);
+        base += (uint64_t)ndesc;
+        stride = 1;
+        shmemx_device_proxy_stats(&d0, &p0, NULL);
+        rr[r] = rate_proxy(base, &wrong_rp);
+        shmemx_device_proxy_stats(&d1, &p1, NULL);
+        run_descs += d1 - d0;
+        run_posts += p1 - p0;
         base += (uint64_t)ndesc;
         rh[r] = rate_host(base, &wrong_rh);
         base += (uint64_t)ndesc;
@@ -216,6 +229,7 @@ int main(int argc, char **argv)
         const char *intra = getenv("FABSHMEM_INTRANODE");
         const char *prof = getenv("FABSHMEM_PROVIDER_PROFILE");
         double mrp = bench_stats(rp, reps, NULL), mrh = bench_stats(rh, reps, NULL);
+        double mrr = bench_stats(rr, reps, NULL);
         double mlp = bench_stats(lp, reps, NULL), mlh = bench_stats(lh, reps, NULL);
         printf("# devproxy: 2 PEs, %d producer thread(s) on 1 proxy thread, %d ring(s) of %llu; "
                "provider %s, intranode %s, profile %s; median of %d\n",
@@ -225,6 +239,9 @@ int main(int argc, char **argv)
                "ratio is");
         printf("  %-16s %12.3f M %12.3f M %8.3f %8ld  proxy/host, descriptors/s vs puts/s\n",
                "desc_rate", mrp / 1e6, mrh / 1e6, mrp / mrh, all[0] + all[1]);
+        printf("  %-16s %12.3f M %12.3f M %8.3f %8s  proxy/host; %llu descriptors in %llu "
+               "posts\n", "desc_rate_run", mrr / 1e6, mrh / 1e6, mrr / mrh, "above",
+               (unsigned long long)run_descs, (unsigned long long)run_posts);
         printf("  %-16s %11.2f us %11.2f us %8.3f %8ld  host/proxy latency (target >= 0.9)\n",
                "put_signal_lat", mlp, mlh, mlh / mlp, all[2] + all[3]);
     }

@@ -123,7 +123,8 @@ typedef struct shmemx_device {
     int heap_seg;                  /* the host heap's */
     uint64_t heap_base, heap_size; /* this PE's host symmetric heap (reached by the proxy) */
     uint64_t *barrier;             /* the barrier's symmetric counter (window or heap) */
-    uint64_t *epoch;               /* barriers this PE has entered (host-mapped) */
+    uint64_t *epoch;               /* barriers this handle kind entered here (device memory
+                                    * for a GPU handle, host memory for a host handle) */
     const uint64_t *error;         /* 0, or errno | (pe + 1) << 32 from the proxy */
 } shmemx_device_t;
 
@@ -757,6 +758,9 @@ struct fsh_team;
 int shmemx_device_team(struct fsh_team *team, shmemx_dev_team_t *t);
 /* The team handle's line returned (after the team's last device barrier, on every member). */
 void shmemx_device_team_free(shmemx_dev_team_t *t);
+/* This PE's proxy since it started: descriptors taken, operations posted for them (fewer where
+ * adjacent contiguous puts were merged), rounds. Zeros before the first handle. */
+void shmemx_device_proxy_stats(uint64_t *descs, uint64_t *posts, uint64_t *rounds);
 #ifdef __cplusplus
 }
 #endif

@@ -149,3 +149,22 @@ __attribute__((visibility("default"))) void shmemx_device_team_free(shmemx_dev_t
     t->sync = NULL;
     t->my = -1;
 }
+
+__attribute__((visibility("default"))) void shmemx_device_proxy_stats(uint64_t *descs,
+                                                                      uint64_t *posts,
+                                                                      uint64_t *rounds)
+{
+    uint64_t d = 0, p = 0, r = 0;
+    if (fsh_proxy_started()) {
+        fsh_proxy_stats(&d, &p, &r);
+    }
+    if (descs) {
+        *descs = d;
+    }
+    if (posts) {
+        *posts = p;
+    }
+    if (rounds) {
+        *rounds = r;
+    }
+}

@@ -20,8 +20,10 @@
  * up another stream's operations; a collective does hold the worker until every PE joined.
  *
  * Graphs: the queued operations name fixed words, so a captured sequence replays as is; a slot
- * used under capture stays the graph's until shmem_finalize (the library cannot tell when the
- * graph is destroyed), and FABSHMEM_STREAM_SLOTS bounds them. Invariants: a slot is reused
+ * used under capture stays the graph's until the driver says the graph, its instantiations
+ * and their launches are gone (a CUDA user object whose destructor returns it, on a driver
+ * thread: atomics only), or until shmem_finalize on a driver without user objects; and
+ * FABSHMEM_STREAM_SLOTS bounds the slots held by live graphs. Invariants: a slot is reused
  * only once the worker finished it and its stream reset done; the worker never runs a slot
  * whose go the stream has not written. Never does: synchronize a stream, call a stream
  * function from the worker, or run an operation on the caller's thread.
@@ -99,7 +101,8 @@ static struct {
     char *words_dev;      /* the GPU's address of the same bytes */
     struct op *ops;
     unsigned nslots;
-    unsigned graph;       /* slots kept by captures */
+    unsigned graph;       /* slots kept by captures; atomic (graph_gone lowers it) */
+    bool ties;            /* captured slots are returned by graph_gone (user objects) */
     unsigned armed;       /* slots queued outside a capture and not finished */
     char info[512];
 } sc = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
@@ -154,7 +157,7 @@ static void *worker_main(void *arg)
     unsigned idle = 0;
     for (;;) {
         pthread_mutex_lock(&sc.lock);
-        while (!sc.stop && sc.armed == 0 && sc.graph == 0) {
+        while (!sc.stop && sc.armed == 0 && __atomic_load_n(&sc.graph, __ATOMIC_ACQUIRE) == 0) {
             pthread_cond_wait(&sc.wake, &sc.lock);
         }
         bool stop = sc.stop;
@@ -207,6 +210,8 @@ static void host_fn(void *arg)
     __atomic_store_n(done_word(i), 0, __ATOMIC_RELEASE);
 }
 
+static void untie_all(void);
+
 static void stop_worker(void)
 {
     pthread_mutex_lock(&sc.lock);
@@ -218,6 +223,7 @@ static void stop_worker(void)
     pthread_cond_broadcast(&sc.wake);
     pthread_mutex_unlock(&sc.lock);
     pthread_join(sc.thread, NULL);
+    untie_all();
     if (sc.armed > 0) {
         FSH_WARN("%u stream-ordered operation(s) never ran: their streams had not reached them "
                  "at shmem_finalize (synchronize the streams before shmem_finalize); those "
@@ -229,6 +235,65 @@ static void stop_worker(void)
     sc.nslots = sc.graph = sc.armed = 0;
     sc.stop = false;
     __atomic_store_n(&sc.started, false, __ATOMIC_RELEASE); /* a later shmem_init starts anew */
+}
+
+/* ------------------------------------------------------------------ graph slots
+ *
+ * A slot used under capture is tied to its graph (fsh_cuda_stream_tie): the driver calls
+ * graph_gone once the graph, every executable graph made from it and every launch of those
+ * are gone; the slot's stream reset done by then, and no launch will write go again. It runs
+ * on a driver thread, maybe after shmem_finalize: it touches the table only while the table
+ * is the one the tie was made for (tie_gen, which stop_worker moves on) and stop_worker waits
+ * for a running graph_gone (ties_running) before it frees the table. */
+struct tie {
+    unsigned index;
+    unsigned long gen;
+};
+
+static unsigned long tie_gen;  /* atomic: the table's generation */
+static unsigned ties_running; /* atomic: graph_gone calls now between their two counts */
+
+static void graph_gone(void *arg)
+{
+    struct tie *t = arg;
+    __atomic_add_fetch(&ties_running, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&tie_gen, __ATOMIC_SEQ_CST) == t->gen) {
+        __atomic_store_n(&sc.ops[t->index].state, S_FREE, __ATOMIC_RELEASE);
+        __atomic_sub_fetch(&sc.graph, 1, __ATOMIC_ACQ_REL);
+    }
+    __atomic_sub_fetch(&ties_running, 1, __ATOMIC_SEQ_CST);
+    free(t);
+}
+
+/* Before the table is freed: no graph_gone touches it any more. */
+static void untie_all(void)
+{
+    __atomic_add_fetch(&tie_gen, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&ties_running, __ATOMIC_SEQ_CST) != 0) {
+        sched_yield();
+    }
+}
+
+/* Slot i was taken under capture on stream: tie it to the graph. Where that cannot be done it
+ * stays the graph's until shmem_finalize (today's drivers all can). */
+static void tie(const char *fn, void *stream, unsigned i)
+{
+    if (!sc.ties) {
+        return;
+    }
+    struct tie *t = malloc(sizeof(*t));
+    if (!t) {
+        FSH_WARN("%s: no memory to tie a stream slot to its graph: it stays the graph's until shmem_finalize",
+                 fn);
+        return;
+    }
+    t->index = i;
+    t->gen = __atomic_load_n(&tie_gen, __ATOMIC_SEQ_CST);
+    int rc = fsh_cuda_stream_tie(stream, graph_gone, t);
+    if (rc != 0) {
+        free(t);
+        done(fn, rc);
+    }
 }
 
 /* ------------------------------------------------------------------ start-up */
@@ -250,6 +315,15 @@ static int start(void)
                        why);
     }
     sc.mode = want == MODE_HOSTFN || !memops ? MODE_HOSTFN : MODE_MEMOPS;
+    const char *no_ties = fsh_cuda_graph_ties_missing();
+    sc.ties = !no_ties;
+    char graphs[160];
+    if (sc.ties) {
+        snprintf(graphs, sizeof(graphs), "captured slots return when their graph is destroyed");
+    } else {
+        snprintf(graphs, sizeof(graphs), "captured slots kept until shmem_finalize: no CUDA user objects, the driver lacks %s",
+                 no_ties);
+    }
     void *words = NULL, *dev = NULL;
     size_t bytes = 0;
     int rc = fsh_cuda_stream_words(&words, &dev, &bytes);
@@ -271,11 +345,11 @@ static int start(void)
         sc.ops[i].index = i;
     }
     if (sc.mode == MODE_MEMOPS) {
-        snprintf(sc.info, sizeof(sc.info), "stream: cuStreamWriteValue32/cuStreamWaitValue32 on host-mapped words (%s), %u slots, one worker thread",
-                 attrs, sc.nslots);
+        snprintf(sc.info, sizeof(sc.info), "stream: cuStreamWriteValue32/cuStreamWaitValue32 on host-mapped words (%s), %u slots (%s), one worker thread",
+                 attrs, sc.nslots, graphs);
     } else {
-        snprintf(sc.info, sizeof(sc.info), "stream: cuLaunchHostFunc (%s), %u slots, one worker thread",
-                 want == MODE_HOSTFN ? "FABSHMEM_STREAM_MODE=hostfunc" : why, sc.nslots);
+        snprintf(sc.info, sizeof(sc.info), "stream: cuLaunchHostFunc (%s), %u slots (%s), one worker thread",
+                 want == MODE_HOSTFN ? "FABSHMEM_STREAM_MODE=hostfunc" : why, sc.nslots, graphs);
     }
     /* A second thread now calls into the library beside the program's: the engine lock must be
      * real (this call is outside the library on the program's thread, and a progress thread,
@@ -319,6 +393,24 @@ static void begin(const char *fn, void *stream)
     done(fn, fsh_cuda_stream_check(stream));
 }
 
+/* Every slot is held by a graph: for good? Without user objects, yes. With them, a graph just
+ * destroyed returns its slots only when the driver's thread runs the destructors (soon, not
+ * at once): so only once the table stayed full for GRAPHS_FULL_S seconds. */
+#define GRAPHS_FULL_S 2.0
+static bool graphs_full(double *since)
+{
+    if (!sc.ties) {
+        return true;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    if (*since == 0) {
+        *since = now;
+    }
+    return now - *since > GRAPHS_FULL_S;
+}
+
 /* A slot for op, queued on stream. The descriptor is copied in before the slot is armed. */
 static void enqueue(const char *fn, void *stream, const struct op *desc)
 {
@@ -326,6 +418,7 @@ static void enqueue(const char *fn, void *stream, const struct op *desc)
     done(fn, fsh_cuda_stream_capturing(stream, &capturing));
     struct op *op = NULL;
     unsigned idle = 0;
+    double full_since = 0;
     while (!op) {
         pthread_mutex_lock(&sc.lock);
         for (unsigned i = 0; i < sc.nslots && !op; i++) {
@@ -348,18 +441,22 @@ static void enqueue(const char *fn, void *stream, const struct op *desc)
             op->pe = desc->pe;
             op->team = desc->team;
             if (capturing) {
-                sc.graph++;
+                __atomic_add_fetch(&sc.graph, 1, __ATOMIC_ACQ_REL);
             } else {
                 sc.armed++;
             }
             __atomic_store_n(&op->state, capturing ? S_GRAPH : S_ARMED, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&sc.wake);
         }
-        unsigned graph = sc.graph;
+        unsigned graph = __atomic_load_n(&sc.graph, __ATOMIC_ACQUIRE);
         pthread_mutex_unlock(&sc.lock);
-        if (!op && graph == sc.nslots) {
-            fsh_init_fatal(fn, "raise FABSHMEM_STREAM_SLOTS (slots used under capture stay the graph's until shmem_finalize)",
+        if (!op && graph == sc.nslots && graphs_full(&full_since)) {
+            fsh_init_fatal(fn, sc.ties ? "raise FABSHMEM_STREAM_SLOTS, or destroy the graphs (and their instantiations) no longer needed"
+                                       : "raise FABSHMEM_STREAM_SLOTS (slots used under capture stay the graph's until shmem_finalize on this driver)",
                            "all %u stream slots are kept by captured CUDA graphs", sc.nslots);
+        }
+        if (graph < sc.nslots) {
+            full_since = 0; /* full again later: a new grace period */
         }
         if (!op) {
             /* The streams have not yet reached (or reset) the slots in use: wait for them, as
@@ -369,6 +466,9 @@ static void enqueue(const char *fn, void *stream, const struct op *desc)
     }
     unsigned i = op->index;
     int rc;
+    if (capturing) {
+        tie(fn, stream, i);
+    }
     if (sc.mode == MODE_MEMOPS) {
         char *go = sc.words_dev + (size_t)i * SLOT_BYTES, *dn = go + DONE_OFF;
         rc = fsh_cuda_stream_write32(stream, go, 1);

@@ -156,6 +156,17 @@ int fsh_cuda_stream_capturing(void *stream, bool *capturing)
     *capturing = false;
     return -ENODEV;
 }
+const char *fsh_cuda_graph_ties_missing(void)
+{
+    return reason;
+}
+int fsh_cuda_stream_tie(void *stream, void (*fn)(void *), void *arg)
+{
+    (void)stream;
+    (void)fn;
+    (void)arg;
+    return -ENOTSUP;
+}
 bool fsh_cuda_stream_memops(char *why, size_t why_len, char *info, size_t info_len)
 {
     snprintf(why, why_len, "%s", reason);
@@ -223,6 +234,11 @@ int fsh_cuda_stream_host_fn(void *stream, void (*fn)(void *), void *arg)
     X(cuStreamIsCapturing) X(cuLaunchHostFunc) X(cuDeviceGetAttribute)                         \
     X(cuStreamWriteValue32) X(cuStreamWaitValue32)
 
+/* User objects: a captured stream-ordered call's slot is returned when its graph is gone.
+ * Optional: without them such slots stay the graph's until shmem_finalize. */
+#define CU_GRAPH_FUNCS(X)                                                                      \
+    X(cuStreamGetCaptureInfo) X(cuUserObjectCreate) X(cuGraphRetainUserObject)
+
 static struct {
     void *lib;
     bool ready;
@@ -232,8 +248,10 @@ static struct {
 #define X(f) __typeof__(&f) f;
     CU_FUNCS(X)
     CU_STREAM_FUNCS(X)
+    CU_GRAPH_FUNCS(X)
 #undef X
     const char *stream_missing; /* the first of CU_STREAM_FUNCS the driver lacks, or NULL */
+    const char *graph_missing;  /* the first of CU_GRAPH_FUNCS the driver lacks, or NULL */
     uint64_t *word;         /* page-locked staging of fsh_cuda_write64_async (at first use) */
     uint8_t *bounce;        /* page-locked landing of small reads (fsh_cuda_copy), or NULL */
     int bounce_busy;
@@ -322,6 +340,13 @@ int fsh_cuda_open(const char *lib, const char *busid, int local_rank)
         cu.stream_missing = STR(f);                                                            \
     }
     CU_STREAM_FUNCS(X)
+#undef X
+#define X(f)                                                                                   \
+    cu.f = (__typeof__(&f))dlsym(cu.lib, STR(f));                                              \
+    if (!cu.f && !cu.graph_missing) {                                                          \
+        cu.graph_missing = STR(f);                                                             \
+    }
+    CU_GRAPH_FUNCS(X)
 #undef X
     CUresult r = cu.cuInit(0);
     if (r != CUDA_SUCCESS) {
@@ -758,6 +783,47 @@ int fsh_cuda_stream_capturing(void *stream, bool *capturing)
                        "the stream's graph capture was invalidated by an earlier call");
     }
     *capturing = st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return 0;
+}
+
+const char *fsh_cuda_graph_ties_missing(void)
+{
+    return !cu.ready ? reason : cu.graph_missing;
+}
+
+int fsh_cuda_stream_tie(void *stream, void (*fn)(void *), void *arg)
+{
+    if (fsh_cuda_graph_ties_missing()) {
+        return -ENOTSUP;
+    }
+    int rc = current();
+    if (rc != 0) {
+        return rc;
+    }
+    /* The graph being captured (valid until the capture ends): the user object's one reference
+     * moves to it; instantiated graphs and their launches take their own (CUDA Programming
+     * Guide, "CUDA User Objects"). */
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph graph = NULL;
+    CUresult r = cu.cuStreamGetCaptureInfo((CUstream)stream, &st, NULL, &graph, NULL, NULL, NULL);
+    if (r != CUDA_SUCCESS) {
+        return cu_err(r, "cuStreamGetCaptureInfo");
+    }
+    if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph) {
+        return fsh_err(-EINVAL, "end the capture (cuStreamEndCapture / cudaStreamEndCapture) and capture again",
+                       "the stream's capture is %s", st == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? "invalidated" : "not active");
+    }
+    CUuserObject obj = NULL;
+    r = cu.cuUserObjectCreate(&obj, arg, fn, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    if (r != CUDA_SUCCESS) {
+        return cu_err(r, "cuUserObjectCreate");
+    }
+    r = cu.cuGraphRetainUserObject(graph, obj, 1, CU_GRAPH_USER_OBJECT_MOVE);
+    if (r != CUDA_SUCCESS) {
+        /* Not released: that would run fn while the capture goes on with the slot in it. One
+         * user object is left behind, and the caller keeps the slot for good. */
+        return cu_err(r, "cuGraphRetainUserObject");
+    }
     return 0;
 }
 

@@ -86,6 +86,14 @@ void fsh_cuda_host_free(void *p);
 int fsh_cuda_stream_check(void *stream);
 /* Is stream capturing into a graph now? */
 int fsh_cuda_stream_capturing(void *stream, bool *capturing);
+/* Can a resource be tied to a captured graph's life (CUDA user objects)? NULL if so, else the
+ * entry point the driver lacks (or why not). */
+const char *fsh_cuda_graph_ties_missing(void);
+/* Tie fn(arg) to the graph stream is capturing into: the driver calls it, on a thread of its
+ * own (no CUDA call and no blocking allowed there), once the graph, every graph instantiated
+ * from it and every launch of those are gone. 0; -ENOTSUP (not recorded) where the driver
+ * lacks user objects; else the error, recorded (fn then never runs). */
+int fsh_cuda_stream_tie(void *stream, void (*fn)(void *), void *arg);
 /* Can the stream memory operations (32-bit write and wait) be used here? true, or false with
  * why; info gets the device's memory-operation attributes either way. Tried once on a stream
  * of fabshmem's own (a write, then a wait on what it wrote, synchronized); after

@@ -14,7 +14,9 @@
  *
  * A round: take what every ring holds (up to ROUND descriptors per ring; a ring's round ends
  * after a fence), publish the rings' tails (the producers' credits), post the round grouped
- * by peer (stable: a peer's operations keep their order), quiet the proxy's context, then
+ * by peer (stable: a peer's operations keep their order; adjacent puts whose destinations and
+ * sources are contiguous merged into one, up to MERGE_MAX bytes, and into a put-with-signal
+ * that continues them), quiet the proxy's context, then
  * publish each ring's done count. So done covers only operations complete at their targets,
  * and a fence is a round boundary. With nothing to take it waits in the engine's wait
  * (polling the fabric for the signals kernels of this PE wait on; probing peers as every wait
@@ -52,6 +54,7 @@
 #include "signal.h"
 
 #define ROUND 256 /* descriptors taken from one ring per round */
+#define MERGE_MAX (64 * 1024) /* the most bytes adjacent descriptors are merged into */
 
 struct item {
     uint32_t op, pe, sig_op, idx;
@@ -75,13 +78,14 @@ static struct {
     struct shmemx_dev_desc *ring;
     struct shmemx_dev_claim *claim; /* nring producer sides, host memory */
     struct shmemx_dev_claim *dclaim; /* the GPU handles' nchan, device memory, or NULL */
+    uint64_t *depoch; /* the GPU handles' barrier epoch, after dclaim (device memory), or NULL */
     uint64_t *error, *epoch;
     void **peer_base;
     void **dpeer;                 /* peer_base copied to device memory (GPU handles), or NULL */
     uint64_t *barrier;
     uint64_t *taken;              /* per ring: the next slot to take */
     struct item *items;
-    uint64_t descs, rounds;       /* atomic: for the benchmark */
+    uint64_t descs, posts, rounds; /* atomic: for the benchmark and tests */
 } px;
 
 int fsh_proxy_init(const struct fsh_config *cfg)
@@ -104,9 +108,10 @@ bool fsh_proxy_started(void)
     return px.started;
 }
 
-void fsh_proxy_stats(uint64_t *descs, uint64_t *rounds)
+void fsh_proxy_stats(uint64_t *descs, uint64_t *posts, uint64_t *rounds)
 {
     *descs = __atomic_load_n(&px.descs, __ATOMIC_RELAXED);
+    *posts = __atomic_load_n(&px.posts, __ATOMIC_RELAXED);
     *rounds = __atomic_load_n(&px.rounds, __ATOMIC_RELAXED);
 }
 
@@ -259,6 +264,55 @@ static int post(const struct item *it)
                                it->value, (int)it->sig_op, pe, true);
 }
 
+/* What kind of memory a source is, for merging: pieces of one put must agree (the backend's
+ * device memory or not; one symmetric segment, or none). */
+static int src_kind(const struct item *it)
+{
+    enum fsh_seg seg;
+    uint64_t off;
+    int sym = fsh_mr_lookup(it->src, it->len, &seg, &off) == 0 ? 1 + (int)seg : 0;
+    return sym * 2 + (fsh_backend_involved(it->dseg, it->src) ? 1 : 0);
+}
+
+/* Can b's data continue m's (a PUT, merged so far) in one operation? Same peer and
+ * destination segment, the destination and the source both contiguous, sources of one kind,
+ * at most MERGE_MAX bytes in all. b is a PUT or a PUT_SIGNAL with data (whose signal then
+ * follows all of it, as a put-with-signal's does). */
+static bool joins(const struct item *m, int kind, const struct item *b)
+{
+    return b->pe == m->pe && (b->op == SHMEMX_DEV_OP_PUT || b->op == SHMEMX_DEV_OP_PUT_SIGNAL) &&
+           b->len > 0 && b->dseg == m->dseg && m->len + b->len <= MERGE_MAX &&
+           m->doff + m->len == b->doff && (const char *)m->src + m->len == (const char *)b->src &&
+           src_kind(b) == kind;
+}
+
+/* Post items[i..], merging a run of contiguous PUTs (ended by a PUT_SIGNAL that continues
+ * them, if any) into one operation; *next: the first item not posted. Merging changes no
+ * promise: the round's operations are unordered until its quiet anyway (a fence ends a
+ * round), and done is published only after that quiet. */
+static int post_run(size_t i, size_t n, size_t *next)
+{
+    struct item m = px.items[i];
+    size_t j = i + 1;
+    if (m.op == SHMEMX_DEV_OP_PUT && m.len > 0 && m.len < MERGE_MAX && j < n &&
+        px.items[j].pe == m.pe) {
+        int kind = src_kind(&m);
+        while (j < n && m.op == SHMEMX_DEV_OP_PUT && joins(&m, kind, &px.items[j])) {
+            const struct item *b = &px.items[j++];
+            m.len += b->len;
+            if (b->op == SHMEMX_DEV_OP_PUT_SIGNAL) {
+                m.op = b->op;
+                m.sseg = b->sseg;
+                m.soff = b->soff;
+                m.sig_op = b->sig_op;
+                m.value = b->value;
+            }
+        }
+    }
+    *next = j;
+    return post(&m);
+}
+
 /* One round; *took: descriptors taken. */
 static int round_once(size_t *took)
 {
@@ -280,8 +334,9 @@ static int round_once(size_t *took)
         px.items[i].idx = (uint32_t)i;
     }
     qsort(px.items, n, sizeof(px.items[0]), by_peer);
-    for (size_t i = 0; i < n; i++) {
-        int rc = post(&px.items[i]);
+    uint64_t posts = 0;
+    for (size_t i = 0, next; i < n; i = next, posts++) {
+        int rc = post_run(i, n, &next);
         if (rc != 0) {
             fail(rc, (int)px.items[i].pe);
             return rc;
@@ -296,6 +351,7 @@ static int round_once(size_t *took)
         __atomic_store_n(&px.chan[c].done, px.taken[c], __ATOMIC_RELEASE);
     }
     __atomic_add_fetch(&px.descs, n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&px.posts, posts, __ATOMIC_RELAXED);
     __atomic_add_fetch(&px.rounds, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -361,6 +417,7 @@ static void free_block(void)
     px.mem = px.dmem = NULL;
     px.dpeer = NULL;
     px.dclaim = NULL;
+    px.depoch = NULL;
     px.taken = NULL;
     px.items = NULL;
 }
@@ -379,7 +436,7 @@ int fsh_proxy_start(uint64_t *barrier)
     size_t chans = px.nring * sizeof(struct shmemx_dev_chan);
     size_t ring = px.nring * px.nslots * sizeof(struct shmemx_dev_desc);
     size_t claims = px.nring * sizeof(struct shmemx_dev_claim);
-    size_t words = 2 * 64; /* error, epoch: a cache line each */
+    size_t words = 2 * 64; /* error, the host handles' epoch: a cache line each */
     px.bytes = chans + ring + claims + words + (size_t)fsh_rt.npes * sizeof(void *);
     if (px.cuda) {
         void *d = NULL;
@@ -417,18 +474,21 @@ int fsh_proxy_start(uint64_t *barrier)
         /* A kernel reads its peer's entry on every put: from device memory that is an L2
          * hit, from the host-mapped block a PCIe round trip (about a microsecond). The
          * mapping is fixed after start, so a copy taken now stays true. The same for the
-         * claim counters a kernel adds to and the completions it last saw (zeroed). */
+         * claim counters a kernel adds to and the completions it last saw, and for the
+         * device barrier's epoch, which only the barrier's thread reads and writes (zeroed:
+         * a line after the claims). */
         size_t len = (size_t)fsh_rt.npes * sizeof(void *);
-        size_t clen = px.nchan * sizeof(struct shmemx_dev_claim);
+        size_t clen = px.nchan * sizeof(struct shmemx_dev_claim) + 64;
         px.dpeer = fsh_cuda_alloc(len);
         px.dclaim = fsh_cuda_alloc(clen);
+        px.depoch = px.dclaim ? (uint64_t *)(px.dclaim + px.nchan) : NULL;
         int crc = px.dpeer && px.dclaim ? fsh_cuda_copy(px.dpeer, px.peer_base, len) : -ENOMEM;
         crc = crc ? crc : fsh_cuda_memset(px.dclaim, 0, clen);
         if (crc != 0) {
             free_block();
             return fsh_err(crc, "free some GPU memory",
-                           "device API: the peer table and ring claims in device memory (%zu "
-                           "bytes)",
+                           "device API: the peer table, ring claims and barrier epoch in device "
+                           "memory (%zu bytes)",
                            len + clen);
         }
     }
@@ -475,7 +535,7 @@ void fsh_proxy_handle(shmemx_device_t *h, bool host)
               (uint64_t)first * px.nslots;
     h->claim = host || !px.cuda ? px.claim + first : px.dclaim;
     h->error = (const uint64_t *)(base + ((uint8_t *)px.error - px.mem));
-    h->epoch = (uint64_t *)(base + ((uint8_t *)px.epoch - px.mem));
+    h->epoch = host || !px.cuda ? px.epoch : px.depoch;
     h->peer_base = host || !px.cuda
                        ? (void *const *)(base + ((uint8_t *)px.peer_base - px.mem))
                        : (void *const *)px.dpeer;
@@ -500,5 +560,5 @@ void fsh_proxy_fini(void)
     fsh_rma_ctx_destroy(px.ctx);
     free_block();
     px.started = false;
-    px.descs = px.rounds = 0;
+    px.descs = px.posts = px.rounds = 0;
 }

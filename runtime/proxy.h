@@ -27,7 +27,8 @@ int fsh_proxy_start(uint64_t *barrier);
 void fsh_proxy_handle(shmemx_device_t *h, bool host);
 /* Stop the thread after it completed what it took, free everything. */
 void fsh_proxy_fini(void);
-/* Counters for the benchmark and tests: descriptors taken, rounds (batches) posted. */
-void fsh_proxy_stats(uint64_t *descs, uint64_t *rounds);
+/* Counters for the benchmark and tests: descriptors taken, operations posted for them (fewer
+ * where adjacent puts merged), rounds (batches) posted. */
+void fsh_proxy_stats(uint64_t *descs, uint64_t *posts, uint64_t *rounds);
 
 #endif

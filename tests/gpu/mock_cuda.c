@@ -33,7 +33,8 @@
  * stream 0, has a worker thread executing its queued operations in order (copies, memsets,
  * stream write/wait value, host functions) after the call returned, so a program that forgets
  * a synchronization reads stale data here as on a GPU. Graph capture records a stream's
- * operations instead of running them; a launched graph replays them on a stream.
+ * operations instead of running them; a launched graph replays them on a stream. User objects
+ * (mock_uobj.c) are held by graphs, their executable graphs and launches, as the driver's.
  * MOCK_CUDA_STREAM_MEMOPS=0 makes the stream memory operations unsupported (as on a driver or
  * platform without them), for the cuLaunchHostFunc fallback.
  *
@@ -87,6 +88,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mock_uobj.h"
+
 #define MAX_ALLOCS 256
 
 static struct {
@@ -137,6 +140,11 @@ static void count_call(const char *fn)
 }
 
 #define COUNT() count_call(__func__)
+
+void mock_uobj_count(const char *fn)
+{
+    count_call(fn);
+}
 
 unsigned long mock_cuda_calls(const char *name);
 unsigned long mock_cuda_syncs(void);
@@ -558,7 +566,7 @@ CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
 #define MAX_HOST_ALLOCS 64
 #define MAX_HOST_REGS 64
 
-enum mop_kind { MOP_COPY, MOP_MEMSET, MOP_WRITE, MOP_WAIT, MOP_HOSTFN };
+enum mop_kind { MOP_COPY, MOP_MEMSET, MOP_WRITE, MOP_WAIT, MOP_HOSTFN, MOP_UOBJ_DROP };
 
 struct mop {
     enum mop_kind kind;
@@ -934,6 +942,7 @@ static void run_op(struct mop *op)
         break;
     }
     case MOP_HOSTFN: op->fn(op->arg); break;
+    case MOP_UOBJ_DROP: mock_uobj_drop(op->arg); free(op->arg); break; /* a launch ran */
     }
 }
 
@@ -1265,6 +1274,7 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream h, CUgraph *out)
     if (broken) {
         drop_ops(g->head);
         pthread_mutex_lock(&ms.lock);
+        mock_uobj_drop(g); /* the driver destroys the graph */
         g->used = 0;
         pthread_mutex_unlock(&ms.lock);
         *out = NULL;
@@ -1290,6 +1300,67 @@ CUresult CUDAAPI cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status)
                                   : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     pthread_mutex_unlock(&s->lock);
     return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream h, CUstreamCaptureStatus *status,
+                                        cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                                        const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    COUNT();
+    struct mstream *s = stream_of(h);
+    if (!s) {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (!status) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&s->lock);
+    *status = !s->capture ? CU_STREAM_CAPTURE_STATUS_NONE
+              : s->capture_broken ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                  : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    struct mgraph *g = *status == CU_STREAM_CAPTURE_STATUS_ACTIVE ? s->capture : NULL;
+    pthread_mutex_unlock(&s->lock);
+    if (id) {
+        *id = (cuuint64_t)(uintptr_t)g;
+    }
+    if (graph) {
+        *graph = (CUgraph)g;
+    }
+    if (deps) {
+        *deps = NULL; /* nodes are not modelled: the capture is one list */
+    }
+    if (edges) {
+        *edges = NULL;
+    }
+    if (ndeps) {
+        *ndeps = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* References of user objects owned by a graph (not an executable one). */
+static CUresult graph_uobj(CUgraph hg, CUuserObject o, unsigned int count, int add, int move)
+{
+    pthread_mutex_lock(&ms.lock);
+    struct mgraph *g = graph_of(hg, 0);
+    pthread_mutex_unlock(&ms.lock);
+    if (!g || (add && (move & ~CU_GRAPH_USER_OBJECT_MOVE))) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return add ? mock_uobj_add(g, o, count, move) : mock_uobj_sub(g, o, count);
+}
+
+CUresult CUDAAPI cuGraphRetainUserObject(CUgraph hg, CUuserObject o, unsigned int count,
+                                         unsigned int flags)
+{
+    COUNT();
+    return graph_uobj(hg, o, count, 1, (int)flags);
+}
+
+CUresult CUDAAPI cuGraphReleaseUserObject(CUgraph hg, CUuserObject o, unsigned int count)
+{
+    COUNT();
+    return graph_uobj(hg, o, count, 0, 0);
 }
 
 /* A copy of a graph's list of operations. */
@@ -1334,7 +1405,8 @@ CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *out, CUgraph hg, unsigned long 
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     e->head = copy_ops(g->head, &e->tail);
-    if (g->head && !e->head) {
+    if ((g->head && !e->head) || mock_uobj_copy(g, e) < 0) {
+        drop_ops(e->head);
         e->used = 0;
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -1359,6 +1431,21 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec he, CUstream h)
     if (e->head && !head) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    /* The launch holds the executable graph's user objects until its last operation ran. */
+    struct mop *hold = new_op(MOP_UOBJ_DROP);
+    void *launch = malloc(1);
+    int held = hold && launch ? mock_uobj_copy(e, launch) : -1;
+    if (held <= 0) {
+        free(hold);
+        free(launch);
+        if (held < 0) {
+            drop_ops(head);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    } else {
+        hold->arg = launch;
+        append(&head, &tail, hold);
+    }
     pthread_mutex_lock(&s->lock);
     CUresult r = CUDA_SUCCESS;
     if (s->capture) {
@@ -1379,6 +1466,12 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec he, CUstream h)
     }
     pthread_mutex_unlock(&s->lock);
     if (r != CUDA_SUCCESS) {
+        for (struct mop *op = head; op; op = op->next) {
+            if (op->kind == MOP_UOBJ_DROP) {
+                mock_uobj_drop(op->arg);
+                free(op->arg);
+            }
+        }
         drop_ops(head);
     }
     return r;
@@ -1391,6 +1484,7 @@ static CUresult graph_free(const void *h, int is_exec)
     if (g) {
         drop_ops(g->head);
         g->head = g->tail = NULL;
+        mock_uobj_drop(g); /* its launches and executable graphs hold references of their own */
         g->used = 0;
     }
     pthread_mutex_unlock(&ms.lock);

@@ -23,6 +23,11 @@
  *    proxy's words (on a GPU those are PCIe round trips): a handle whose rings, counters and
  *    error word are an inaccessible page must pass quiet and quiet_all; after one more post
  *    the real handle's quiet completes it (its data checked) and the idle quiet holds again.
+ * 7. coalesce: rounds of CO_WORDS contiguous 8 B puts (the last a put-with-signal continuing
+ *    them) to the next PE must reach the fabric as fewer operations than descriptors (the
+ *    proxy merges adjacent contiguous puts: shmemx_device_proxy_stats), with every word and
+ *    the signal right; puts with scattered destinations, or contiguous destinations from
+ *    scattered sources, must not merge (one operation each) and leave the gaps untouched.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -50,6 +55,13 @@ static uint64_t *many_cnt;  /* symmetric: [npes][NPROD] */
 static uint64_t *bar_dst;   /* symmetric: [npes] */
 static uint8_t *big_dst;    /* symmetric: BIG */
 #define BIG (512 * 1024)
+
+#define CO_WORDS 1024
+#define CO_ROUNDS 3
+static uint64_t *co_run;  /* symmetric: [CO_WORDS], contiguous puts */
+static uint64_t *co_gap;  /* symmetric: [2 * CO_WORDS], every other word */
+static uint64_t *co_src;  /* symmetric: [CO_WORDS], from every other source word */
+static uint64_t *co_sig;  /* symmetric: [1] */
 
 static const size_t pp_len[] = {1, 8, 60, 64, 1000, 4096, 8192, 65536 + 3};
 
@@ -373,6 +385,72 @@ static void idle_quiet(void)
     munmap(none, (size_t)page);
 }
 
+/* ---- 7 ---- */
+static uint64_t co_value(int pe, int r, size_t i)
+{
+    return salt_of(pe, 77, r) * 2654435761u + i;
+}
+
+static void coalesce(void)
+{
+    int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+    uint64_t *src = malloc(2 * CO_WORDS * sizeof(uint64_t));
+    if (!t_check(src != NULL, "coalesce: no memory")) {
+        return;
+    }
+    for (int r = 0; r < CO_ROUNDS; r++) {
+        memset(co_gap, 0, 2 * CO_WORDS * sizeof(uint64_t));
+        memset(co_src, 0, CO_WORDS * sizeof(uint64_t));
+        for (size_t i = 0; i < 2 * CO_WORDS; i++) {
+            src[i] = co_value(me, r, i);
+        }
+        shmem_barrier_all(); /* the gaps are zero everywhere before anyone puts */
+        uint64_t d0, p0, d1, p1, d2, p2;
+        shmemx_device_proxy_stats(&d0, &p0, NULL);
+        int rc = 0;
+        for (size_t i = 0; i + 1 < CO_WORDS && rc == 0; i++) {
+            rc = shmemx_dev_put_nbi(h, &co_run[i], &src[i], 8, next);
+        }
+        rc = rc ? rc : shmemx_dev_put_signal_nbi(h, &co_run[CO_WORDS - 1], &src[CO_WORDS - 1], 8,
+                                                 co_sig, (uint64_t)r + 1,
+                                                 SHMEMX_DEV_SIGNAL_SET, next);
+        rc = rc ? rc : shmemx_dev_quiet(h);
+        shmemx_device_proxy_stats(&d1, &p1, NULL);
+        for (size_t i = 0; i < CO_WORDS && rc == 0; i++) {
+            rc = shmemx_dev_put_nbi(h, &co_gap[2 * i], &src[i], 8, next);
+            rc = rc ? rc : shmemx_dev_put_nbi(h, &co_src[i], &src[2 * i], 8, next);
+        }
+        rc = rc ? rc : shmemx_dev_quiet(h);
+        shmemx_device_proxy_stats(&d2, &p2, NULL);
+        t_check(rc == 0, "coalesce round %d: puts returned %d", r, rc);
+        t_check(d1 - d0 == CO_WORDS && p1 - p0 < d1 - d0,
+                "coalesce round %d: %llu contiguous 8 B puts took %llu operations (merged: "
+                "fewer)", r, (unsigned long long)(d1 - d0), (unsigned long long)(p1 - p0));
+        t_check(d2 - d1 == 2 * CO_WORDS && p2 - p1 == d2 - d1,
+                "coalesce round %d: %llu scattered puts took %llu operations (none may merge)",
+                r, (unsigned long long)(d2 - d1), (unsigned long long)(p2 - p1));
+        rc = shmemx_dev_signal_wait_until(h, co_sig, SHMEMX_DEV_CMP_EQ, (uint64_t)r + 1, NULL);
+        t_check(rc == 0, "coalesce round %d: signal wait returned %d", r, rc);
+        shmem_barrier_all(); /* every PE's puts quieted */
+        size_t bad_run = 0, bad_gap = 0, bad_src = 0;
+        for (size_t i = 0; i < CO_WORDS; i++) {
+            bad_run += co_run[i] != co_value(prev, r, i);
+            bad_gap += co_gap[2 * i] != co_value(prev, r, i) || co_gap[2 * i + 1] != 0;
+            bad_src += co_src[i] != co_value(prev, r, 2 * i);
+        }
+        t_check(bad_run + bad_gap + bad_src == 0,
+                "coalesce round %d from PE %d: %zu contiguous, %zu scattered-destination, %zu "
+                "scattered-source words wrong", r, prev, bad_run, bad_gap, bad_src);
+        if (me == 0 && r == 0) {
+            printf("  coalesce: %d contiguous puts + put-with-signal in %llu operations; %d "
+                   "scattered in %llu\n", CO_WORDS, (unsigned long long)(p1 - p0),
+                   2 * CO_WORDS, (unsigned long long)(p2 - p1));
+        }
+        shmem_barrier_all();
+    }
+    free(src);
+}
+
 int main(void)
 {
     shmem_init();
@@ -385,6 +463,10 @@ int main(void)
     many_cnt = shmem_calloc((size_t)npes * NPROD, sizeof(uint64_t));
     bar_dst = shmem_calloc((size_t)npes, sizeof(uint64_t));
     big_dst = shmem_calloc(1, BIG);
+    co_run = shmem_calloc(CO_WORDS, sizeof(uint64_t));
+    co_gap = shmem_calloc(2 * CO_WORDS, sizeof(uint64_t));
+    co_src = shmem_calloc(CO_WORDS, sizeof(uint64_t));
+    co_sig = shmem_calloc(1, sizeof(uint64_t));
     if (shmemx_device_handle_host(&h) != 0) {
         t_check(0, "shmemx_device_handle_host failed");
         return t_finish(NAME);
@@ -405,6 +487,8 @@ int main(void)
     mapped();
     shmem_barrier_all();
     idle_quiet();
+    shmem_barrier_all();
+    coalesce();
     shmem_barrier_all();
     t_check(__atomic_load_n(h.error, __ATOMIC_ACQUIRE) == 0, "the proxy's error word is %llx",
             (unsigned long long)*h.error);

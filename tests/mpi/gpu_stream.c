@@ -20,6 +20,10 @@
  * is synchronized and everything is checked.
  * A captured graph (put_signal, wait, reset of the signal word, copy out, barrier) launched
  * GRAPH_LAUNCHES times gives that many correct rounds; nothing runs at capture.
+ * Then CHURN graphs, each captured, instantiated, launched once and destroyed (the graph before
+ * its launch, the executable graph right after it): their slots must come back (CUDA user
+ * objects), since together they use more than FABSHMEM_STREAM_SLOTS; each launch's put and
+ * signal is checked, and on the mock that every slot's user object was destroyed.
  * Then more calls than there are slots, with no gate: MANY single-word puts with signal ADD,
  * a wait for the count, every word and the count checked.
  * Every host buffer a stream copies to or from is pinned (drv_pinned): on a real driver a copy
@@ -322,6 +326,68 @@ static void graph(void *s)
     DRV(drv.host_free(got));
 }
 
+/* Graphs made and destroyed one after the other, CHURN * 2 slots in all: more than the 256 slots
+ * (FABSHMEM_STREAM_SLOTS' default), so slots kept until shmem_finalize run out (the job ends
+ * with "all 256 stream slots are kept by captured CUDA graphs"). */
+#define CHURN 150
+static void graph_churn(void *s)
+{
+    uint64_t *recv = shmem_calloc(CHURN, sizeof(uint64_t));
+    uint64_t *count = shmem_calloc(1, sizeof(uint64_t));
+    uint64_t *send = drv_pinned(CHURN * sizeof(uint64_t));
+    if (!t_check(recv && count, "allocation failed")) {
+        exit(1);
+    }
+    for (size_t i = 0; i < CHURN; i++) {
+        send[i] = value(me, 400, i);
+    }
+    unsigned long (*destroyed)(void) = NULL;
+    if (FSH_MOCK_CUDA[0]) {
+        void *lib = dlopen(FSH_MOCK_CUDA, RTLD_NOW | RTLD_NOLOAD);
+        *(void **)&destroyed = lib ? dlsym(lib, "mock_cuda_uobj_destroyed") : NULL;
+        t_check(destroyed != NULL, "the mock driver has no mock_cuda_uobj_destroyed");
+    }
+    unsigned long destroyed0 = destroyed ? destroyed() : 0;
+    shmem_barrier_all();
+    step("graph churn: capture, launch, destroy");
+    for (size_t i = 0; i < CHURN; i++) {
+        void *g = NULL, *exec = NULL;
+        DRV(drv.begin_capture(s, 0));
+        shmemx_putmem_signal_on_stream(recv + i, send + i, sizeof(uint64_t), count, 1,
+                                       SHMEM_SIGNAL_ADD, right, s);
+        shmemx_quiet_on_stream(s);
+        DRV(drv.end_capture(s, &g));
+        DRV(drv.instantiate(&exec, g, 0));
+        DRV(drv.graph_destroy(g)); /* the executable graph still holds the slots */
+        DRV(drv.launch(exec, s));
+        DRV(drv.exec_destroy(exec)); /* the launch still holds them */
+        DRV(drv.stream_sync(s));
+    }
+    step("graph churn: wait for the left neighbour's signals");
+    shmem_signal_wait_until(count, SHMEM_CMP_EQ, CHURN);
+    size_t bad = 0;
+    for (size_t i = 0; i < CHURN; i++) {
+        bad += recv[i] != value(left, 400, i);
+    }
+    t_check(bad == 0, "graph churn: %zu of %d words from PE %d wrong", bad, CHURN, left);
+    if (destroyed) {
+        /* The driver runs destructors later, on its own thread: give it time. */
+        step("graph churn: user objects destroyed");
+        for (int k = 0; k < 2000 && destroyed() - destroyed0 < 2 * CHURN; k++) {
+            struct timespec ts = {0, 5000000};
+            nanosleep(&ts, NULL);
+        }
+        /* At least: graph()'s own may land in this window too. */
+        t_check(destroyed() - destroyed0 >= 2 * CHURN,
+                "graph churn: %lu of %d user objects destroyed", destroyed() - destroyed0,
+                2 * CHURN);
+    }
+    shmem_barrier_all();
+    shmem_free(count);
+    shmem_free(recv);
+    DRV(drv.host_free(send));
+}
+
 /* More calls than slots (FABSHMEM_STREAM_SLOTS, 256 by default) with no gate: slots are taken
  * again as soon as their stream reset them, and each put lands in its own word. */
 #define MANY 300
@@ -386,6 +452,7 @@ int main(void)
     pageable(s);
     rounds(s);
     graph(s);
+    graph_churn(s);
     many(s);
     if (me == 0) {
         printf("  %s\n", shmemx_stream_info());
