@@ -878,7 +878,8 @@ static int wait_spin(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
             continue;
         }
         /* Nothing of its own in flight: whatever it waits for comes from peers, whom a poll
-         * right away would slow (fsh_progress_init). Its own completions are polled for back to back. */
+         * right away would slow (fsh_progress_init). Its own completions are polled for back
+         * to back. */
         if (!l && engine.gap_relax && __atomic_load_n(&engine.in_use, __ATOMIC_RELAXED) == 0) {
             poll_gap();
         }
