@@ -72,6 +72,7 @@
 #include "bootstrap.h"
 #include "cuda.h"
 #include "fabric.h"
+#include "progress.h"
 
 #define ADDR_MAX 240
 #define DONE UINT64_C(0xd0e0000000000000) /* immediate data that ends a passive phase */
@@ -177,14 +178,22 @@ static int poll_cq(void)
 }
 
 /* The passive rank's progress. An empty poll yields the core only when the node has more
- * ranks than cores: the rule of fabshmem's waits (FABSHMEM_YIELD=auto), so both sides of a
- * comparison wait the same way. */
+ * ranks than cores, and first pauses about FABSHMEM_POLL_GAP_NS nanoseconds (gap_relax CPU
+ * spin-wait hints; 0, the default: none): the rules of fabshmem's waits with nothing of their
+ * own in flight (FABSHMEM_YIELD=auto, progress.c), so both sides of a comparison wait the same
+ * way. */
 static int yield_when_idle;
+static unsigned gap_relax;
 
 static void serve(void)
 {
-    if (poll_cq() == 0 && yield_when_idle) {
-        sched_yield();
+    if (poll_cq() == 0) {
+        for (unsigned i = 0; i < gap_relax; i++) {
+            fsh_cpu_relax();
+        }
+        if (yield_when_idle) {
+            sched_yield();
+        }
     }
 }
 
@@ -855,6 +864,9 @@ int main(int argc, char **argv)
         return 1;
     }
     open_fabric();
+    const char *gap_env = getenv("FABSHMEM_POLL_GAP_NS");
+    long gap = gap_env && *gap_env ? strtol(gap_env, NULL, 10) : 0;
+    gap_relax = gap > 0 && gap <= 100000 ? fsh_relax_count(gap) : 0;
     exchange();
     fsh_boot_fence(0, serve);
     lat_test("fi_write_lat", 0, "fi_write + its completion, rank 0 -> rank 1");

@@ -20,6 +20,10 @@
  *   put_bw          rounds of WINDOW shmem_putmem_nbi + one shmem_quiet; MB/s (10^6 B/s) from
  *                   the median (and fastest) round
  *   put_rate        the same rounds counted in messages: Mmsg/s
+ *   put_rate_rand   put_rate's rounds with each put to a random size-aligned place of a 1 MiB
+ *                   array of PE 1 (GUPS-like: non-fetching updates at random addresses, one PE
+ *                   to another); the places come from a table made before the timing; heap
+ *                   target of its own, sizes up to 4 KiB
  *   bibw            PE 0 and PE 1 run put_bw rounds at each other at once; the sum, MB/s
  *   put_signal_lat  ping-pong of shmem_putmem_signal (SET) + shmem_signal_wait_until: half a
  *                   round trip, the time until PE 1 may use the data
@@ -64,6 +68,9 @@ static uint64_t sig;
 #define BENCH_HAVE_SESSION 0
 #endif
 #define SESSION_MAX 4096 /* largest size of the session tests: sessions batch small puts */
+#define RAND_AREA ((size_t)1 << 20) /* put_rate_rand: PE 1's array, as GUPS's table */
+#define RAND_MAX_SIZE 4096          /* put_rate_rand: largest size (small updates) */
+#define RAND_NOFF 65536             /* put_rate_rand: random places drawn before the timing */
 
 /* remote: where peers write and read; local: PE 0's source/destination. On the device
  * target (fabshmem's shmemx_malloc_device) remote is GPU memory, local host heap, and the
@@ -80,7 +87,7 @@ struct target {
 static const struct bench_desc desc = {
     .name = "rma",
     .tests = "put_lat,put_nbi_lat,put_ret,get_lat,get_nbi_lat,put_bw,put_rate,bibw,put_signal_lat,"
-             "put_session_rate,put_session_scatter_rate,ctx_threads_rate",
+             "put_rate_rand,put_session_rate,put_session_scatter_rate,ctx_threads_rate",
 #if BENCH_HAVE_DEVICE
     .targets = "heap,static,private,device,devdev",
 #else
@@ -361,6 +368,99 @@ static void signal_test(const struct target *t)
     bench_note("put_signal_lat: n/a (this OpenSHMEM %d.%d has no put-with-signal)",
                SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
 #endif
+}
+
+/* Slots of size bytes in RAND_AREA: the largest power of two that fits, so that w * odd mod it
+ * visits distinct slots (the check's places). */
+static size_t rand_slots(size_t size)
+{
+    size_t n = 1;
+    while (n * 2 * size <= RAND_AREA) {
+        n *= 2;
+    }
+    return n;
+}
+
+/* put_rate_rand: rounds of WINDOW shmem_putmem_nbi to random places of PE 1's 1 MiB array +
+ * shmem_quiet, Mmsg/s. The check: WINDOW puts, each its own part of a pattern, to distinct
+ * places (w times an odd number modulo the slots), then PE 1 gathers them. */
+static void rand_test(void)
+{
+    if (!bench_want(&opts, "put_rate_rand")) {
+        return;
+    }
+    size_t top = opts.max < RAND_MAX_SIZE ? opts.max : RAND_MAX_SIZE;
+    size_t span = (size_t)opts.window * top;
+    unsigned char *dst = shmem_calloc(1, RAND_AREA), *src = shmem_malloc(span);
+    unsigned char *gather = malloc(span);
+    size_t *place = malloc(sizeof(*place) * RAND_NOFF);
+    if (!dst || !src || !gather || !place) {
+        if (me == 0) {
+            fprintf(stderr, "rma: put_rate_rand: no room for %zu bytes of heap\n",
+                    RAND_AREA + span);
+        }
+        shmem_global_exit(1);
+    }
+    bench_section("put_rate_rand", "heap", "Mmsg/s",
+                  "WINDOW shmem_putmem_nbi to random places of a 1 MiB array + shmem_quiet per "
+                  "round, PE 0 -> PE 1");
+    for (size_t size = opts.min; size <= top; size = bench_next_size(&opts, size)) {
+        size_t slots = rand_slots(size);
+        uint64_t x = 0x9e3779b97f4a7c15ull ^ size; /* xorshift64: the same places every run */
+        for (size_t i = 0; i < RAND_NOFF; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            place[i] = (size_t)(x % slots) * size;
+        }
+        memset(src, 0x5a, span);
+        double med = 0, best = 0;
+        shmem_barrier_all();
+        if (me == 0) {
+            int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+            int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+            size_t k = 0;
+            for (int r = -warm; r < rounds; r++) {
+                double t0 = bench_now_us();
+                for (int w = 0; w < opts.window; w++) {
+                    shmem_putmem_nbi(dst + place[k], src + (size_t)w * size, size, peer);
+                    k = (k + 1) & (RAND_NOFF - 1);
+                }
+                shmem_quiet();
+                if (r >= 0) {
+                    samples[r] = bench_now_us() - t0;
+                }
+            }
+            med = bench_stats(samples, rounds, &best);
+        }
+        /* the check: distinct places, a pattern over them */
+        unsigned long seed = size * 8 + 11;
+        size_t n = (size_t)opts.window < slots ? (size_t)opts.window : slots;
+        shmem_barrier_all();
+        if (me == 0) {
+            bench_fill(src, n * size, seed);
+            for (size_t w = 0; w < n; w++) {
+                shmem_putmem_nbi(dst + (w * 2654435761u % slots) * size, src + w * size, size,
+                                 peer);
+            }
+            shmem_quiet();
+        }
+        shmem_barrier_all();
+        long bad = 0;
+        if (me == peer) {
+            for (size_t w = 0; w < n; w++) {
+                memcpy(gather + w * size, dst + (w * 2654435761u % slots) * size, size);
+            }
+            bad = bench_count_wrong(gather, n * size, seed);
+        }
+        double per = (double)opts.window;
+        bench_row(size, me == 0 ? per / med : 0, me == 0 ? per / best : 0, bench_sum(bad));
+    }
+    shmem_barrier_all();
+    free(place);
+    free(gather);
+    shmem_free(src);
+    shmem_free(dst);
 }
 
 #if BENCH_HAVE_SESSION
@@ -686,6 +786,7 @@ int main(int argc, char **argv)
         run_device(1);
     }
 #endif
+    rand_test();
 #if BENCH_HAVE_SESSION
     session_test("put_session_rate", "put_nosession_rate", 1);
     session_test("put_session_scatter_rate", "put_nosession_scatter_rate", 2);

@@ -209,6 +209,8 @@ static const struct limit {
 } limits[] = {
     {"FABSHMEM_TIMEOUT", 0, 1e9, "use seconds >= 0 (0: no limit, the default)", false},
     {"FABSHMEM_WAIT_TIMEOUT", 0, 1e9, "use seconds >= 0 (0: no limit, the default)", false},
+    {"FABSHMEM_POLL_GAP_NS", 0, 100000, "use 0 (off, the default) or nanoseconds up to 100000",
+     false},
     {"FABSHMEM_TX_DEPTH", 0, 1 << 24, "use 0 (the provider's queue size) or a positive count", false},
     {"FABSHMEM_CTX_ENDPOINTS", -1, 4096, "use -1 (auto), 0 (none) or a count up to 4096", false},
     {"FABSHMEM_INJECT_SIZE", -1, 1 << 30, "use -1 (the provider's limit), 0 (no inject) or bytes", false},

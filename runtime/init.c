@@ -577,6 +577,7 @@ static int start_engine(struct start *s)
         .depth = fsh_fabric_attr()->tx_depth,
         .yield = want_yield(),
         .spin = (double)s->cfg->FABSHMEM_SPIN_US * 1e-6,
+        .poll_gap_ns = s->cfg->FABSHMEM_POLL_GAP_NS,
         .timeout = s->timeout,
         .user_timeout = s->cfg->FABSHMEM_WAIT_TIMEOUT,
         .chaos_delay = s->chaos_delay,

@@ -87,6 +87,7 @@ struct fsh_progress_config {
     size_t depth;          /* operation records */
     bool yield;            /* waits yield the CPU between polls */
     double spin;           /* seconds a wait polls without progress before it naps; 0: never */
+    long poll_gap_ns;      /* FABSHMEM_POLL_GAP_NS: pause between a wait's empty polls; 0: off */
     double timeout;        /* internal waits, seconds; 0: none */
     double user_timeout;   /* user waits, seconds; 0: none */
     bool chaos_delay;      /* hold completions and remote events, deliver them shuffled */
@@ -94,6 +95,21 @@ struct fsh_progress_config {
 };
 
 int fsh_progress_init(const struct fsh_progress_config *cfg);
+/* The CPU's spin-wait hint (x86 pause, arm yield): a polling loop's pause that leaves the
+ * core's resources and the polled cache lines alone a while. */
+static inline void fsh_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+/* fsh_cpu_relax() calls that take about ns nanoseconds on this CPU (the fastest of a few
+ * timings, so that a preemption does not shorten the gap; at least 1). Needs no engine. */
+unsigned fsh_relax_count(long ns);
 void fsh_progress_fini(void);
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
