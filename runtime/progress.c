@@ -152,29 +152,6 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The pause of a wait between two empty polls (gap_relax). */
-static void poll_gap(void)
-{
-    for (unsigned i = 0; i < engine.gap_relax; i++) {
-        fsh_cpu_relax();
-    }
-}
-
-unsigned fsh_relax_count(long ns)
-{
-    double best = 0;
-    for (int k = 0; k < 5; k++) {
-        double t0 = now();
-        for (int i = 0; i < 1024; i++) {
-            fsh_cpu_relax();
-        }
-        double dt = (now() - t0) / 1024;
-        best = k == 0 || dt < best ? dt : best;
-    }
-    double n = best > 0 ? (double)ns * 1e-9 / best : 0;
-    return n < 1 ? 1 : n > 1e5 ? 100000 : (unsigned)n;
-}
-
 double fsh_progress_now(void)
 {
     return now();
@@ -205,23 +182,9 @@ int fsh_progress_init(const struct fsh_progress_config *cfg)
     engine.in_use = 0;
     engine.yield = cfg->yield;
     engine.spin = cfg->spin;
-    /* Where peers reach this PE through a provider that moves data only while it polls
-     * (manual progress: shm, tcp;ofi_rxm, efa), a wait's polls are what serves their puts,
-     * gets and atomics: a napping wait (one nanosleep is 20-70 us on a shared VM) would hold
-     * each of them that long, and a PE preempted once naps in its long waits for a second
-     * (put + quiet 8 B on shm 0.8 -> 68 us against a PE waiting in a barrier). Such waits
-     * spin, and yield where PEs outnumber cores, as before the naps. */
-    engine.nap = cfg->spin > 0 && (fsh_fabric_none() || !fsh_fabric_attr()->manual_progress);
-    /* A target that polls shm back to back reads the command queue its peers' writes go into
-     * while they write it, and every injected write then waits for the line to come back:
-     * put_rate 8 B on libfabric 2.6 4.7 -> 5.7 Mmsg/s with 200 ns between the empty polls of
-     * the target's wait, fi_ceiling's own target 6.5 -> 7.4; but whatever the target answers
-     * waits up to the gap (get 8 B 1.03 -> 1.15 us, put-with-signal 0.37 -> 0.43). So it is
-     * FABSHMEM_POLL_GAP_NS, off by default, for rate-bound programs. */
-    long gap = cfg->poll_gap_ns;
-    engine.gap_relax = gap > 0 && !fsh_fabric_none() && fsh_fabric_attr()->manual_progress
-                           ? fsh_relax_count(gap)
-                           : 0;
+    bool manual = !fsh_fabric_none() && fsh_fabric_attr()->manual_progress;
+    engine.nap = fsh_nap_allowed(cfg->spin, manual);
+    engine.gap_relax = fsh_nap_poll_gap(cfg->poll_gap_ns, manual);
     engine.timeout = cfg->timeout;
     engine.user_timeout = cfg->user_timeout;
     engine.failed = 0;
@@ -881,7 +844,9 @@ static int wait_spin(struct fsh_lane *l, fsh_done_fn done, const void *arg, cons
          * right away would slow (fsh_progress_init). Its own completions are polled for back
          * to back. */
         if (!l && engine.gap_relax && __atomic_load_n(&engine.in_use, __ATOMIC_RELAXED) == 0) {
-            poll_gap();
+            for (unsigned i = 0; i < engine.gap_relax; i++) {
+                fsh_cpu_relax();
+            }
         }
         /* Check the clock (and yield) only every so often: clock_gettime is not free. */
         if (++idle % 64 == 0 || engine.yield || c.nap) {

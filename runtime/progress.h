@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "guard.h" /* the locks' checks (enum fsh_lock_expect) */
+#include "nap.h"   /* fsh_cpu_relax, fsh_relax_count */
 
 /* Counts of operations posted and completed; quiet waits for equality. Puts counted by the
  * write counter (no record) leave a mark instead: the engine's count of writes posted, taken
@@ -95,21 +96,6 @@ struct fsh_progress_config {
 };
 
 int fsh_progress_init(const struct fsh_progress_config *cfg);
-/* The CPU's spin-wait hint (x86 pause, arm yield): a polling loop's pause that leaves the
- * core's resources and the polled cache lines alone a while. */
-static inline void fsh_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
-/* fsh_cpu_relax() calls that take about ns nanoseconds on this CPU (the fastest of a few
- * timings, so that a preemption does not shorten the gap; at least 1). Needs no engine. */
-unsigned fsh_relax_count(long ns);
 void fsh_progress_fini(void);
 int fsh_progress_register_imm(enum fsh_imm_kind kind, fsh_imm_handler fn);
 /* Called on every poll, before the CQ is read (the transport releases held operations). */
