@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mock_uobj.h: between the mock driver's two files (mock_cuda.c, mock_uobj.c), not exported.
+ * mock_uobj.h: between mock_uobj.c and the rest of the mock driver (mock_graph.c), not exported.
  * An owner of user-object references is any address standing for it: a graph, an executable
  * graph, a launch; NULL is the calling program.
  */
