@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mock_uobj.h: between the mock driver's two files (mock_cuda.c, mock_uobj.c), not exported.
+ * mock_uobj.h: between mock_uobj.c and the mock driver's other files (mock_cuda.c counts calls,
+ * mock_stream.c runs a launch's drop, mock_graph.c holds references), not exported.
  * An owner of user-object references is any address standing for it: a graph, an executable
  * graph, a launch; NULL is the calling program.
  */
