@@ -136,6 +136,8 @@ _Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scr
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
 #define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
+/* The eager broadcast ring (broadcast.c): a consumed word's line, then the slots. */
+#define EAGER_BYTES (64 + FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
 
 static struct {
     int npes;
@@ -151,6 +153,8 @@ static struct {
     bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
     unsigned sbits; /* bits of the sender field a sender's number takes (npes - 1 fits) */
     unsigned dbits; /* 4-byte immediates: fingerprint bits a put carries above them (0: none) */
+    char *eager;    /* this PE's eager ring: the consumed word, then the slots */
+    bool eager_on;  /* every PE on one node maps every other (agreed at init) */
 } notify_mem;
 
 static size_t align64(size_t n)
@@ -224,7 +228,7 @@ unsigned fsh_notify_team_pages(int npes, unsigned max_teams, int n)
 size_t fsh_notify_heap_bytes(int npes, unsigned max_teams)
 {
     return HEAD + job_region_bytes(npes, WORLD_LAND) + job_region_bytes(npes, ASET_LAND) +
-           align64(sizeof(struct fsh_notify_cell) * (size_t)npes) +
+           align64(sizeof(struct fsh_notify_cell) * (size_t)npes) + EAGER_BYTES +
            FSH_NOTIFY_PAGES * page_bytes(npes, max_teams);
 }
 
@@ -363,6 +367,9 @@ int fsh_notify_init(int npes, unsigned max_teams)
     if (rc != 0) {
         return rc;
     }
+    notify_mem.eager = p;
+    notify_mem.eager_on = false;
+    p += EAGER_BYTES;
     notify_mem.arena = p;
     notify_mem.used = 0;
     if ((size_t)(p - notify_mem.scratch) + FSH_NOTIFY_PAGES * notify_mem.page != total) {
@@ -938,6 +945,34 @@ int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *o
         return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
     }
     return 0;
+}
+
+void fsh_notify_eager_enable(bool on)
+{
+    notify_mem.eager_on = on;
+}
+
+bool fsh_notify_eager(const struct fsh_team *t)
+{
+    return notify_mem.eager_on && t->nr == &notify_mem.world;
+}
+
+static void *eager_at(int pe, size_t at)
+{
+    if (pe == fsh_rt.pe) {
+        return notify_mem.eager + at;
+    }
+    return fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(notify_mem.eager + at));
+}
+
+uint64_t *fsh_notify_eager_consumed(int pe)
+{
+    return eager_at(pe, 0);
+}
+
+char *fsh_notify_eager_slot(int pe, uint64_t seq)
+{
+    return eager_at(pe, 64 + (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT);
 }
 
 uint64_t fsh_notify_scratch_off(const void *p)
