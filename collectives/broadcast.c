@@ -158,6 +158,13 @@ static bool slot_here(const void *arg)
     return SLOT_SEQ(__atomic_load_n(w->head, __ATOMIC_ACQUIRE)) == w->seq;
 }
 
+static bool slot_data(const void *arg)
+{
+    const struct slot_want *w = arg;
+    uint64_t h = __atomic_load_n(w->head, __ATOMIC_ACQUIRE);
+    return SLOT_SEQ(h) == w->seq && SLOT_STATE(h) == SLOT_DATA;
+}
+
 /* A slot with data where I passed another size and fingerprint: name it. */
 static int slot_differs(int parent, uint64_t h, uint16_t fp, size_t bytes)
 {
@@ -264,22 +271,18 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
             bool hello = parent == root && t->fp != 0;
             fsh_notify_expect(t, parent, fsh_notify_pieces(bytes) + hello);
         }
-        /* A larger PE than an eager parent would wait for ever: look at the slot each ms. */
-        for (bool late = ring && !got; rc == 0 && !got;) {
-            if (!late) {
-                rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
-                break;
+        /* A larger PE than an eager parent would wait for ever: it looks at its slot too. */
+        if (rc == 0 && !got && ring) {
+            uint64_t *head = (uint64_t *)(void *)fsh_notify_eager_slot(fsh_rt.pe, seq);
+            struct slot_want w = {head, (uint32_t)seq};
+            bool hit;
+            rc = fsh_notify_wait_or(t, parent, "broadcast: waiting for the data", slot_data, &w,
+                                    &hit);
+            if (rc == 0 && hit) {
+                rc = slot_differs(pw, __atomic_load_n(head, __ATOMIC_ACQUIRE), t->fp, bytes);
             }
-            rc = fsh_notify_wait_for(t, parent, "broadcast: waiting for the data", HELLO_WAIT,
-                                     &late);
-            uint64_t h = __atomic_load_n((uint64_t *)(void *)fsh_notify_eager_slot(fsh_rt.pe, seq),
-                                         __ATOMIC_ACQUIRE);
-            if (rc == 0 && late && SLOT_SEQ(h) == (uint32_t)seq && SLOT_STATE(h) == SLOT_DATA) {
-                rc = slot_differs(pw, h, t->fp, bytes);
-            }
-            if (!late) {
-                break;
-            }
+        } else if (rc == 0 && !got) {
+            rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
         }
     } else {
         if (ring) {

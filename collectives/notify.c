@@ -835,6 +835,39 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
     return fsh_progress_wait_arrival(reached, &w, msg, from);
 }
 
+struct want_or {
+    struct want w;
+    fsh_done_fn other;
+    const void *arg;
+    unsigned polls;
+};
+
+static bool reached_or_other(const void *arg)
+{
+    struct want_or *f = (struct want_or *)arg;
+    return reached(&f->w) || ((++f->polls & 63) == 0 && f->other(f->arg));
+}
+
+int fsh_notify_wait_or(const struct fsh_team *t, int i, const char *what, fsh_done_fn other,
+                       const void *arg, bool *hit)
+{
+    size_t c = counter_of(t, i);
+    struct want_or f = {.w = {&t->nr->cells[c].arrived, t->nr->expected[c]}, other, arg, 0};
+    *hit = false;
+    if (reached(&f.w)) {
+        return 0;
+    }
+    int from = fsh_team_world_pe(t, i);
+    char msg[256];
+    snprintf(msg, sizeof(msg),
+             "%s: waiting for PE %d (%u of the %u writes this team's collectives expect from it "
+             "so far have arrived)", what, from, __atomic_load_n(f.w.arrived, __ATOMIC_RELAXED),
+             f.w.expected);
+    int rc = fsh_progress_wait_arrival(reached_or_other, &f, msg, from);
+    *hit = rc == 0 && !reached(&f.w);
+    return rc;
+}
+
 struct want_for {
     struct want w;
     struct timespec end;

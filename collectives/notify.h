@@ -148,6 +148,9 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what);
  * with *late true when the time ran out first (nothing consumed: wait again), or -errno. */
 int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
                         bool *late);
+/* The same wait, ended also by other(arg) (asked every 64 polls): *hit when that came first. */
+int fsh_notify_wait_or(const struct fsh_team *t, int i, const char *what, fsh_done_fn other,
+                       const void *arg, bool *hit);
 /* fsh_notify_put that raises one arrival more than its pieces at team PE i, at no extra
  * message where it can (a mapped peer, or a flag in the upper half of an 8-byte immediate);
  * on EFA a data-less arrival follows it. */
