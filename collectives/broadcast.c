@@ -44,12 +44,16 @@
  * (notify.h), published by one compare-and-swap of its head word (k, fingerprint, state,
  * size): a PE with at most EAGER_DATA bytes puts the data there and goes on (no ready, no
  * counts: one line crosses between the cores, back to back the root runs up to a ring
- * ahead); a PE with more marks the slot and runs the tree above. A PE reads the slot with
+ * ahead); a PE with more runs the tree above, and marks the slot of a child whose ready is
+ * late (HELLO_WAIT: an eager child sends none). A PE reads the slot with
  * its own size in the same way: the data, or on a mark the ready path (so a parent that
  * passed more names the difference from the ready, as before); a larger one that finds data
- * there while it waits names the difference itself. A parent writes slot k only once the
- * child's consumed word (the last broadcast it finished) says slot k - SLOTS is read
- * (credits), read again only when the ring may be full. The root claims its own slot k
+ * there while it waits names the difference itself. A slot's reader frees it (state FREE)
+ * once it has read it, a mark at the end of its call; a writer waits while the slot it is
+ * to write holds an older broadcast's data or mark that is not read yet (credits in the slot
+ * itself: back to back, no other line crosses, where a separate consumed word crossed each
+ * call once the root was a ring ahead). A root's own claim needs no reading.
+ * The root claims its own slot k
  * (state ROOT): two PEs that both take themselves for the root, or two parents of one PE,
  * meet in one slot's compare-and-swap, and the second names the other's call.
  */
@@ -71,7 +75,7 @@
 
 /* An eager slot: its head word, the writer's world PE, the data. */
 #define EAGER_DATA (FSH_NOTIFY_EAGER_SLOT - 16)
-enum { SLOT_ROOT = 1, SLOT_DATA = 2, SLOT_MARK = 3 };
+enum { SLOT_ROOT = 1, SLOT_DATA = 2, SLOT_MARK = 3, SLOT_FREE = 4 };
 #define SLOT_SEQ(h) ((uint32_t)(h))
 #define SLOT_FP(h) ((uint16_t)((h) >> 32))
 #define SLOT_STATE(h) ((unsigned)((h) >> 48) & 7u)
@@ -79,22 +83,21 @@ enum { SLOT_ROOT = 1, SLOT_DATA = 2, SLOT_MARK = 3 };
 _Static_assert(EAGER_DATA < 512, "a slot's size fits its 9 bits");
 
 static uint64_t eager_seq;  /* broadcasts of the world team so far */
-static uint64_t *credit;    /* [npes]: each PE's consumed word as last read */
 
 static uint64_t slot_word(uint64_t seq, uint16_t fp, unsigned state, size_t size)
 {
     return (uint32_t)seq | (uint64_t)fp << 32 | (uint64_t)state << 48 | (uint64_t)size << 51;
 }
 
-struct credit_want {
-    const uint64_t *consumed;
-    uint64_t need;
+struct head_want {
+    const uint64_t *head;
+    uint64_t was;
 };
 
-static bool credited(const void *arg)
+static bool head_moved(const void *arg)
 {
-    const struct credit_want *c = arg;
-    return __atomic_load_n(c->consumed, __ATOMIC_ACQUIRE) >= c->need;
+    const struct head_want *w = arg;
+    return __atomic_load_n(w->head, __ATOMIC_ACQUIRE) != w->was;
 }
 
 /* Two writers of one slot: the other one's call differs from mine. */
@@ -115,29 +118,30 @@ static int slot_clash(int other, uint64_t h, uint16_t fp, uint64_t seq)
 static int slot_put(int pe, uint64_t seq, uint64_t word, const void *data, size_t len,
                     uint16_t fp)
 {
-    if (pe != fsh_rt.pe && credit[pe] + FSH_NOTIFY_EAGER_SLOTS < seq) {
-        struct credit_want c = {fsh_notify_eager_consumed(pe), seq - FSH_NOTIFY_EAGER_SLOTS};
-        if (!credited(&c)) {
+    char *slot = fsh_notify_eager_slot(pe, seq);
+    uint64_t *head = (uint64_t *)(void *)slot;
+    uint64_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+    while (SLOT_SEQ(h) != (uint32_t)seq) {
+        unsigned st = SLOT_STATE(h);
+        if (pe != fsh_rt.pe && (st == SLOT_DATA || st == SLOT_MARK)) {
+            /* An older broadcast's, not read yet: the ring is full. */
+            struct head_want w = {head, h};
             char msg[160];
-            snprintf(msg, sizeof(msg), "broadcast: waiting for PE %d to finish broadcast %llu",
-                     pe, (unsigned long long)c.need);
-            int rc = fsh_progress_wait_arrival(credited, &c, msg, pe);
+            snprintf(msg, sizeof(msg), "broadcast: waiting for PE %d to read broadcast %u",
+                     pe, SLOT_SEQ(h));
+            int rc = fsh_progress_wait_arrival(head_moved, &w, msg, pe);
             if (rc != 0) {
                 return rc;
             }
+            h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+            continue;
         }
-        credit[pe] = __atomic_load_n(c.consumed, __ATOMIC_ACQUIRE);
-    }
-    char *slot = fsh_notify_eager_slot(pe, seq);
-    uint64_t *head = (uint64_t *)(void *)slot;
-    if (pe != fsh_rt.pe) {
-        head[1] = (uint64_t)fsh_rt.pe;
-        if (len > 0) {
-            memcpy(slot + 16, data, len);
+        if (pe != fsh_rt.pe) {
+            head[1] = (uint64_t)fsh_rt.pe;
+            if (len > 0) {
+                memcpy(slot + 16, data, len);
+            }
         }
-    }
-    uint64_t h = __atomic_load_n(head, __ATOMIC_RELAXED);
-    while (SLOT_SEQ(h) != (uint32_t)seq) {
         if (__atomic_compare_exchange_n(head, &h, word, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             return 0;
@@ -207,6 +211,7 @@ static int slot_take(int parent, uint64_t seq, void *dest, size_t bytes, uint16_
     if (bytes > 0) {
         memcpy(dest, (char *)head + 16, sent < bytes ? sent : bytes);
     }
+    __atomic_store_n(head, slot_word(seq, fp, SLOT_FREE, 0), __ATOMIC_RELEASE);
     *got = true;
     return 0;
 }
@@ -254,13 +259,6 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     uint64_t tag = (uint64_t)t->fp << 48;
     bool ring = fsh_notify_eager(t), small = ring && bytes <= EAGER_DATA, got = false;
     uint64_t seq = ring ? ++eager_seq : 0;
-    if (ring && !credit) {
-        credit = calloc((size_t)fsh_rt.npes, sizeof(*credit));
-        if (!credit) {
-            return fsh_err(-ENOMEM, "free some memory", "out of memory for %d credits",
-                           fsh_rt.npes);
-        }
-    }
     if (r != 0) {
         int parent = (r - low + root) % n, pw = fsh_team_world_pe(t, parent);
         if (small) {
@@ -300,24 +298,24 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     for (int k = top / 2; k >= 1 && rc == 0; k /= 2) {
         if (k < low && r + k < n) {
             int child = (r + k + root) % n;
-            if (ring) {
+            if (small) {
                 rc = slot_put(fsh_team_world_pe(t, child), seq,
-                              slot_word(seq, t->fp, small ? SLOT_DATA : SLOT_MARK,
-                                        small ? bytes : 0),
-                              from, small ? bytes : 0, t->fp);
-                if (rc != 0 || small) {
-                    continue;
-                }
+                              slot_word(seq, t->fp, SLOT_DATA, bytes), from, bytes, t->fp);
+                continue;
             }
             fsh_notify_expect(t, child, 1);
             /* The root's hello, only for a child whose ready is late (HELLO_WAIT): else the
-             * data counts as it too. */
+             * data counts as it too. A late child may wait in its eager slot: mark it. */
             bool plus = r == 0 && t->fp != 0, late = false;
-            if (plus) {
+            if (plus || ring) {
                 rc = fsh_notify_wait_for(t, child, "broadcast: waiting for a PE to enter the call",
                                          HELLO_WAIT, &late);
             }
-            if (rc == 0 && late) {
+            if (rc == 0 && late && ring) {
+                rc = slot_put(fsh_team_world_pe(t, child), seq,
+                              slot_word(seq, t->fp, SLOT_MARK, 0), NULL, 0, t->fp);
+            }
+            if (rc == 0 && late && plus) {
                 plus = false;
                 rc = fsh_notify_word(&b, child, &asks[t->my_pe], tag | ASK_HELLO);
             }
@@ -344,8 +342,13 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         }
     }
     int crc = fsh_notify_complete(&b, "broadcast: forwarding");
-    if (ring && rc == 0 && crc == 0) {
-        __atomic_store_n(fsh_notify_eager_consumed(fsh_rt.pe), seq, __ATOMIC_RELEASE);
+    if (ring && r != 0 && !got && rc == 0) {
+        /* A mark my parent left (my ready was late): read, free it. */
+        uint64_t *head = (uint64_t *)(void *)fsh_notify_eager_slot(fsh_rt.pe, seq);
+        uint64_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+        if (SLOT_SEQ(h) == (uint32_t)seq && SLOT_STATE(h) == SLOT_MARK) {
+            __atomic_store_n(head, slot_word(seq, SLOT_FP(h), SLOT_FREE, 0), __ATOMIC_RELEASE);
+        }
     }
     return rc ? rc : crc ? crc : mm->pe >= 0;
 }

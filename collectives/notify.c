@@ -96,7 +96,7 @@
  * region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB
  * (active sets); and the arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at
  * least enough for a team of every PE (about 24 bytes per PE: a split as large as the world always
- * fits). Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
+ * fits). 2 KiB for the eager broadcast slots (broadcast.c). Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
  * checked).
  */
 #include "notify.h"
@@ -136,8 +136,8 @@ _Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scr
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
 #define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
-/* The eager broadcast ring (broadcast.c): a consumed word's line, then the slots. */
-#define EAGER_BYTES (64 + FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
+/* The eager broadcast ring (broadcast.c). */
+#define EAGER_BYTES (FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
 
 static struct {
     int npes;
@@ -153,7 +153,7 @@ static struct {
     bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
     unsigned sbits; /* bits of the sender field a sender's number takes (npes - 1 fits) */
     unsigned dbits; /* 4-byte immediates: fingerprint bits a put carries above them (0: none) */
-    char *eager;    /* this PE's eager ring: the consumed word, then the slots */
+    char *eager;    /* this PE's eager ring of slots */
     bool eager_on;  /* every PE on one node maps every other (agreed at init) */
 } notify_mem;
 
@@ -998,14 +998,9 @@ static void *eager_at(int pe, size_t at)
     return fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(notify_mem.eager + at));
 }
 
-uint64_t *fsh_notify_eager_consumed(int pe)
-{
-    return eager_at(pe, 0);
-}
-
 char *fsh_notify_eager_slot(int pe, uint64_t seq)
 {
-    return eager_at(pe, 64 + (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT);
+    return eager_at(pe, (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT);
 }
 
 uint64_t fsh_notify_scratch_off(const void *p)

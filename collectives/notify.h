@@ -176,15 +176,14 @@ size_t fsh_notify_red_chunk(const struct fsh_team *t);
  * is not symmetric. */
 int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *off);
 /* The eager ring of small broadcasts on the world team (broadcast.c), where every PE of the
- * job is on one node and maps every other (init agrees: fsh_notify_eager_enable): per PE a
- * consumed word (the last broadcast it finished) and FSH_NOTIFY_EAGER_SLOTS slots of
- * FSH_NOTIFY_EAGER_SLOT bytes, that its parent of the broadcast numbered seq writes. Addresses
- * are PE pe's, as mapped here (pe may be this PE). */
+ * job is on one node and maps every other (init agrees: fsh_notify_eager_enable): per PE
+ * FSH_NOTIFY_EAGER_SLOTS slots of FSH_NOTIFY_EAGER_SLOT bytes, the one of the broadcast
+ * numbered seq written by that PE's parent in it. Addresses are PE pe's, as mapped here (pe
+ * may be this PE). */
 #define FSH_NOTIFY_EAGER_SLOTS 8
 #define FSH_NOTIFY_EAGER_SLOT 256
 void fsh_notify_eager_enable(bool on);
 bool fsh_notify_eager(const struct fsh_team *t);
-uint64_t *fsh_notify_eager_consumed(int pe);
 char *fsh_notify_eager_slot(int pe, uint64_t seq);
 /* Heap offset (the same on every PE) of a scratch address returned above. */
 uint64_t fsh_notify_scratch_off(const void *p);
