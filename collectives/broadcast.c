@@ -38,17 +38,183 @@
  * other's ready, sends its hello after HELLO_WAIT and finds the other's instead of a ready,
  * and the difference is named rather than both waiting forever. (The root is nobody's child,
  * so its mailbox at a child is never one the child reads a ready from.)
+ *
+ * Eager broadcasts (the world team of a job on one node whose PEs all map each other,
+ * fsh_notify_eager): the k-th broadcast's parent also writes slot k of each child's ring
+ * (notify.h), published by one compare-and-swap of its head word (k, fingerprint, state,
+ * size): a PE with at most EAGER_DATA bytes puts the data there and goes on (no ready, no
+ * counts: one line crosses between the cores, back to back the root runs up to a ring
+ * ahead); a PE with more runs the tree above, and marks the slot of a child whose ready is
+ * late (HELLO_WAIT: an eager child sends none). A PE reads the slot with
+ * its own size in the same way: the data, or on a mark the ready path (so a parent that
+ * passed more names the difference from the ready, as before); a larger one that finds data
+ * there while it waits names the difference itself. A slot's reader frees it (state FREE)
+ * once it has read it, a mark at the end of its call; a writer waits while the slot it is
+ * to write holds an older broadcast's data or mark that is not read yet (credits in the slot
+ * itself: back to back, no other line crosses, where a separate consumed word crossed each
+ * call once the root was a ring ahead). A root's own claim needs no reading.
+ * The root claims its own slot k
+ * (state ROOT): two PEs that both take themselves for the root, or two parents of one PE,
+ * meet in one slot's compare-and-swap, and the second names the other's call.
  */
 #include "coll.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fingerprint.h"
 #include "notify.h"
+#include "error.h"
+#include "rt.h"
 
 #define ASK_HELLO ((uint64_t)1 << 47)
 #define HELLO_WAIT 0.001 /* seconds a root waits for a child's ready before its hello */
 #define ASK_BYTES (ASK_HELLO - 1)
+
+/* An eager slot: its head word, the writer's world PE, the data. */
+#define EAGER_DATA (FSH_NOTIFY_EAGER_SLOT - 16)
+enum { SLOT_ROOT = 1, SLOT_DATA = 2, SLOT_MARK = 3, SLOT_FREE = 4 };
+#define SLOT_SEQ(h) ((uint32_t)(h))
+#define SLOT_FP(h) ((uint16_t)((h) >> 32))
+#define SLOT_STATE(h) ((unsigned)((h) >> 48) & 7u)
+#define SLOT_SIZE(h) ((size_t)((h) >> 51) & 511u)
+_Static_assert(EAGER_DATA < 512, "a slot's size fits its 9 bits");
+
+static uint64_t eager_seq;  /* broadcasts of the world team so far */
+
+static uint64_t slot_word(uint64_t seq, uint16_t fp, unsigned state, size_t size)
+{
+    return (uint32_t)seq | (uint64_t)fp << 32 | (uint64_t)state << 48 | (uint64_t)size << 51;
+}
+
+struct head_want {
+    const uint64_t *head;
+    uint64_t was;
+};
+
+static bool head_moved(const void *arg)
+{
+    const struct head_want *w = arg;
+    return __atomic_load_n(w->head, __ATOMIC_ACQUIRE) != w->was;
+}
+
+/* Two writers of one slot: the other one's call differs from mine. */
+static int slot_clash(int other, uint64_t h, uint16_t fp, uint64_t seq)
+{
+    if (SLOT_FP(h) != fp) {
+        return fsh_fingerprint_report(other, fp, SLOT_FP(h));
+    }
+    return fsh_err(-EPROTO, "every PE of the team must call the same collectives in the same "
+                   "order, with the same nelems, PE_root, strides, type and operation",
+                   "broadcast %llu of the world team: PE %d and PE %d passed different PE_root "
+                   "(both wrote PE %d's part)", (unsigned long long)seq, fsh_rt.pe, other,
+                   SLOT_STATE(h) == SLOT_ROOT ? other : fsh_rt.pe);
+}
+
+/* Publish `word` in world PE pe's slot for seq, with len bytes of data (pe may be me: the
+ * root's claim). */
+static int slot_put(int pe, uint64_t seq, uint64_t word, const void *data, size_t len,
+                    uint16_t fp)
+{
+    char *slot = fsh_notify_eager_slot(pe, seq);
+    uint64_t *head = (uint64_t *)(void *)slot;
+    uint64_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+    while (SLOT_SEQ(h) != (uint32_t)seq) {
+        unsigned st = SLOT_STATE(h);
+        if (pe != fsh_rt.pe && (st == SLOT_DATA || st == SLOT_MARK)) {
+            /* An older broadcast's, not read yet: the ring is full. */
+            struct head_want w = {head, h};
+            char msg[160];
+            snprintf(msg, sizeof(msg), "broadcast: waiting for PE %d to read broadcast %u",
+                     pe, SLOT_SEQ(h));
+            int rc = fsh_progress_wait_arrival(head_moved, &w, msg, pe);
+            if (rc != 0) {
+                return rc;
+            }
+            h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+            continue;
+        }
+        if (pe != fsh_rt.pe) {
+            head[1] = (uint64_t)fsh_rt.pe;
+            if (len > 0) {
+                memcpy(slot + 16, data, len);
+            }
+        }
+        if (__atomic_compare_exchange_n(head, &h, word, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            return 0;
+        }
+    }
+    /* Taken for this broadcast: by the child as a root, or by another parent. */
+    return slot_clash(pe != fsh_rt.pe ? pe : (int)head[1], h, fp, seq);
+}
+
+struct slot_want {
+    const uint64_t *head;
+    uint32_t seq;
+};
+
+static bool slot_here(const void *arg)
+{
+    const struct slot_want *w = arg;
+    return SLOT_SEQ(__atomic_load_n(w->head, __ATOMIC_ACQUIRE)) == w->seq;
+}
+
+static bool slot_data(const void *arg)
+{
+    const struct slot_want *w = arg;
+    uint64_t h = __atomic_load_n(w->head, __ATOMIC_ACQUIRE);
+    return SLOT_SEQ(h) == w->seq && SLOT_STATE(h) == SLOT_DATA;
+}
+
+/* A slot with data where I passed another size and fingerprint: name it. */
+static int slot_differs(int parent, uint64_t h, uint16_t fp, size_t bytes)
+{
+    if (SLOT_FP(h) != fp) {
+        return fsh_fingerprint_report(parent, fp, SLOT_FP(h));
+    }
+    return fsh_err(-EPROTO, "every PE of the team must call the same collectives in the same "
+                   "order, with the same nelems, PE_root, strides, type and operation",
+                   "broadcast: PE %d sent %zu bytes, PE %d passed %zu", parent, SLOT_SIZE(h),
+                   fsh_rt.pe, bytes);
+}
+
+/* The eager part of a child's receipt: 0 with *got when the data was in my slot (copied,
+ * at most bytes), 0 without it on a mark (take the ready path), or -errno. */
+static int slot_take(int parent, uint64_t seq, void *dest, size_t bytes, uint16_t fp,
+                     struct fsh_coll_mismatch *mm, bool *got)
+{
+    uint64_t *head = (uint64_t *)(void *)fsh_notify_eager_slot(fsh_rt.pe, seq);
+    struct slot_want w = {head, (uint32_t)seq};
+    *got = false;
+    if (!slot_here(&w)) {
+        int rc = fsh_progress_wait_arrival(slot_here, &w, "broadcast: waiting for the data",
+                                           parent);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    uint64_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+    if (SLOT_STATE(h) != SLOT_DATA) {
+        return 0;
+    }
+    if (fp != 0 && SLOT_FP(h) != fp) {
+        return fsh_fingerprint_report(parent, fp, SLOT_FP(h));
+    }
+    size_t sent = SLOT_SIZE(h);
+    if (sent != bytes) {
+        mm->pe = parent;
+        mm->theirs = sent;
+    }
+    if (bytes > 0) {
+        memcpy(dest, (char *)head + 16, sent < bytes ? sent : bytes);
+    }
+    __atomic_store_n(head, slot_word(seq, fp, SLOT_FREE, 0), __ATOMIC_RELEASE);
+    *got = true;
+    return 0;
+}
 
 /* To child (team PE) that asked for `ask` bytes: at most that, then the arrivals it expects;
  * plus one more where it expects a hello that was not sent. */
@@ -91,16 +257,38 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t);
     uint64_t tag = (uint64_t)t->fp << 48;
+    bool ring = fsh_notify_eager(t), small = ring && bytes <= EAGER_DATA, got = false;
+    uint64_t seq = ring ? ++eager_seq : 0;
     if (r != 0) {
-        int parent = (r - low + root) % n;
-        rc = fsh_notify_word(&b, parent, &asks[t->my_pe], tag | bytes);
-        bool hello = parent == root && t->fp != 0;
-        fsh_notify_expect(t, parent, fsh_notify_pieces(bytes) + hello);
-        if (rc == 0) {
+        int parent = (r - low + root) % n, pw = fsh_team_world_pe(t, parent);
+        if (small) {
+            rc = slot_take(pw, seq, dest, bytes, t->fp, mm, &got);
+        }
+        if (rc == 0 && !got) {
+            rc = fsh_notify_word(&b, parent, &asks[t->my_pe], tag | bytes);
+            bool hello = parent == root && t->fp != 0;
+            fsh_notify_expect(t, parent, fsh_notify_pieces(bytes) + hello);
+        }
+        /* A larger PE than an eager parent would wait for ever: it looks at its slot too. */
+        if (rc == 0 && !got && ring) {
+            uint64_t *head = (uint64_t *)(void *)fsh_notify_eager_slot(fsh_rt.pe, seq);
+            struct slot_want w = {head, (uint32_t)seq};
+            bool hit;
+            rc = fsh_notify_wait_or(t, parent, "broadcast: waiting for the data", slot_data, &w,
+                                    &hit);
+            if (rc == 0 && hit) {
+                rc = slot_differs(pw, __atomic_load_n(head, __ATOMIC_ACQUIRE), t->fp, bytes);
+            }
+        } else if (rc == 0 && !got) {
             rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
         }
-    } else if (to_root && dest != src && bytes > 0) {
-        memmove(dest, src, bytes);
+    } else {
+        if (ring) {
+            rc = slot_put(fsh_rt.pe, seq, slot_word(seq, t->fp, SLOT_ROOT, 0), NULL, 0, t->fp);
+        }
+        if (to_root && dest != src && bytes > 0) {
+            memmove(dest, src, bytes);
+        }
     }
     const void *from = r == 0 ? src : dest;
     int top = 1;
@@ -110,15 +298,24 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     for (int k = top / 2; k >= 1 && rc == 0; k /= 2) {
         if (k < low && r + k < n) {
             int child = (r + k + root) % n;
+            if (small) {
+                rc = slot_put(fsh_team_world_pe(t, child), seq,
+                              slot_word(seq, t->fp, SLOT_DATA, bytes), from, bytes, t->fp);
+                continue;
+            }
             fsh_notify_expect(t, child, 1);
             /* The root's hello, only for a child whose ready is late (HELLO_WAIT): else the
-             * data counts as it too. */
+             * data counts as it too. A late child may wait in its eager slot: mark it. */
             bool plus = r == 0 && t->fp != 0, late = false;
-            if (plus) {
+            if (plus || ring) {
                 rc = fsh_notify_wait_for(t, child, "broadcast: waiting for a PE to enter the call",
                                          HELLO_WAIT, &late);
             }
-            if (rc == 0 && late) {
+            if (rc == 0 && late && ring) {
+                rc = slot_put(fsh_team_world_pe(t, child), seq,
+                              slot_word(seq, t->fp, SLOT_MARK, 0), NULL, 0, t->fp);
+            }
+            if (rc == 0 && late && plus) {
                 plus = false;
                 rc = fsh_notify_word(&b, child, &asks[t->my_pe], tag | ASK_HELLO);
             }
@@ -145,5 +342,13 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         }
     }
     int crc = fsh_notify_complete(&b, "broadcast: forwarding");
+    if (ring && r != 0 && !got && rc == 0) {
+        /* A mark my parent left (my ready was late): read, free it. */
+        uint64_t *head = (uint64_t *)(void *)fsh_notify_eager_slot(fsh_rt.pe, seq);
+        uint64_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+        if (SLOT_SEQ(h) == (uint32_t)seq && SLOT_STATE(h) == SLOT_MARK) {
+            __atomic_store_n(head, slot_word(seq, SLOT_FP(h), SLOT_FREE, 0), __ATOMIC_RELEASE);
+        }
+    }
     return rc ? rc : crc ? crc : mm->pe >= 0;
 }

@@ -96,8 +96,8 @@
  * region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB
  * (active sets); and the arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at
  * least enough for a team of every PE (about 24 bytes per PE: a split as large as the world always
- * fits). Private: 12 bytes per sender of each region (expected counts, fingerprints sent and
- * checked).
+ * fits); 2 KiB for the eager broadcast slots (broadcast.c). Private: 12 bytes per sender of each
+ * region (expected counts, fingerprints sent and checked).
  */
 #include "notify.h"
 
@@ -136,6 +136,8 @@ _Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scr
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
 #define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
+/* The eager broadcast ring (broadcast.c). */
+#define EAGER_BYTES (FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
 
 static struct {
     int npes;
@@ -151,6 +153,8 @@ static struct {
     bool fp_data;   /* data puts carry fingerprints (8 bytes of immediate data) */
     unsigned sbits; /* bits of the sender field a sender's number takes (npes - 1 fits) */
     unsigned dbits; /* 4-byte immediates: fingerprint bits a put carries above them (0: none) */
+    char *eager;    /* this PE's eager ring of slots */
+    bool eager_on;  /* every PE on one node maps every other (agreed at init) */
 } notify_mem;
 
 static size_t align64(size_t n)
@@ -224,7 +228,7 @@ unsigned fsh_notify_team_pages(int npes, unsigned max_teams, int n)
 size_t fsh_notify_heap_bytes(int npes, unsigned max_teams)
 {
     return HEAD + job_region_bytes(npes, WORLD_LAND) + job_region_bytes(npes, ASET_LAND) +
-           align64(sizeof(struct fsh_notify_cell) * (size_t)npes) +
+           align64(sizeof(struct fsh_notify_cell) * (size_t)npes) + EAGER_BYTES +
            FSH_NOTIFY_PAGES * page_bytes(npes, max_teams);
 }
 
@@ -363,6 +367,9 @@ int fsh_notify_init(int npes, unsigned max_teams)
     if (rc != 0) {
         return rc;
     }
+    notify_mem.eager = p;
+    notify_mem.eager_on = false;
+    p += EAGER_BYTES;
     notify_mem.arena = p;
     notify_mem.used = 0;
     if ((size_t)(p - notify_mem.scratch) + FSH_NOTIFY_PAGES * notify_mem.page != total) {
@@ -828,6 +835,39 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
     return fsh_progress_wait_arrival(reached, &w, msg, from);
 }
 
+struct want_or {
+    struct want w;
+    fsh_done_fn other;
+    const void *arg;
+    unsigned polls;
+};
+
+static bool reached_or_other(const void *arg)
+{
+    struct want_or *f = (struct want_or *)arg;
+    return reached(&f->w) || ((++f->polls & 63) == 0 && f->other(f->arg));
+}
+
+int fsh_notify_wait_or(const struct fsh_team *t, int i, const char *what, fsh_done_fn other,
+                       const void *arg, bool *hit)
+{
+    size_t c = counter_of(t, i);
+    struct want_or f = {.w = {&t->nr->cells[c].arrived, t->nr->expected[c]}, other, arg, 0};
+    *hit = false;
+    if (reached(&f.w)) {
+        return 0;
+    }
+    int from = fsh_team_world_pe(t, i);
+    char msg[256];
+    snprintf(msg, sizeof(msg),
+             "%s: waiting for PE %d (%u of the %u writes this team's collectives expect from it "
+             "so far have arrived)", what, from, __atomic_load_n(f.w.arrived, __ATOMIC_RELAXED),
+             f.w.expected);
+    int rc = fsh_progress_wait_arrival(reached_or_other, &f, msg, from);
+    *hit = rc == 0 && !reached(&f.w);
+    return rc;
+}
+
 struct want_for {
     struct want w;
     struct timespec end;
@@ -938,6 +978,29 @@ int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *o
         return fsh_err(-EFAULT, "pass a symmetric dest", "dest %p is not symmetric", dest);
     }
     return 0;
+}
+
+void fsh_notify_eager_enable(bool on)
+{
+    notify_mem.eager_on = on;
+}
+
+bool fsh_notify_eager(const struct fsh_team *t)
+{
+    return notify_mem.eager_on && t->nr == &notify_mem.world;
+}
+
+static void *eager_at(int pe, size_t at)
+{
+    if (pe == fsh_rt.pe) {
+        return notify_mem.eager + at;
+    }
+    return fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(notify_mem.eager + at));
+}
+
+char *fsh_notify_eager_slot(int pe, uint64_t seq)
+{
+    return eager_at(pe, (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT);
 }
 
 uint64_t fsh_notify_scratch_off(const void *p)

@@ -148,6 +148,9 @@ int fsh_notify_wait(const struct fsh_team *t, int i, const char *what);
  * with *late true when the time ran out first (nothing consumed: wait again), or -errno. */
 int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
                         bool *late);
+/* The same wait, ended also by other(arg) (asked every 64 polls): *hit when that came first. */
+int fsh_notify_wait_or(const struct fsh_team *t, int i, const char *what, fsh_done_fn other,
+                       const void *arg, bool *hit);
 /* fsh_notify_put that raises one arrival more than its pieces at team PE i, at no extra
  * message where it can (a mapped peer, or a flag in the upper half of an 8-byte immediate);
  * on EFA a data-less arrival follows it. */
@@ -172,6 +175,16 @@ size_t fsh_notify_red_chunk(const struct fsh_team *t);
 /* The symmetric (seg, off) of a collective's dest of len bytes; -EFAULT (recorded) when it
  * is not symmetric. */
 int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *off);
+/* The eager ring of small broadcasts on the world team (broadcast.c), where every PE of the
+ * job is on one node and maps every other (init agrees: fsh_notify_eager_enable): per PE
+ * FSH_NOTIFY_EAGER_SLOTS slots of FSH_NOTIFY_EAGER_SLOT bytes, the one of the broadcast
+ * numbered seq written by that PE's parent in it. Addresses are PE pe's, as mapped here (pe
+ * may be this PE). */
+#define FSH_NOTIFY_EAGER_SLOTS 8
+#define FSH_NOTIFY_EAGER_SLOT 256
+void fsh_notify_eager_enable(bool on);
+bool fsh_notify_eager(const struct fsh_team *t);
+char *fsh_notify_eager_slot(int pe, uint64_t seq);
 /* Heap offset (the same on every PE) of a scratch address returned above. */
 uint64_t fsh_notify_scratch_off(const void *p);
 

@@ -310,6 +310,7 @@ static int agree_amo_domain(bool all_mapped)
     uint64_t word = all_mapped && fsh_rt.num_nodes == 1;
     int rc = fsh_notify_and_word(&fsh_team_world, &word);
     fsh_local.cpu_atomics = rc == 0 && word;
+    fsh_notify_eager_enable(rc == 0 && word != 0);
     return rc;
 }
 
