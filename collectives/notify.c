@@ -348,10 +348,8 @@ int fsh_notify_init(int npes, unsigned max_teams)
     notify_mem.fp_data = fsh_fabric_attr()->cq_data_size >= sizeof(uint64_t);
     /* With 4 bytes of immediate data a put's fingerprint rides in the sender field's spare
      * bits: the half and bit 1 of the message's number, then up to 15 bits of it. */
-    notify_mem.sbits = 1;
-    while (notify_mem.sbits < SENDER_BITS && (1l << notify_mem.sbits) < npes) {
-        notify_mem.sbits++;
-    }
+    unsigned need = npes > 2 ? 64u - (unsigned)__builtin_clzll((unsigned long long)npes - 1) : 1;
+    notify_mem.sbits = need < SENDER_BITS ? need : SENDER_BITS; /* npes - 1 fits */
     unsigned spare = SENDER_BITS - notify_mem.sbits;
     notify_mem.dbits = notify_mem.fp_data || spare < 3 ? 0 : spare - 2 > 15 ? 15 : spare - 2;
     fsh_fingerprint_open(notify_mem.scratch + REC_OFF, notify_mem.scratch_off + REC_OFF,
@@ -990,17 +988,10 @@ bool fsh_notify_eager(const struct fsh_team *t)
     return notify_mem.eager_on && t->nr == &notify_mem.world;
 }
 
-static void *eager_at(int pe, size_t at)
-{
-    if (pe == fsh_rt.pe) {
-        return notify_mem.eager + at;
-    }
-    return fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(notify_mem.eager + at));
-}
-
 char *fsh_notify_eager_slot(int pe, uint64_t seq)
 {
-    return eager_at(pe, (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT);
+    char *mine = notify_mem.eager + (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT;
+    return pe == fsh_rt.pe ? mine : fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(mine));
 }
 
 uint64_t fsh_notify_scratch_off(const void *p)
