@@ -232,6 +232,17 @@ SHMEMX_DFN int shmemx_dev_ep_any_(int rc, unsigned nl)
     return rc;
 }
 
+/* A post's result rc (to team PE pe) as every lane of the part sees it: lane 0 records a
+ * failure as the device API's; then any lane's error is every lane's. */
+SHMEMX_DFN int shmemx_dev_ep_posted_(shmemx_ep_device_t d, int rc, int pe, unsigned lane,
+                                     unsigned nl)
+{
+    if (rc != 0 && lane == 0) {
+        rc = shmemx_dev_ep_fail_(d, SHMEMX_EP_ERR_PROXY, rc, pe, 0);
+    }
+    return shmemx_dev_ep_any_(rc, nl);
+}
+
 /* The phase may run: no error so far, and the state is one of ok (a bit per state value). */
 SHMEMX_DFN int shmemx_dev_ep_enter_(shmemx_ep_device_t d, uint32_t ok, uint32_t phase)
 {
@@ -509,10 +520,7 @@ SHMEMX_DFN int shmemx_dev_ep_dsend_(shmemx_device_t h, shmemx_ep_device_t d,
                                         d.wpe[dd], lane, nl);
             rc = rc ? rc : r2;
         }
-        if (rc != 0 && lane == 0) {
-            rc = shmemx_dev_ep_fail_(d, SHMEMX_EP_ERR_PROXY, rc, dd, 0);
-        }
-        rc = shmemx_dev_ep_any_(rc, nl);
+        rc = shmemx_dev_ep_posted_(d, rc, dd, lane, nl);
         if (rc != 0) {
             return rc;
         }
@@ -701,10 +709,7 @@ SHMEMX_DFN int shmemx_dev_ep_csend_(shmemx_device_t h, shmemx_ep_device_t d,
         rc = shmemx_dev_ep_put_(h, shmemx_dev_ep_cslab_(d, c, me), pk, (size_t)ns * d.crow,
                                 shmemx_dev_ep_sig_(d, c, SHMEMX_EP_SIG_COMBINE, me), c,
                                 d.wpe[s], lane, nl);
-        if (rc != 0 && lane == 0) {
-            rc = shmemx_dev_ep_fail_(d, SHMEMX_EP_ERR_PROXY, rc, s, 0);
-        }
-        rc = shmemx_dev_ep_any_(rc, nl);
+        rc = shmemx_dev_ep_posted_(d, rc, s, lane, nl);
         if (rc != 0) {
             return rc;
         }
