@@ -811,26 +811,30 @@ static bool reached(const void *arg)
     return (int32_t)(a - w->expected) >= 0;
 }
 
-int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
+/* Wait with done(arg) for w, the counter of team index i, named in the wait's message. */
+static int wait_counter(const struct fsh_team *t, int i, const char *what, const struct want *w,
+                        fsh_done_fn done, const void *arg)
 {
-    size_t c = counter_of(t, i);
-    struct want w = {&t->nr->cells[c].arrived, t->nr->expected[c]};
-    if (reached(&w)) {
-        return 0;
-    }
     int from = fsh_team_world_pe(t, i);
     char msg[256];
     /* The counts run from the team's making, over all its collectives: say so. */
     snprintf(msg, sizeof(msg),
              "%s: waiting for PE %d (%u of the %u writes this team's collectives expect from it "
-             "so far have arrived)", what, from, __atomic_load_n(w.arrived, __ATOMIC_RELAXED),
-             w.expected);
+             "so far have arrived)", what, from, __atomic_load_n(w->arrived, __ATOMIC_RELAXED),
+             w->expected);
     /* A collective's arrival comes only from the sender itself: a sender gone into finalize
      * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
     if (t->nr == &notify_mem.final) {
-        return fsh_progress_wait(reached, &w, msg, from);
+        return fsh_progress_wait(done, arg, msg, from);
     }
-    return fsh_progress_wait_arrival(reached, &w, msg, from);
+    return fsh_progress_wait_arrival(done, arg, msg, from);
+}
+
+int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
+{
+    size_t c = counter_of(t, i);
+    struct want w = {&t->nr->cells[c].arrived, t->nr->expected[c]};
+    return reached(&w) ? 0 : wait_counter(t, i, what, &w, reached, &w);
 }
 
 struct want_or {
@@ -855,13 +859,7 @@ int fsh_notify_wait_or(const struct fsh_team *t, int i, const char *what, fsh_do
     if (reached(&f.w)) {
         return 0;
     }
-    int from = fsh_team_world_pe(t, i);
-    char msg[256];
-    snprintf(msg, sizeof(msg),
-             "%s: waiting for PE %d (%u of the %u writes this team's collectives expect from it "
-             "so far have arrived)", what, from, __atomic_load_n(f.w.arrived, __ATOMIC_RELAXED),
-             f.w.expected);
-    int rc = fsh_progress_wait_arrival(reached_or_other, &f, msg, from);
+    int rc = wait_counter(t, i, what, &f.w, reached_or_other, &f);
     *hit = rc == 0 && !reached(&f.w);
     return rc;
 }
