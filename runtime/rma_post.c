@@ -205,16 +205,15 @@ int fsh_rma_post_flush(struct fsh_ctx *ctx)
 
 const char *fsh_rma_post_flush_describe(void)
 {
+#define FIRST_THEN_COUNTED                                                                    \
+    "injected; the first to a PE since the last quiet delivery-complete with a completion "    \
+    "entry, the next ones transmit-complete, counted by the write counter; quiet sends one "
     switch (fl.mode) {
     case FLUSH_WRITE:
-        return "injected; the first to a PE since the last quiet delivery-complete with a "
-               "completion entry, the next ones transmit-complete, counted by the write counter; "
-               "quiet sends one delivery-complete write to each PE that got those (the provider "
-               "orders WAW)";
+        return FIRST_THEN_COUNTED "delivery-complete write to each PE that got those (the "
+                                  "provider orders WAW)";
     case FLUSH_READ:
-        return "injected; the first to a PE since the last quiet delivery-complete with a "
-               "completion entry, the next ones transmit-complete, counted by the write counter; "
-               "quiet sends one read to each PE that got those (the provider orders RAW)";
+        return FIRST_THEN_COUNTED "read to each PE that got those (the provider orders RAW)";
     default:
         return NULL;
     }
