@@ -223,6 +223,73 @@ static void free_private(shmemx_ep_t ep)
     free(ep);
 }
 
+/* What a PE offers at create: its block's size, a print of its shape and group, its heap. */
+struct offer {
+    uint64_t total, print, device;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t shape_print(shmemx_ep_t ep)
+{
+    const shmemx_ep_config_t *c = &ep->cfg;
+    const uint64_t v[] = {c->max_tokens,          c->hidden,           c->dispatch_elem_bytes,
+                          (uint64_t)c->combine_type, (uint64_t)c->num_experts,
+                          (uint64_t)c->topk,      c->scale_bytes,      (uint64_t)ep->npes};
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        h = mix64(h ^ v[i]);
+    }
+    for (int p = 0; p < ep->npes; p++) {
+        h = mix64(h ^ (uint64_t)ep->wpe[p]);
+    }
+    return h;
+}
+
+/* Every PE of the program creates at once (the block is symmetric), each over its own EP group
+ * (a team; the groups may differ in size and shape): the block is the largest any PE needs,
+ * every member of this PE's group must have passed the same team and shape, and every PE the
+ * same heap. Collective over every PE; returns the block's size. */
+static size_t agree(const char *fn, shmemx_ep_t ep, size_t mine)
+{
+    int W = pshmem_n_pes();
+    struct offer *all = pshmem_malloc(((size_t)W + 1) * sizeof(*all));
+    if (!all) {
+        fsh_init_fatal(fn, "raise SHMEM_SYMMETRIC_SIZE", "no room for %zu bytes of create's offers",
+                       ((size_t)W + 1) * sizeof(*all));
+    }
+    struct offer *my = &all[W];
+    my->total = mine;
+    my->print = shape_print(ep);
+    my->device = (uint64_t)(ep->cfg.device_heap != 0);
+    pshmem_fcollectmem(SHMEM_TEAM_WORLD, all, my, sizeof(*my));
+    size_t most = 0;
+    for (int w = 0; w < W; w++) {
+        most = all[w].total > most ? (size_t)all[w].total : most;
+        if (all[w].device != my->device) {
+            fsh_init_fatal(fn, "pass the same device_heap on every PE (the block is allocated by all of them at once)",
+                           "PE %d passed device_heap %d, this PE %d", w, (int)all[w].device,
+                           (int)my->device);
+        }
+    }
+    for (int p = 0; p < ep->npes; p++) {
+        if (all[ep->wpe[p]].print != my->print) {
+            fsh_init_fatal(fn, "pass the same team and config on every PE of an EP group",
+                           "team PE %d (PE %d) passed another team or shape than this PE (team of %d PEs, max_tokens %zu, hidden %zu, %d experts, top-%d)",
+                           p, ep->wpe[p], ep->npes, ep->cfg.max_tokens, ep->cfg.hidden,
+                           ep->cfg.num_experts, ep->cfg.topk);
+        }
+    }
+    pshmem_free(all);
+    return most;
+}
+
 shmemx_ep_t shmemx_ep_create(shmem_team_t team, const shmemx_ep_config_t *config)
 {
     static const char fn[] = "shmemx_ep_create";
@@ -230,10 +297,6 @@ shmemx_ep_t shmemx_ep_create(shmem_team_t team, const shmemx_ep_config_t *config
     int npes = pshmem_team_n_pes(team), me = pshmem_team_my_pe(team);
     if (npes < 1 || me < 0) {
         fsh_init_fatal(fn, "pass a valid team this PE belongs to", "team is invalid here");
-    }
-    if (npes != pshmem_n_pes()) {
-        fsh_init_fatal(fn, "create the handle over a team of every PE (it allocates symmetric memory, which every PE does)",
-                       "team has %d of the %d PEs", npes, pshmem_n_pes());
     }
     const char *fix = NULL, *why = shape_error(config, npes, &fix);
     if (why) {
@@ -291,11 +354,12 @@ shmemx_ep_t shmemx_ep_create(shmem_team_t team, const shmemx_ep_config_t *config
         fsh_init_fatal(fn, "set FABSHMEM_DEVICE_HEAP_SIZE (at least shmemx_ep_heap_bytes) on every PE of a GPU machine, or create with device_heap = 0",
                        "device_heap is set but the device heap is off (%s)", shmemx_device_info());
     }
-    /* collective; signals start at 0 */
-    ep->sym = config->device_heap ? shmemx_calloc_device(1, s.total) : pshmem_calloc(1, s.total);
+    size_t block = agree(fn, ep, s.total);
+    /* collective over every PE; signals start at 0 */
+    ep->sym = config->device_heap ? shmemx_calloc_device(1, block) : pshmem_calloc(1, block);
     if (!ep->sym) {
         fsh_init_fatal(fn, config->device_heap ? "raise FABSHMEM_DEVICE_HEAP_SIZE (see shmemx_ep_heap_bytes) or use a smaller shape" : "raise SHMEM_SYMMETRIC_SIZE (see shmemx_ep_heap_bytes) or use a smaller shape",
-                       "no room for %zu bytes of symmetric buffers", s.total);
+                       "no room for %zu bytes of symmetric buffers", block);
     }
     ep->sig = (uint64_t *)ep->sym;
     ep->counts = ep->sym + s.sig;

@@ -293,4 +293,48 @@ static T_UNUSED void ep_judge_combine(const struct ecase *k, int c, const char *
     }
 }
 
+/* Case k with seed ci on the host reference over team (me and npes: this PE's number and the
+ * team's size): EP_CALLS calls on one handle back to back, no barrier; call 2 dispatches
+ * without a combine, so the call sequence moves on without one. */
+#define EP_CALLS 4
+static T_UNUSED void ep_host_case(shmem_team_t team, int ci, const struct ecase *k)
+{
+    shmemx_ep_config_t cfg = ep_config(k);
+    shmemx_ep_t ep = shmemx_ep_create(team, &cfg);
+    if (!t_check(ep != NULL, "case %s: create returned NULL", k->what)) {
+        return;
+    }
+    size_t tb = k->H * k->de, ce = ep_ce(k);
+    uint8_t *tok = malloc(k->M * tb + 1), *sc = malloc(k->M * k->sb + 1);
+    int32_t *idx = malloc(k->M * (size_t)k->k * sizeof(int32_t));
+    float *w = malloc(k->M * (size_t)k->k * sizeof(float));
+    size_t cap = (size_t)npes * k->M * (size_t)k->k;
+    uint8_t *eout = malloc(cap * k->H * ce + 1), *out = malloc(k->M * k->H * ce + 1);
+    for (int c = 0; c < EP_CALLS; c++) {
+        size_t n = ep_inputs(k, ci, c, tok, sc, idx, w);
+        shmemx_ep_dispatch_send(ep, tok, k->sb ? sc : NULL, idx, w, n);
+        shmemx_ep_recv_t r;
+        memset(&r, 0, sizeof(r));
+        shmemx_ep_dispatch_recv(ep, &r);
+        int ok = ep_judge_dispatch(k, ci, c, "host", &r);
+        if (c == 2) {
+            continue; /* a dispatch without combine */
+        }
+        if (ok) {
+            ep_experts(k, &r, eout);
+        }
+        shmemx_ep_combine_send(ep, eout);
+        memset(out, 0xee, n * k->H * ce);
+        shmemx_ep_combine_recv(ep, out);
+        ep_judge_combine(k, c, "host", n, tok, idx, w, out);
+    }
+    shmemx_ep_destroy(ep);
+    free(tok);
+    free(sc);
+    free(idx);
+    free(w);
+    free(eout);
+    free(out);
+}
+
 #endif

@@ -150,10 +150,14 @@ FSH_TYPE_TABLE(FSH_DECL_ALLTOALLV_ROW)
  *   device_heap  1: the symmetric buffers in the device heap (FABSHMEM_DEVICE_HEAP_SIZE must
  *                leave room), for the GPU path only; 0 (default): the host heap, both paths.
  *
- * shmemx_ep_create(team, config) is collective: every PE of the program calls it (it allocates
- * symmetric memory once, like shmem_malloc: SHMEM_SYMMETRIC_SIZE must leave room for
- * shmemx_ep_heap_bytes(config, npes)), and team must contain every PE (any order). No call
- * allocates symmetric memory after it. shmemx_ep_destroy is collective the same way and frees it.
+ * shmemx_ep_create(team, config) is collective: every PE of the program calls it at once (it
+ * allocates symmetric memory once, like shmem_malloc), each with the team of its EP group: the
+ * world team, or a split of it (e.g. shmem_team_split_strided into groups; groups may differ in
+ * size and shape, and every PE is in one). Every PE of a group passes the same team and config,
+ * every PE the same device_heap (else the job ends naming the PE). Each PE's block is the largest
+ * any group needs: SHMEM_SYMMETRIC_SIZE must leave room for the largest
+ * shmemx_ep_heap_bytes(config, group size). No call allocates symmetric memory after it.
+ * shmemx_ep_destroy is collective the same way and frees it.
  *
  * A call sequence on each PE is: dispatch_send, dispatch_recv, then optionally combine_send,
  * combine_recv, and again. Every PE of the team takes part in every dispatch (n may be 0) and

@@ -6,6 +6,7 @@
  *   topk (default)  topk 9 with 8 experts at create
  *   expert          PE 0 routes a token to expert 8 of 8
  *   ntokens         PE 0 dispatches 17 tokens with max_tokens 16
+ *   group           PE 1 creates with hidden 16 where PE 0 passes 8 (one EP group: world)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@ int main(void)
     shmem_init();
     int me = shmem_my_pe();
     shmemx_ep_config_t cfg = {.max_tokens = 16,
-                              .hidden = 8,
+                              .hidden = me == 1 && strcmp(bad, "group") == 0 ? 16 : 8,
                               .dispatch_elem_bytes = 1,
                               .combine_type = SHMEMX_EP_BFLOAT16,
                               .num_experts = 8,

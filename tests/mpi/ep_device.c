@@ -17,6 +17,8 @@
  *  - blocks: each part is 3 or 4 lanes (threads) running the block forms' logic (lane runs
  *    of tokens with a prefix over lanes, elements split over lanes, the lanes meeting at a
  *    barrier where a GPU block meets at __syncthreads).
+ *  - groups: device and mixed again with the world split into even and odd PEs (EP groups,
+ *    shmemx_ep_create over sub-teams), numbered by the group, seeded by it.
  * Twins: the same inputs through both paths on two handles, with inexact weights and expert
  * outputs, must give identical rows and combined tokens (same order of terms, same rounding).
  * Then the errors, on every PE alike (nobody waits for a peer that posted nothing): an
@@ -186,10 +188,13 @@ static shmemx_ep_recv_t recv_of(shmemx_ep_device_t d)
 enum mode { M_DEVICE, M_MIXED, M_MAPPED, M_BLOCKS };
 static const char *const mode_name[] = {"device", "mixed", "mapped", "blocks"};
 
+/* The EP group of this PE's calls: the world (set by main), or its even or odd half. */
+static shmem_team_t group;
+
 static void run_case(int ci, const struct ecase *k, enum mode mode, shmemx_device_t h)
 {
     shmemx_ep_config_t cfg = ep_config(k);
-    shmemx_ep_t ep = shmemx_ep_create(SHMEM_TEAM_WORLD, &cfg);
+    shmemx_ep_t ep = shmemx_ep_create(group, &cfg);
     shmemx_ep_device_t d;
     if (!t_check(ep != NULL && shmemx_ep_device_handle(ep, &d) == 0,
                  "case %s: create or handle failed", k->what)) {
@@ -397,6 +402,7 @@ int main(void)
     t_start(NAME);
     me = shmem_my_pe();
     npes = shmem_n_pes();
+    group = SHMEM_TEAM_WORLD;
     if (shmemx_device_handle_host(&dev) != 0) {
         t_check(0, "shmemx_device_handle_host failed");
         return t_finish(NAME);
@@ -409,6 +415,26 @@ int main(void)
         run_case(ci, &cases[ci], M_BLOCKS, dev);
         twins(ci, &cases[ci]);
     }
+    /* EP groups: the even and the odd PEs exchange apart, through both paths */
+    shmem_team_t half[2] = {SHMEM_TEAM_INVALID, SHMEM_TEAM_INVALID};
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &half[0]);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, npes / 2, NULL, 0, &half[1]);
+    int g = shmem_my_pe() % 2;
+    group = half[g];
+    if (t_check(group != SHMEM_TEAM_INVALID, "PE %d is in no even/odd group", shmem_my_pe())) {
+        me = shmem_team_my_pe(group);
+        npes = shmem_team_n_pes(group);
+        struct ecase gcases[8];
+        int gn = ep_cases(gcases);
+        for (int ci = 0; ci < gn; ci++) {
+            run_case(ci + 16 * (g + 1), &gcases[ci], M_DEVICE, dev);
+            run_case(ci + 16 * (g + 1), &gcases[ci], M_MIXED, dev);
+        }
+        shmem_team_destroy(group);
+    }
+    group = SHMEM_TEAM_WORLD;
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
     /* float32 partials of a token from several PEs, several experts each: the order of the
      * terms shows in the last bits */
     struct ecase fp32 = cases[2];

@@ -17,47 +17,6 @@
 #include "../ep_judge.h"
 
 #define NAME "ep_exchange"
-#define CALLS 4
-
-static void run_case(int ci, const struct ecase *k)
-{
-    shmemx_ep_config_t cfg = ep_config(k);
-    shmemx_ep_t ep = shmemx_ep_create(SHMEM_TEAM_WORLD, &cfg);
-    if (!t_check(ep != NULL, "case %s: create returned NULL", k->what)) {
-        return;
-    }
-    size_t tb = k->H * k->de, ce = ep_ce(k);
-    uint8_t *tok = malloc(k->M * tb + 1), *sc = malloc(k->M * k->sb + 1);
-    int32_t *idx = malloc(k->M * (size_t)k->k * sizeof(int32_t));
-    float *w = malloc(k->M * (size_t)k->k * sizeof(float));
-    size_t cap = (size_t)npes * k->M * (size_t)k->k;
-    uint8_t *eout = malloc(cap * k->H * ce + 1), *out = malloc(k->M * k->H * ce + 1);
-    for (int c = 0; c < CALLS; c++) {
-        size_t n = ep_inputs(k, ci, c, tok, sc, idx, w);
-        shmemx_ep_dispatch_send(ep, tok, k->sb ? sc : NULL, idx, w, n);
-        shmemx_ep_recv_t r;
-        memset(&r, 0, sizeof(r));
-        shmemx_ep_dispatch_recv(ep, &r);
-        int ok = ep_judge_dispatch(k, ci, c, "host", &r);
-        if (c == 2) {
-            continue; /* a dispatch without combine */
-        }
-        if (ok) {
-            ep_experts(k, &r, eout);
-        }
-        shmemx_ep_combine_send(ep, eout);
-        memset(out, 0xee, n * k->H * ce);
-        shmemx_ep_combine_recv(ep, out);
-        ep_judge_combine(k, c, "host", n, tok, idx, w, out);
-    }
-    shmemx_ep_destroy(ep);
-    free(tok);
-    free(sc);
-    free(idx);
-    free(w);
-    free(eout);
-    free(out);
-}
 
 int main(void)
 {
@@ -68,7 +27,7 @@ int main(void)
     struct ecase cases[8];
     int nc = ep_cases(cases);
     for (int ci = 0; ci < nc; ci++) {
-        run_case(ci, &cases[ci]);
+        ep_host_case(SHMEM_TEAM_WORLD, ci, &cases[ci]);
     }
     int rc = t_finish(NAME);
     shmem_finalize();
