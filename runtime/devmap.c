@@ -179,7 +179,7 @@ int fsh_devmap_copy(void *dst, const void *src, size_t len, int pe)
     if (pe != fsh_rt.pe) {
         __atomic_add_fetch(&fsh_devheap.through_map, 1, __ATOMIC_RELAXED);
     }
-    return fsh_cuda_copy(dst, src, len);
+    return fsh_devheap_copy(dst, src, len); /* our own heap: GDRCopy where mapped */
 }
 
 /* What each PE publishes for the same-node mapping. */
