@@ -180,10 +180,12 @@ size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
  * (loads and stores across PCIe, no driver call), anything else by a synchronized driver copy. */
 int fsh_devheap_copy(void *dst, const void *src, size_t len)
 {
-    if (fsh_gdr_covers(src, len) && !fsh_cuda_is_device(dst) && fsh_gdr_read(dst, src, len) == 0) {
+    if (len <= FSH_GDR_READ_MAX && fsh_gdr_covers(src, len) && !fsh_cuda_is_device(dst) &&
+        fsh_gdr_read(dst, src, len) == 0) {
         return 0;
     }
-    if (fsh_gdr_covers(dst, len) && !fsh_cuda_is_device(src) && fsh_gdr_write(dst, src, len) == 0) {
+    if (len <= FSH_GDR_WRITE_MAX && fsh_gdr_covers(dst, len) && !fsh_cuda_is_device(src) &&
+        fsh_gdr_write(dst, src, len) == 0) {
         return 0;
     }
     return fsh_cuda_copy(dst, src, len);
