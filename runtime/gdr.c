@@ -258,6 +258,9 @@ int fsh_gdr_read(void *dst, const void *dev, size_t len)
     } else if (gdr.from(gdr.mh, dst, at, len) != 0) {
         return 1;
     }
+    /* Loads from a write-combining mapping are weakly ordered, even on x86, where an acquire
+     * load is a plain one: a full fence keeps later reads (what the word guards) after it. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     __atomic_add_fetch(&reads, 1, __ATOMIC_RELAXED);
     return 0;
 }
