@@ -59,6 +59,13 @@ struct fsh_devheap {
 };
 extern struct fsh_devheap fsh_devheap;
 
+/* ---- devmem.c, for devmap.c */
+
+/* A copy either side of which may be device memory: small ones between our own heap's GPU
+ * pages and host memory through the GDRCopy mapping (gdr.h), the rest by a driver copy;
+ * complete on return either way. */
+int fsh_devheap_copy(void *dst, const void *src, size_t len);
+
 /* ---- devmap.c, for devmem.c */
 
 /* At start, after the path is settled (every PE calls it, whatever it decided): export our

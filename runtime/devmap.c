@@ -37,6 +37,7 @@
 #include "cuda.h"
 #include "devheap.h"
 #include "error.h"
+#include "gdr.h"
 #include "local.h"
 #include "log.h"
 #include "progress.h"
@@ -88,11 +89,12 @@ int fsh_devmap_apply(uint8_t *heap, uint32_t *lock, int op, uint64_t off, const 
         return rc;
     }
     /* A SET replaces the word: nothing to read (one synchronized copy, not two). */
-    rc = op == FSH_AMO_SET ? 0 : fsh_cuda_copy(&word, heap + off, size);
+    /* Our own heap's words through GDRCopy where mapped (fsh_devheap_copy), else the driver. */
+    rc = op == FSH_AMO_SET ? 0 : fsh_devheap_copy(&word, heap + off, size);
     if (rc == 0) {
         fsh_amo_apply(op, &word, value, cond, &old, size);
         if (op != FSH_AMO_FETCH) {
-            rc = fsh_cuda_copy(heap + off, &word, size); /* synchronized: before the release */
+            rc = fsh_devheap_copy(heap + off, &word, size); /* complete: before the release */
         }
     }
     __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
@@ -117,6 +119,15 @@ int fsh_devmap_put_signal(void *dst, const void *src, size_t len, uint8_t *heap,
     if (off > fsh_devheap.size || sizeof(uint64_t) > fsh_devheap.size - off) {
         return fsh_err(-EFAULT, "", "signal at offset %llu is outside the device heap",
                        (unsigned long long)off);
+    }
+    if (fsh_gdr_covers(heap + off, sizeof(uint64_t))) {
+        /* Our own heap with GDRCopy: the data in first (complete on return), then the signal
+         * read and written through the mapping under the lock: no synchronization for it. */
+        int rc = len ? fsh_devheap_copy(dst, src, len) : 0;
+        if (rc == 0) {
+            rc = fsh_devmap_apply(heap, lock, op, off, &value, NULL, NULL, sizeof(uint64_t));
+        }
+        return rc;
     }
     int rc = len ? fsh_cuda_copy_async(dst, src, len) : 0;
     if (rc == 0) {
@@ -168,7 +179,7 @@ int fsh_devmap_copy(void *dst, const void *src, size_t len, int pe)
     if (pe != fsh_rt.pe) {
         __atomic_add_fetch(&fsh_devheap.through_map, 1, __ATOMIC_RELAXED);
     }
-    return fsh_cuda_copy(dst, src, len);
+    return fsh_devheap_copy(dst, src, len); /* our own heap: GDRCopy where mapped */
 }
 
 /* What each PE publishes for the same-node mapping. */

@@ -63,6 +63,7 @@
 #include "devheap.h"
 #include "error.h"
 #include "fabric.h"
+#include "gdr.h"
 #include "heap.h"
 #include "lease.h"
 #include "local.h"
@@ -107,14 +108,15 @@ const char *fsh_dev_describe(void)
     }
     snprintf(fsh_devheap.full, sizeof(fsh_devheap.full),
              "%s; same node: %s; requests staged: %llu put, %llu get, %llu atomic; copies "
-             "through mappings: %llu; atomics through mappings: %llu; bounced: %llu",
+             "through mappings: %llu; atomics through mappings: %llu; bounced: %llu; %s",
              fsh_devheap.line, fsh_devheap.map_why,
              (unsigned long long)__atomic_load_n(&fsh_devheap.staged[REQ_PUT], __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&fsh_devheap.staged[REQ_GET], __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&fsh_devheap.staged[REQ_AMO], __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&fsh_devheap.through_map, __ATOMIC_RELAXED),
              (unsigned long long)__atomic_load_n(&fsh_devheap.amo_mapped, __ATOMIC_RELAXED),
-             (unsigned long long)__atomic_load_n(&fsh_devheap.bounced, __ATOMIC_RELAXED));
+             (unsigned long long)__atomic_load_n(&fsh_devheap.bounced, __ATOMIC_RELAXED),
+             fsh_gdr_describe());
     return fsh_devheap.full;
 }
 
@@ -174,6 +176,21 @@ size_t fsh_dev_heap_bytes(int npes, size_t chunk, long peers)
 
 /* ---------------------------------------------------------------- target side */
 
+/* A small copy between our own heap's GPU pages and host memory through the GDRCopy mapping
+ * (loads and stores across PCIe, no driver call), anything else by a synchronized driver copy. */
+int fsh_devheap_copy(void *dst, const void *src, size_t len)
+{
+    if (len <= FSH_GDR_READ_MAX && fsh_gdr_covers(src, len) && !fsh_cuda_is_device(dst) &&
+        fsh_gdr_read(dst, src, len) == 0) {
+        return 0;
+    }
+    if (len <= FSH_GDR_WRITE_MAX && fsh_gdr_covers(dst, len) && !fsh_cuda_is_device(src) &&
+        fsh_gdr_write(dst, src, len) == 0) {
+        return 0;
+    }
+    return fsh_cuda_copy(dst, src, len);
+}
+
 /* On our own heap: from the handler below or from our own calls. */
 static int apply_amo(int op, uint64_t off, const void *value, const void *cond, void *fetch,
                      size_t size)
@@ -210,8 +227,8 @@ static void on_request(uint32_t payload, uint32_t high)
                  : -EINVAL;
     } else if (r->len <= fsh_devheap.chunk && r->off <= fsh_devheap.size &&
                r->len <= fsh_devheap.size - r->off) {
-        rc = r->op == REQ_PUT ? fsh_cuda_copy(fsh_devheap.base + r->off, data, r->len)
-                              : fsh_cuda_copy(data, fsh_devheap.base + r->off, r->len);
+        rc = r->op == REQ_PUT ? fsh_devheap_copy(fsh_devheap.base + r->off, data, r->len)
+                              : fsh_devheap_copy(data, fsh_devheap.base + r->off, r->len);
     }
     if (rc != 0) {
         FSH_WARN("device request %s of %llu bytes at offset %llu from PE %u failed: %s",
@@ -341,7 +358,7 @@ static size_t piece(size_t len, size_t done)
 
 static int dev_copy(void *dst, const void *src, size_t len)
 {
-    return fsh_cuda_copy(dst, src, len);
+    return fsh_devheap_copy(dst, src, len); /* a wait's polls: through GDRCopy where mapped */
 }
 
 /* Into pe's device heap, pipelined: while the target copies chunk i into its GPU, chunk i+1
@@ -832,6 +849,13 @@ int fsh_dev_init(const struct fsh_config *cfg, bool everywhere, bool *registered
         return fsh_err_last()->code;
     }
     fsh_devheap.size = size;
+    /* FABSHMEM_GDRCOPY: the heap's GPU pages mapped for our own small reads and writes; only
+     * "on" makes its absence an error. */
+    int gdr_mode = fsh_env_word_index("FABSHMEM_GDRCOPY");
+    rc = fsh_gdr_open((enum fsh_gdr_mode)gdr_mode, cfg->FABSHMEM_GDRCOPY_LIB, fsh_devheap.base, size);
+    if (rc != 0 && gdr_mode == FSH_GDR_ON) {
+        return rc;
+    }
     rc = fsh_heap_dev_init(fsh_devheap.base, size);
     if (rc == 0) {
         rc = fsh_progress_register_imm(FSH_IMM_DEV, on_request);
@@ -909,8 +933,10 @@ void fsh_dev_fini(void)
         fsh_heap_dev_fini();
         fsh_cuda_host_unregister(fsh_devheap.block);
         fsh_cuda_host_unregister(fsh_devheap.pool.base);
+        fsh_gdr_close(); /* unpinned before the memory goes */
         fsh_cuda_free(fsh_devheap.base);
     }
+    fsh_gdr_close(); /* after a failed init too */
     fsh_devmap_close(); /* also after a start that failed once they were mapped */
     fsh_cuda_close();
     fsh_lease_fini(&fsh_devheap.pool);

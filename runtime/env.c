@@ -264,6 +264,8 @@ static struct words {
     /* devmem.c: the index less one is its enum path (auto: -1); 1 is the system iface. */
     WORDS(FABSHMEM_DEVICE_PATH, ONE, "auto", "staging", "cuda", "dmabuf"),
     WORDS(FABSHMEM_DEVICE_IFACE, ONE, "cuda", "system"),
+    /* gdr.c: enum fsh_gdr_mode. */
+    WORDS(FABSHMEM_GDRCOPY, ONE, "auto", "on", "off"),
     /* api_stream.c: auto, memops, hostfunc (its enum mode, 0 for auto). */
     WORDS(FABSHMEM_STREAM_MODE, ONE, "auto", "memops", "hostfunc"),
     /* topology.c: enum fsh_topo_policy; 1 leaves the CPU affinity alone. */

@@ -43,6 +43,8 @@
 #                           switches, seen timing out on an H200); 1: every step under MPS;
 #                           0: none. The steps table says which step ran under MPS
 #   CUDA_HOME               default /usr/local/cuda
+#   DEVICE_CHECK_GDRCOPY_LIB  the GDRCopy library of the gdrcopy step (default: libgdrapi.so.2
+#                           where ldconfig knows it)
 #   DEVICE_CHECK_CUDA_LIB   the driver of a real run (default libcuda.so.1); naming the mock
 #                           runs the real run's matrices and sizes without a GPU (a rehearsal)
 #
@@ -74,7 +76,7 @@ else
         --only) ONLY=${2:-}; shift ;;
         --strict) STRICT=1 ;;
         --pack) PACK=1 ;;
-        -h | --help) sed -n '3,49p' "$0"; exit 0 ;;
+        -h | --help) sed -n '3,51p' "$0"; exit 0 ;;
         *) echo "device_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
         esac
         shift
@@ -96,6 +98,7 @@ BUDGET=${DEVICE_CHECK_BUDGET:-450}
 T0=$(date +%s)
 LAUNCH="mpirun --allow-run-as-root --oversubscribe --bind-to none"
 MOCK=$TOP/tests/gpu/libmockcuda.so
+MOCK_GDR=$TOP/tests/gpu/libmockgdr.so
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 OFI=${DEVICE_CHECK_OFI:-}
@@ -112,6 +115,7 @@ nvcc_header     | build | nvcc         | 60      | run     | include/shmemx_devi
 ceiling         | bench | gpu          | 45      | mock    | -                          | bench_ceiling
 put_devdev      | bench | gpu          | 60      | mock    | -                          | bench_put_devdev
 put_signal      | bench | gpu          | 45      | mock    | -                          | bench_put_signal
+gdrcopy         | bench | gpu,mps      | 60      | mock    | runtime/gdr.c              | bench_gdrcopy
 heap_staging    | test  | gpu          | 90      | mock    | -                          | gpu_test gpu_device_heap staging
 amo_staging     | test  | gpu          | 75      | mock    | -                          | gpu_test gpu_device_amo staging
 nvshmem         | peer  | gpu,nvcc,nvshmem,mps | 75 | compile | bench/gpu/nvshmem_pingpong.cu | nvshmem_peer
@@ -138,6 +142,8 @@ put_devdev_1M         | MB/s    | ratio_min | 0.8   | put_devdev
 put_devdev_4M         | MB/s    | ratio_min | 0.8   | put_devdev
 put_signal_host_8B    | us      | max       | 10    | put_signal
 put_signal_hostheap_8B | us     | peer      | -     | put_signal
+put_signal_gdr_8B     | us      | max       | 10    | gdrcopy
+put_signal_nogdr_8B   | us      | peer      | -     | gdrcopy
 kernel_pp_mapping_8B  | us      | max       | 2     | kernel_pingpong
 kernel_pp_proxy_8B    | us      | max       | 5     | kernel_pingpong
 proxy_desc_rate       | Mdesc/s | min       | 5     | proxy_rate
@@ -308,6 +314,48 @@ bench_put_signal() {
     $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
         -x LD_LIBRARY_PATH -x SHMEM_INFO=1 ./bench/rma -T heap -t put_signal_lat -b 8 -e 8 \
         -n 10 -w 1 | grep -E '^  (job|fabric|intra-node|put-with-signal|device heap):' 
+}
+
+# GDRCopy (runtime/gdr.c): is it on this machine (libgdrapi, /dev/gdrdrv) and does the runtime
+# use it? If so, the host-API put-with-signal ping-pong into device memory with it (the wait
+# polls the signal through the mapping) and without (a driver copy per poll). Not found or not
+# usable: the step says why (exit 3: "absent (...)"), which fails nothing.
+bench_gdrcopy() {
+    driver_env
+    local iters="-n 1000 -w 100" why="" info
+    if [ "${DC_MOCK:-0}" = 1 ]; then
+        iters="-n 20 -w 2"
+        export FABSHMEM_GDRCOPY_LIB=$MOCK_GDR
+    else
+        export FABSHMEM_GDRCOPY_LIB=${DEVICE_CHECK_GDRCOPY_LIB:-}
+        if [ -z "$FABSHMEM_GDRCOPY_LIB" ] && ! ldconfig -p 2>/dev/null | grep -q 'libgdrapi\.so'; then
+            why="libgdrapi.so not installed"
+        fi
+        [ -e /dev/gdrdrv ] || why="${why:+$why; }/dev/gdrdrv missing (gdrdrv module not loaded)"
+    fi
+    # what the runtime says about it (PE 0's device heap line)
+    # shellcheck disable=SC2086
+    info=$($LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+        -x FABSHMEM_GDRCOPY_LIB -x LD_LIBRARY_PATH -x SHMEM_INFO=1 ./bench/rma -T devdev \
+        -t put_signal_lat -b 8 -e 8 -n 2 -w 1 2>&1 | grep -o 'GDRCopy: [^;]*' | head -n1)
+    log "the runtime: ${info:-no GDRCopy line (no device heap?)}"
+    if [ -n "$why" ]; then
+        log "GDRCopy not found here: $why"
+        exit 3
+    fi
+    case $info in "GDRCopy: in use"*) ;; *) log "GDRCopy found but not used: $info"; exit 3 ;; esac
+    local mode v
+    for mode in on off; do
+        # shellcheck disable=SC2086
+        $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+            -x FABSHMEM_GDRCOPY_LIB -x FABSHMEM_GDRCOPY=$mode -x LD_LIBRARY_PATH ./bench/rma \
+            -T devdev -t put_signal_lat -b 8 -e 8 $iters --csv >"$LOGS/gdrcopy_$mode.csv" || return 1
+        cat "$LOGS/gdrcopy_$mode.csv"
+        [ "$(csv_wrong "$LOGS/gdrcopy_$mode.csv")" = 0 ] || { log "rows with wrong data"; return 1; }
+        v=$(csv_field "$LOGS/gdrcopy_$mode.csv" put_signal_lat devdev 8)
+        [ -n "$v" ] || { log "no put_signal_lat/devdev row (FABSHMEM_GDRCOPY=$mode)"; return 1; }
+        [ $mode = on ] && emit put_signal_gdr_8B "$v" || emit put_signal_nogdr_8B "$v"
+    done
 }
 
 # gpu_test NAME PATH: tests/mpi/NAME over its configurations on one registration path

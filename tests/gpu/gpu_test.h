@@ -23,6 +23,10 @@ static inline void gpu_test_start(const char *name)
     if (FSH_MOCK_CUDA[0]) {
         setenv("FABSHMEM_CUDA_LIB", FSH_MOCK_CUDA, 0);
     }
+#ifdef FSH_MOCK_GDR
+    /* A _gdr variant: the host's own device words through the mock GDRCopy, which must be used. */
+    setenv("FABSHMEM_GDRCOPY_LIB", FSH_MOCK_GDR, 0);
+#endif
     shmem_init();
     t_start(name);
     if (shmemx_device_heap_size() == 0) {
@@ -36,6 +40,13 @@ static inline void gpu_test_start(const char *name)
         }
         t_skip(name, why);
     }
+#ifdef FSH_MOCK_GDR
+    if (FSH_MOCK_CUDA[0] && !strstr(shmemx_device_info(), "GDRCopy: in use")) {
+        printf("%s: FAIL (PE %d: the mock GDRCopy is not in use: %s)\n", name, t_state.pe,
+               shmemx_device_info());
+        exit(1);
+    }
+#endif
     if (shmem_my_pe() == 0) {
         printf("  %s\n", shmemx_device_info()); /* the registration path, in the log */
     }

@@ -312,6 +312,50 @@ static void *map_fd(int fd, size_t len)
     return m == MAP_FAILED ? NULL : m;
 }
 
+/* map_fd at a 64 KiB boundary, GDRCopy's GPU page: the driver's large allocations start on a
+ * 2 MiB one in practice, and a heap that did not would leave its first words unpinnable. */
+static void *map_fd_aligned(int fd, size_t len)
+{
+    const size_t align = 64 * 1024;
+    size_t span = (len + 4095) / 4096 * 4096;
+    uint8_t *r = mmap(NULL, span + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                      -1, 0);
+    if (r == MAP_FAILED) {
+        return NULL;
+    }
+    uint8_t *a = (uint8_t *)(((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1));
+    void *m = mmap(a, len, host_visible() ? PROT_READ | PROT_WRITE : PROT_NONE,
+                   MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
+    if (m == MAP_FAILED) {
+        munmap(r, span + align);
+        return NULL;
+    }
+    if (a > r) {
+        munmap(r, (size_t)(a - r));
+    }
+    if (r + span + align > a + span) {
+        munmap(a + span, (size_t)(r + span + align - (a + span)));
+    }
+    return m;
+}
+
+/* For the mock GDRCopy (mock_gdr.c, which finds it with dlsym): the memfd behind [p, p+len) of
+ * one cuMemAlloc allocation of this process and p's offset in it; -1 for anything else (host
+ * memory, an IPC import, a range over two allocations). */
+int mock_cuda_backing(uintptr_t p, size_t len, int *fd, size_t *off);
+int mock_cuda_backing(uintptr_t p, size_t len, int *fd, size_t *off)
+{
+    pthread_mutex_lock(&mock_mem.lock);
+    int i = mock_find(p, len);
+    int ok = i >= 0 && !mock_mem.a[i].ipc && mock_mem.a[i].fd >= 0;
+    if (ok) {
+        *fd = mock_mem.a[i].fd;
+        *off = p - mock_mem.a[i].base;
+    }
+    pthread_mutex_unlock(&mock_mem.lock);
+    return ok ? 0 : -1;
+}
+
 /* Device memory is a memfd (pages only once written), so a peer process can map it (IPC). */
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
 {
@@ -326,7 +370,7 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t len)
         }
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    void *m = map_fd(fd, len);
+    void *m = map_fd_aligned(fd, len);
     if (!m) {
         close(fd);
         return CUDA_ERROR_OUT_OF_MEMORY;

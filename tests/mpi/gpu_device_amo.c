@@ -19,7 +19,11 @@
  */
 #include "../gpu/gpu_test.h"
 
+#ifdef FSH_MOCK_GDR
+#define NAME "gpu_device_amo_gdr" /* the same through the mock GDRCopy (gpu_test.h) */
+#else
 #define NAME "gpu_device_amo"
+#endif
 #define K 50
 
 static int me, npes;

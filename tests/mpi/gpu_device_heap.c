@@ -21,7 +21,11 @@
  */
 #include "../gpu/gpu_test.h"
 
+#ifdef FSH_MOCK_GDR
+#define NAME "gpu_device_heap_gdr" /* the same through the mock GDRCopy (gpu_test.h) */
+#else
 #define NAME "gpu_device_heap"
+#endif
 #define BIG (300 * 1000)
 
 static int me, npes;
