@@ -12,6 +12,9 @@
  *   add_rate    rounds of WINDOW shmem_long_atomic_add + shmem_quiet: Mops/s
  *   fadd_rate   rounds of WINDOW shmem_long_atomic_fetch_add_nbi + shmem_quiet (1.5 only)
  *   cswap_rate  rounds of WINDOW shmem_long_atomic_compare_swap_nbi on WINDOW counters (1.5 only)
+ *   gups_rate   GUPS's update: rounds of WINDOW shmem_uint64_atomic_xor (non-fetching) of random
+ *               values at random 8-byte words of a TABLE_WORDS-word table on PE 1 + shmem_quiet:
+ *               millions of updates per second (MUP/s); checked against a copy PE 0 keeps
  * The checks come after the timed loops from what the loops returned: every fetched value must
  * be the one the sequence implies, and the counters end at the number of operations.
  */
@@ -23,12 +26,13 @@
 #include "bench_shmem.h"
 
 #define MAX_WINDOW 4096
+#define TABLE_WORDS (1 << 16) /* gups_rate's table: 512 KiB */
 
-static long static_ctr[MAX_WINDOW];
+static long static_ctr[TABLE_WORDS]; /* MAX_WINDOW counters, or gups_rate's table */
 
 static const struct bench_desc desc = {
     .name = "amo",
-    .tests = "fadd_lat,cswap_lat,add_rate,fadd_rate,cswap_rate",
+    .tests = "fadd_lat,cswap_lat,add_rate,fadd_rate,cswap_rate,gups_rate",
     .targets = "heap,static",
     .defaults = "heap",
 };
@@ -148,6 +152,71 @@ static void rate_test(const char *name, int op, long *ctr, const char *tname, co
     bench_row(sizeof(long), me == 0 ? W / med : 0, me == 0 ? W / best : 0, bench_sum(wrong));
 }
 
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* GUPS's update (non-fetching xor at random places), WINDOW per round + quiet. The table is
+ * the target's (heap or static); PE 0 xors the same values into a private copy, and the
+ * table, read back at the end, must equal it. */
+static void gups_test(uint64_t *table, const char *tname)
+{
+    if (!bench_want(&opts, "gups_rate")) {
+        return;
+    }
+    bench_section("gups_rate", tname, "MUP/s",
+                  "WINDOW shmem_uint64_atomic_xor at random words of a 512 KiB table + "
+                  "shmem_quiet per round");
+    shmem_barrier_all();
+    if (me == peer) {
+        memset(table, 0, sizeof(uint64_t) * TABLE_WORDS);
+    }
+    shmem_barrier_all();
+    int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+    int W = opts.window;
+    double med = 0, best = 0;
+    long wrong = 0;
+    if (me == 0) {
+        uint64_t *copy = calloc(TABLE_WORDS, sizeof(uint64_t));
+        uint64_t *back = malloc(sizeof(uint64_t) * TABLE_WORDS);
+        uint64_t rng = 0x9e3779b97f4a7c15ULL;
+        for (int r = -warm; r < rounds && copy && back; r++) {
+            double t0 = bench_now_us();
+            for (int w = 0; w < W; w++) {
+                uint64_t v = xorshift(&rng);
+                size_t i = (size_t)(v >> 48) & (TABLE_WORDS - 1);
+                shmem_uint64_atomic_xor(&table[i], v, peer);
+            }
+            shmem_quiet();
+            if (r >= 0) {
+                samples[r] = bench_now_us() - t0;
+            }
+        }
+        med = bench_stats(samples, rounds, &best);
+        if (copy && back) {
+            rng = 0x9e3779b97f4a7c15ULL;
+            for (long u = 0; u < (long)(rounds + warm) * W; u++) {
+                uint64_t v = xorshift(&rng);
+                copy[(size_t)(v >> 48) & (TABLE_WORDS - 1)] ^= v;
+            }
+            shmem_getmem(back, table, sizeof(uint64_t) * TABLE_WORDS, peer);
+            for (size_t i = 0; i < TABLE_WORDS; i++) {
+                wrong += back[i] != copy[i];
+            }
+        } else {
+            wrong = 1;
+        }
+        free(copy);
+        free(back);
+    }
+    bench_row(sizeof(uint64_t), me == 0 ? W / med : 0, me == 0 ? W / best : 0, bench_sum(wrong));
+}
+
 static void run_target(long *ctr, const char *tname)
 {
     lat_test("fadd_lat", 0, ctr, tname);
@@ -157,6 +226,7 @@ static void run_target(long *ctr, const char *tname)
               "WINDOW shmem_long_atomic_fetch_add_nbi + shmem_quiet per round");
     rate_test("cswap_rate", 2, ctr, tname,
               "WINDOW shmem_long_atomic_compare_swap_nbi (on WINDOW counters) + shmem_quiet");
+    gups_test((uint64_t *)ctr, tname);
 }
 
 int main(int argc, char **argv)
@@ -173,7 +243,7 @@ int main(int argc, char **argv)
     size_t n = (size_t)(opts.iters + opts.warmup) + MAX_WINDOW;
     samples = malloc(sizeof(double) * n);
     fetched = malloc(sizeof(long) * n);
-    long *heap_ctr = shmem_malloc(sizeof(long) * MAX_WINDOW);
+    long *heap_ctr = shmem_malloc(sizeof(long) * TABLE_WORDS);
     if (!samples || !fetched || !heap_ctr) {
         fprintf(stderr, "amo: out of memory\n");
         shmem_global_exit(1);

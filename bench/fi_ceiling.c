@@ -42,6 +42,19 @@
  *                     (the section's title names which)
  *   fi_inject_flush_lat  one injected write + the same flush, until the flush completes
  *                     (the best legal put_lat, put + quiet, up to the inject size)
+ *   fi_fetch_atomic_rate  rounds of WINDOW fetching atomics (FI_BXOR on one uint64 word,
+ *                     each with its completion), then every completion: Mops/s; a non-fetching
+ *                     AMO posted as a fetching one so that its completion means applied
+ *                     (ceiling of amo's add_rate and gups_rate on the fetching way)
+ *   fi_inject_atomic_flush_rate  rounds of WINDOW injected plain atomics (FI_BXOR on one uint64
+ *                     word, transmit complete, no completion entry, counted by the write
+ *                     counter), then ONE fetching atomic read of that word, which the provider
+ *                     orders after them (FI_ORDER_ATOMIC_RAW, or FI_ORDER_RAW, in tx and rx
+ *                     msg_order) and which completes only once applied: Mops/s over the window,
+ *                     the flush included (the best legal add_rate/gups_rate: WINDOW
+ *                     non-fetching AMOs + quiet). n/a without that order. Both atomic rows
+ *                     need an endpoint with FI_ATOMIC (asked first, as fabshmem does); the
+ *                     target checks its word after an out-of-band fence (#wrong)
  *   memcpy_bw         rounds of WINDOW memcpy of size bytes, one core: MB/s
  *   cuda_h2d_bw       with FABSHMEM_DEVICE_HEAP_SIZE set and a GPU: rounds of WINDOW driver
  *                     copies host -> GPU from page-locked memory, each complete on return, as
@@ -61,6 +74,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,7 +101,8 @@ struct card {
 static const struct bench_desc desc = {
     .name = "fi_ceiling",
     .tests = "fi_write_lat,fi_copy_post_lat,fi_read_lat,fi_writedata_lat,fi_write_bw,fi_write_rate,"
-             "fi_inject_write_rate,fi_inject_flush_rate,fi_inject_flush_lat,memcpy_bw,cuda_h2d_bw,"
+             "fi_inject_write_rate,fi_inject_flush_rate,fi_inject_flush_lat,fi_fetch_atomic_rate,"
+             "fi_inject_atomic_flush_rate,memcpy_bw,cuda_h2d_bw,"
              "cuda_d2d_bw",
     .targets = "",
     .defaults = "",
@@ -119,6 +134,8 @@ static struct {
     uint64_t write_flags;    /* FI_COMPLETION, and FI_DELIVERY_COMPLETE when the provider has it */
     size_t inject_size;
     int flush;               /* how fi_inject_flush_* complete the stream: FLUSH_* */
+    bool atomics;            /* the endpoint has FI_ATOMIC */
+    bool atomic_raw;         /* ... and orders an atomic fetch after atomic updates */
 } F;
 
 enum { FLUSH_WRITE, FLUSH_READ, FLUSH_COUNTER };
@@ -131,8 +148,10 @@ static const char *const flush_name[] = {
     "injects waited for on the write counter, which counts writes that LEFT, not landed (not a "
     "legal quiet)",
 };
-#define BUF_EXTRA 32                      /* past 2 max: control words and the flush word */
+#define BUF_EXTRA 64 /* past 2 max: control words, the flush word, the atomics' words */
 #define FLUSH_OFF(max) (2 * (max) + 16)   /* the flush word: written and read by flushes */
+#define ATOMIC_OFF(max) (2 * (max) + 32)  /* the atomics' target word; + 8: operand, + 16:
+                                           * result */
 
 static struct bench_opts opts;
 static double *samples;
@@ -533,6 +552,119 @@ static void flush_test(const char *name, int rate)
     }
 }
 
+/* One atomic on the peer's atomic word: fetch 0 plain (injected, no completion entry, counted),
+ * 1 fetching xor with a completion, 2 fetching read with a completion (the flush). EAGAIN
+ * retried with progress. */
+static void post_atomic(int fetch, uint64_t operand)
+{
+    size_t off = ATOMIC_OFF(F.max);
+    uint64_t *op = (uint64_t *)(F.buf + off + 8);
+    *op = operand;
+    struct fi_ioc ioc = {.addr = op, .count = 1};
+    struct fi_ioc res = {.addr = F.buf + off + 16, .count = 1};
+    struct fi_rma_ioc rioc = {.addr = F.remote_base + off, .count = 1, .key = F.remote_key};
+    struct fi_msg_atomic m = {.msg_iov = &ioc, .desc = &F.desc, .iov_count = 1, .addr = F.peer,
+                              .rma_iov = &rioc, .rma_iov_count = 1, .datatype = FI_UINT64,
+                              .op = fetch == 2 ? FI_ATOMIC_READ : FI_BXOR,
+                              .context = &F.ctx[0]};
+    for (;;) {
+        ssize_t rc = fetch ? fi_fetch_atomicmsg(F.ep, &m, &res, &F.desc, 1, FI_COMPLETION)
+                           : fi_atomicmsg(F.ep, &m, FI_INJECT);
+        if (rc == 0) {
+            F.pending += fetch != 0;
+            F.writes += fetch == 0; /* the write counter counts atomic updates */
+            return;
+        }
+        if (rc != -FI_EAGAIN) {
+            die(fetch ? "fi_fetch_atomicmsg" : "fi_atomicmsg (FI_INJECT)", (int)rc);
+        }
+        poll_cq();
+    }
+}
+
+/* The operand of the i-th atomic of a run (both ranks know the sequence). */
+static uint64_t atomic_operand(long i)
+{
+    return (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Rounds of WINDOW xors on the peer's word: fetching ones and every completion, or injected
+ * ones and one fetching read. *n counts the xors. */
+static double time_atomics(bool inject_them, double *best, long *n)
+{
+    int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    int warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+    for (int r = -warm; r < rounds; r++) {
+        double t0 = bench_now_us();
+        for (int w = 0; w < opts.window; w++) {
+            post_atomic(inject_them ? 0 : 1, atomic_operand((*n)++));
+        }
+        if (inject_them) {
+            post_atomic(2, 0);
+        }
+        wait_pending();
+        if (r >= 0) {
+            samples[r] = bench_now_us() - t0;
+        }
+    }
+    return bench_stats(samples, rounds, best);
+}
+
+static void atomic_test(const char *name, bool inject_them)
+{
+    if (!bench_want(&opts, name)) {
+        return;
+    }
+    if (!F.atomics || (inject_them && (!F.atomic_raw || !F.cntr || F.inject_size < 8))) {
+        bench_note("%s: n/a (%s)", name,
+                   !F.atomics      ? "the provider opened no endpoint with FI_ATOMIC"
+                   : !F.atomic_raw ? "the provider orders no atomic fetch after atomic updates"
+                                   : "no write counter or no inject");
+        return;
+    }
+    bench_section(name, "fabric", "Mops/s",
+                  inject_them ? "WINDOW injected fi_atomic (xor, uint64) per round, then one "
+                                "fetching read the provider orders after them"
+                              : "WINDOW fi_fetch_atomic (xor, uint64), then every completion, "
+                                "per round");
+    uint64_t *word = (uint64_t *)(F.buf + ATOMIC_OFF(F.max));
+    if (rank == 1) {
+        *word = 0;
+    }
+    fsh_boot_fence(0, serve);
+    double med = 1, best = 1, per = opts.window;
+    long n = 0;
+    if (rank == 0) {
+        med = time_atomics(inject_them, &best, &n);
+        if (inject_them) {
+            wait_writes(); /* the counter too, so later rows start with it drained */
+        }
+    }
+    phase_end(16);
+    /* rank 1 looks at its word after the out-of-band fence only */
+    long rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
+    long warm = opts.warmup / 10 > 1 ? opts.warmup / 10 : 1;
+    long total = (rounds + warm) * opts.window;
+    long wrong = 0;
+    if (rank == 1) {
+        uint64_t want = 0;
+        for (long i = 0; i < total; i++) {
+            want ^= atomic_operand(i);
+        }
+        wrong = *word != want;
+        post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
+        wait_pending();
+    } else if (rank == 0) {
+        while (F.remote_events == 0 || (F.last_data & ~UINT64_C(0xfffff)) != (DONE | 0x100000)) {
+            poll_cq();
+        }
+        wrong = (long)(F.last_data & 0xfffff);
+        F.last_data = 0;
+    }
+    fsh_boot_fence(0, serve);
+    bench_row(sizeof(uint64_t), per / med, per / best, wrong);
+}
+
 static double time_memcpy(size_t size, double *best)
 {
     int rounds = opts.iters / 10 > 3 ? opts.iters / 10 : 3;
@@ -730,9 +862,13 @@ static void open_fabric(void)
     int rc = -FI_ENODATA;
     for (size_t i = 0; rc != 0 && i < (prov ? 1 : norder); i++) {
         const char *p = prov ? prov : order[i];
-        rc = fsh_fabric_getinfo(p, NULL, offer, rma, FI_DELIVERY_COMPLETE, &F.info);
-        if (rc != 0) {
-            rc = fsh_fabric_getinfo(p, NULL, offer, rma, 0, &F.info);
+        /* with FI_ATOMIC first, as fabshmem asks (its atomics rows need it) */
+        for (int a = 0; a < 2 && rc != 0; a++) {
+            uint64_t caps = a == 0 ? rma | FI_ATOMIC : rma;
+            rc = fsh_fabric_getinfo(p, NULL, offer, caps, FI_DELIVERY_COMPLETE, &F.info);
+            if (rc != 0) {
+                rc = fsh_fabric_getinfo(p, NULL, offer, caps, 0, &F.info);
+            }
         }
     }
     if (rc != 0) {
@@ -783,6 +919,9 @@ static void open_fabric(void)
     waw |= FI_ORDER_RMA_WAW;
     raw |= FI_ORDER_RMA_RAW;
 #endif
+    F.atomics = (F.info->caps & FI_ATOMIC) != 0;
+    uint64_t araw = FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW; /* 1.x's RAW names atomics too */
+    F.atomic_raw = (msg_order & araw) && (F.info->rx_attr->msg_order & araw);
     F.flush = (msg_order & waw) && (F.write_flags & FI_DELIVERY_COMPLETE) ? FLUSH_WRITE
               : (msg_order & raw)                                     ? FLUSH_READ
                                                                     : FLUSH_COUNTER;
@@ -881,6 +1020,8 @@ int main(int argc, char **argv)
     inject_test();
     flush_test("fi_inject_flush_rate", 1);
     flush_test("fi_inject_flush_lat", 0);
+    atomic_test("fi_fetch_atomic_rate", false);
+    atomic_test("fi_inject_atomic_flush_rate", true);
     memcpy_test();
     cuda_test();
     rc = bench_finish();

@@ -25,6 +25,24 @@
  * (registered once), so providers that need local descriptors work without a registration per
  * call; a fetched value is copied to the caller's buffer on completion.
  *
+ * Except where one fetch can complete many of them (quiet's flush, below): where the provider
+ * reports FI_ORDER_ATOMIC_RAW (or FI_ORDER_RAW, which covers atomics) in both tx and rx
+ * msg_order (shm, tcp;ofi_rxm; never efa-direct), the engine counts writes (the write counter
+ * counts atomic updates too: fi_ep_bind(3)) and the AMO leaves from the engine's endpoint (no
+ * lane), the second and later non-fetching AMOs to a PE since the last quiet are posted as
+ * plain atomics, injected and transmit-complete, with no record and no completion entry; the
+ * write counter counts them and the PE is marked. Quiet (fsh_amo_flush) then posts ONE fetching
+ * atomic read per marked PE, of the word the last such AMO updated there, and waits for it:
+ * the target handles one endpoint's atomic fetch after the atomic updates posted before it
+ * (ATOMIC_RAW), and a fetch completes only once it was applied there, so when it completes
+ * every earlier AMO to that PE was applied. The first AMO to a PE since the last quiet keeps
+ * the fetching way, so an AMO + quiet still costs one operation. All AMOs stay provider
+ * atomics (one atomicity domain); fetching AMOs are unchanged. rma.c runs the flush in every
+ * quiet, fence and pe_quiet (its flush hook, set here), and fence is quiet, so AMOs after a
+ * fence follow the earlier ones. Under FABSHMEM_CHAOS=reorder the operations held back are
+ * posted before the flush. FABSHMEM_PUT_COUNTER=0 (no write counter) and
+ * SHMEM_THREAD_MULTIPLE (no counted writes) keep every AMO on the fetching way.
+ *
  * Without provider atomics (efa-direct, or FABSHMEM_PROVIDER_PROFILE=efa-direct) every AMO is
  * a CPU atomic on the target's memory, so the job is still one atomicity domain: this PE's own
  * memory and that of PEs it maps (local.c) are updated directly; any other PE's memory is
@@ -176,6 +194,30 @@ static struct {
     int pinned;                 /* the PE a request is being made to: its inbox stays, -1 */
 } target_amo;
 
+/* ---- quiet's flush of injected non-fetching AMOs (see the top of the file) ---- */
+
+/* A target's state since the last flush: no non-fetching AMO; one (posted fetching, with a
+ * record: nothing to flush); more (the later ones injected and counted: flushed). */
+enum { CLEAN, ONE, DIRTY };
+
+/* Where a PE's last injected AMO went: the flush reads that word (it is registered, and a
+ * read of it changes nothing). */
+struct flush_word {
+    uint64_t raddr, key;
+    size_t size;
+};
+
+static struct {
+    bool on;                  /* the provider orders an atomic fetch after atomic updates */
+    bool plain[NOPS][2];      /* [op][size == 8]: posted as a plain atomic too */
+    uint8_t *state;           /* [pe]: CLEAN, ONE or DIRTY */
+    int *list;                /* the PEs not CLEAN, n of them */
+    size_t n;
+    int *flushing;            /* a flush's copy of the DIRTY ones (its posts may poll) */
+    struct flush_word *word;  /* [pe] */
+    struct fsh_op_track track; /* flushes in flight, whoever posted them */
+} af;
+
 static const char *op_name(int op)
 {
     static const char *const names[] = {
@@ -201,6 +243,33 @@ static bool query(int op, size_t size)
 }
 
 static int by_target_init(long peers);
+
+/* Quiet's flush, where the provider orders it (see the top of the file). */
+static int flush_init(void)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    if (!fa->order_atomic_raw || fa->inject_size < sizeof(uint64_t) ||
+        !provider_amo.supported[FSH_AMO_FETCH][0] || !provider_amo.supported[FSH_AMO_FETCH][1]) {
+        return 0;
+    }
+    for (size_t op = 1; op < NOPS; op++) {
+        if (map[op].type == FSH_X_ATOMIC) {
+            af.plain[op][0] = fsh_xport_atomic_ok(map[op].xop, FSH_X_ATOMIC, sizeof(uint32_t));
+            af.plain[op][1] = fsh_xport_atomic_ok(map[op].xop, FSH_X_ATOMIC, sizeof(uint64_t));
+        }
+    }
+    size_t n = (size_t)fsh_rt.npes;
+    af.state = calloc(n, sizeof(*af.state));
+    af.list = calloc(n, sizeof(*af.list));
+    af.flushing = calloc(n, sizeof(*af.flushing));
+    af.word = calloc(n, sizeof(*af.word));
+    if (!af.state || !af.list || !af.flushing || !af.word) {
+        return fsh_err(-ENOMEM, "", "out of memory for the atomics' flush state of %zu PEs", n);
+    }
+    af.on = true;
+    fsh_rma_set_flush_hook(fsh_amo_flush);
+    return 0;
+}
 
 int fsh_amo_init(long peers)
 {
@@ -230,7 +299,7 @@ int fsh_amo_init(long peers)
         provider_amo.supported[op][1] = query((int)op, sizeof(uint64_t));
     }
     provider_amo.queried = true;
-    return 0;
+    return flush_init();
 }
 
 void fsh_amo_fini(void)
@@ -244,6 +313,14 @@ void fsh_amo_fini(void)
         free(target_amo.giving);
         memset(&target_amo, 0, sizeof(target_amo));
     }
+    if (af.on) {
+        fsh_rma_set_flush_hook(NULL);
+    }
+    free(af.state);
+    free(af.list);
+    free(af.flushing);
+    free(af.word);
+    memset(&af, 0, sizeof(af));
     fsh_mr_dereg_local(provider_amo.reg);
     free(provider_amo.bufs);
     memset(&provider_amo, 0, sizeof(provider_amo));
@@ -625,6 +702,104 @@ static int by_target(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off
     return rc;
 }
 
+/* Mark r's target (a non-fetching AMO about to be posted): true when it is not the first there
+ * since the last flush, so that it goes injected and counted, and the flush reads its word. */
+static bool flush_mark(int pe, const struct fsh_xreq *r)
+{
+    FSH_ASSERT_ENGINE_HELD();
+    if (af.state[pe] == CLEAN) {
+        af.state[pe] = ONE;
+        af.list[af.n] = pe;
+        __atomic_store_n(&af.n, af.n + 1, __ATOMIC_RELAXED);
+        return false;
+    }
+    af.state[pe] = DIRTY;
+    af.word[pe] = (struct flush_word){r->raddr, r->key, r->len};
+    return true;
+}
+
+/* r (a non-fetching AMO) as a plain atomic, injected (the operand is copied at the call),
+ * transmit-complete, with no record: the write counter counts it on ctx's track, and quiet's
+ * flush completes it. */
+static int post_counted(struct fsh_ctx *ctx, struct fsh_xreq *r, const struct mapping *m,
+                        const void *value)
+{
+    uint64_t operand = 0;
+    if (m->operand_is_one) {
+        operand = 1;
+    } else if (value) {
+        memcpy(&operand, value, r->len);
+    }
+    r->type = FSH_X_ATOMIC;
+    r->op = NULL;
+    r->counted = &ctx->track;
+    r->flags = FSH_XF_INJECT;
+    r->local = &operand;
+    return fsh_xport_post(r);
+}
+
+/* One fetching read of the word of pe's last injected AMO, on the flush track. */
+static int post_flush(int pe)
+{
+    const struct flush_word *w = &af.word[pe];
+    struct fsh_op *o = fsh_progress_op_get(FSH_OP_ATOMIC, pe, w->size);
+    if (!o) {
+        return fsh_err_last() ? fsh_err_last()->code : -EIO;
+    }
+    o->track = &af.track;
+    o->sync = NULL;
+    struct bounce *b = &provider_amo.bufs[fsh_progress_op_index(o)];
+    b->operand = 0;
+    struct fsh_xreq r = {
+        .type = FSH_X_FETCH,
+        .op = o,
+        .pe = pe,
+        .path = fsh_fabric_path_atomic(pe),
+        .len = w->size,
+        .flags = FSH_XF_COMPLETION,
+        .atomic_op = FSH_XA_READ,
+        .raddr = w->raddr,
+        .key = w->key,
+        .local = &b->operand,
+        .result = &b->result,
+        .compare = &b->compare,
+    };
+    r.desc = r.result_desc = r.compare_desc = provider_amo.desc[r.path.rail];
+    return fsh_xport_post(&r);
+}
+
+int fsh_amo_flush(void)
+{
+    /* Nothing marked: no lock taken (this thread's own marks, made before, are seen). A flush
+     * another thread posted may cover AMOs of this one: waited for too. */
+    if (!af.on || __atomic_load_n(&af.n, __ATOMIC_RELAXED) == 0) {
+        return !af.on || fsh_progress_track_done(&af.track)
+                   ? 0
+                   : fsh_progress_wait_track(&af.track, "quiet: waiting for a flush of atomics");
+    }
+    fsh_progress_lock();
+    /* Held operations (chaos) go first: the flush completes only what was issued before it. */
+    int rc = af.n ? fsh_xport_release_held() : 0;
+    /* The set is taken whole before anything is posted: AMOs marked while the flushes are
+     * posted (their posts may poll) start a new set, for the next quiet. */
+    size_t nflush = 0;
+    for (size_t i = 0; i < af.n; i++) {
+        int pe = af.list[i];
+        if (af.state[pe] == DIRTY) {
+            af.flushing[nflush++] = pe;
+        }
+        af.state[pe] = CLEAN;
+    }
+    __atomic_store_n(&af.n, 0, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < nflush && rc == 0; i++) {
+        rc = post_flush(af.flushing[i]);
+    }
+    fsh_progress_unlock();
+    /* What was posted is waited for, also after a failed post. */
+    int wrc = fsh_progress_wait_track(&af.track, "quiet: waiting for the flush of atomics");
+    return rc ? rc : wrc;
+}
+
 int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const void *value,
             const void *cond, void *fetch, size_t size, int pe, bool nbi)
 {
@@ -669,6 +844,12 @@ int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const v
         r.op = fsh_lane_op_get(lane, FSH_OP_ATOMIC, pe, size);
     } else {
         fsh_progress_lock();
+        if (m->type == FSH_X_ATOMIC && af.on && af.plain[op][size == 8] &&
+            fsh_progress_counts_writes() && flush_mark(pe, &r)) {
+            int rc = post_counted(ctx, &r, m, value);
+            fsh_progress_unlock();
+            return rc;
+        }
         r.op = fsh_progress_op_get(FSH_OP_ATOMIC, pe, size);
     }
     int rc = r.op ? 0 : fsh_err_last() ? fsh_err_last()->code : -EIO;

@@ -31,4 +31,9 @@ void fsh_amo_fini(void);
 int fsh_amo(struct fsh_ctx *ctx, int op, enum fsh_seg seg, uint64_t off, const void *value,
             const void *cond, void *fetch, size_t size, int pe, bool nbi);
 
+/* Quiet's part: complete the non-fetching AMOs posted injected since the last flush (one
+ * fetching read per PE they went to, ordered after them by the provider) and wait for every
+ * flush in flight. 0 at once where there are none. */
+int fsh_amo_flush(void);
+
 #endif

@@ -447,6 +447,8 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer,
 #endif
     a->order_waw = (fi->tx_attr->msg_order & waw) != 0;
     a->order_raw = (fi->tx_attr->msg_order & raw) != 0;
+    uint64_t araw = FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW; /* 1.x's RAW names atomics too */
+    a->order_atomic_raw = (fi->tx_attr->msg_order & araw) && (fi->rx_attr->msg_order & araw);
     a->manual_progress = fi->domain_attr->data_progress == FI_PROGRESS_MANUAL;
     a->inject_size = fi->tx_attr->inject_size;
     if (cfg->FABSHMEM_INJECT_SIZE >= 0 && (size_t)cfg->FABSHMEM_INJECT_SIZE < a->inject_size) {
@@ -474,6 +476,7 @@ static void fill_attr(const struct fsh_config *cfg, uint64_t mr_offer,
         a->delivery_complete = false;
         a->order_waw = false; /* efa-direct orders nothing */
         a->order_raw = false;
+        a->order_atomic_raw = false;
         a->rma_iov_limit = 1;
         a->cq_data_size = a->cq_data_size < 4 ? a->cq_data_size : 4;
         a->av_first = true;

@@ -39,6 +39,9 @@ struct fsh_fabric_attr {
     bool order_waw;          /* tx msg_order has FI_ORDER_(RMA_)WAW: one endpoint's writes to
                               * one target are handled there in the order posted */
     bool order_raw;          /* ... FI_ORDER_(RMA_)RAW: a read after writes, after them */
+    bool order_atomic_raw;   /* tx and rx msg_order have FI_ORDER_ATOMIC_RAW (or 1.x's
+                              * FI_ORDER_RAW, which covers atomics): an atomic fetch after atomic
+                              * updates is handled after them (amo.c's flush) */
     bool count_arrivals;     /* FABSHMEM_REMOTE_COMPLETION: count (or auto without
                               * delivery-complete): targets count plain writes, quiet reads the
                               * counts (rma_post.c) */

@@ -15,7 +15,8 @@
  *    small put is copied into the context's batch (rma_session.c).
  *  - Quiet waits for every operation of the context (its tracks on the engine and its lane;
  *    where targets count arrivals, their counts: arrive.c; where the provider orders writes,
- *    one flush per target of its injected puts: rma_post.c), then for what quiet completes per
+ *    one flush per target of its injected puts: rma_post.c, and of its injected atomics:
+ *    amo.c), then for what quiet completes per
  *    target PE (the arrival counts and the quiet hook: signals applied). Fence is quiet: no
  *    ordering is assumed on the fabric.
  *  - Destroying a context completes its operations first.
@@ -39,6 +40,13 @@ static int (*quiet_hook)(void);
 void fsh_rma_set_quiet_hook(int (*hook)(void))
 {
     quiet_hook = hook;
+}
+
+static int (*flush_hook)(void);
+
+void fsh_rma_set_flush_hook(int (*hook)(void))
+{
+    flush_hook = hook;
 }
 
 bool fsh_rma_injects(const void *src, size_t len)
@@ -360,6 +368,9 @@ static int quiet_track(struct fsh_ctx *ctx)
     if (rc == 0) {
         rc = fsh_rma_post_flush(ctx); /* injected puts: one flush per target (rma_post.c) */
     }
+    if (rc == 0 && flush_hook) {
+        rc = flush_hook(); /* injected atomics: the same, by a fetch (amo.c) */
+    }
     if (rc == 0 && ctx->lane) {
         rc = fsh_lane_wait_track(ctx->lane, &ctx->ltrack,
                                  "quiet: waiting for outstanding operations");
@@ -411,6 +422,9 @@ int fsh_rma_pe_quiet(struct fsh_ctx *ctx, const bool *pes, int one)
     int rc = fsh_rma_session_flush(ctx);
     if (rc == 0) {
         rc = fsh_rma_post_flush(ctx); /* every PE written to: more than asked, never less */
+    }
+    if (rc == 0 && flush_hook) {
+        rc = flush_hook(); /* every PE updated: more than asked, never less */
     }
     if (rc != 0) {
         return rc;
@@ -480,6 +494,7 @@ void fsh_rma_fini(void)
     fsh_rma_session_fini();
     fsh_rma_ctx_fini();
     quiet_hook = NULL;
+    flush_hook = NULL;
     fsh_rma_post_flush_fini();
     fsh_arrive_fini();
     fsh_progress_bounce_fini();

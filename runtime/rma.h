@@ -98,6 +98,9 @@ int fsh_rma_quiet_all(void);
 /* Work a higher layer must finish before quiet returns (signal.c: its signals applied at
  * their targets). Runs after the context's operations completed. */
 void fsh_rma_set_quiet_hook(int (*hook)(void));
+/* A higher layer's flush of what it posted counted on the engine's endpoint (amo.c: its
+ * injected atomics), run by every quiet, fence and pe_quiet right after the puts' flush. */
+void fsh_rma_set_flush_hook(int (*hook)(void));
 /* Order earlier puts before later ones to the same PE. With no ordering assumed on the fabric,
  * this is completion of the earlier ones, i.e. quiet. */
 int fsh_rma_fence(struct fsh_ctx *ctx);

@@ -128,6 +128,13 @@ bool fsh_xport_atomic_ok(int op, int type, size_t size)
            attr.count >= 1;
 }
 
+/* Does the write counter (bound FI_WRITE) count an operation of this type? Writes and atomic
+ * updates (fi_ep_bind(3): "RMA write or base atomic operation"), not fetches. */
+static inline bool counts_as_write(int type)
+{
+    return type == FSH_X_WRITE || type == FSH_X_ATOMIC;
+}
+
 /* libfabric's flags for a request's FSH_XF_* (inline: every operation passes here). */
 static inline uint64_t fi_flags(unsigned f)
 {
@@ -254,7 +261,7 @@ static int release_one(void)
     free(h.big);
     if (rc != 0) {
         /* Counted as posted but never issued: quiet must report the error, not wait. */
-        fsh_progress_op_unissued(h.r.op, h.r.type == FSH_X_WRITE);
+        fsh_progress_op_unissued(h.r.op, counts_as_write(h.r.type));
     }
     return rc;
 }
@@ -385,7 +392,7 @@ int fsh_xport_post(struct fsh_xreq *r)
             give_back(r);
             return rc;
         }
-        fsh_progress_op_posted(r->op, r->counted, r->type == FSH_X_WRITE);
+        fsh_progress_op_posted(r->op, r->counted, counts_as_write(r->type));
         return 0;
     }
     int rc = issue_retry(r, NULL);
@@ -393,7 +400,7 @@ int fsh_xport_post(struct fsh_xreq *r)
         give_back(r);
         return rc;
     }
-    fsh_progress_op_posted(r->op, r->counted, r->type == FSH_X_WRITE);
+    fsh_progress_op_posted(r->op, r->counted, counts_as_write(r->type));
     return 0;
 }
 
