@@ -472,9 +472,7 @@ static bool work_or_stop(const void *arg)
 static void *proxy_main(void *arg)
 {
     struct worker *w = arg;
-    char name[16], where[192];
-    snprintf(name, sizeof(name), "fsh-proxy%u", w->id);
-    pthread_setname_np(pthread_self(), name);
+    char where[192];
     fsh_topo_bind_thread_near(where, sizeof(where));
     FSH_DEBUG("device API proxy thread %u of %u: %u ring(s) from %u, PUs %s", w->id, px.nproxy,
               w->nown, w->own[0], where);
@@ -682,6 +680,9 @@ int fsh_proxy_start(uint64_t *barrier)
             return fsh_err(-rc, "raise the process's thread limit or lower FABSHMEM_DEVICE_PROXIES",
                            "device API proxy thread %u of %u: %s", i, px.nproxy, strerror(rc));
         }
+        char name[16]; /* named before start returns, so a program sees them all */
+        snprintf(name, sizeof(name), "fsh-proxy%u", i % 64);
+        pthread_setname_np(px.w[i].thread, name);
     }
     px.started = true;
     FSH_DEBUG("device API proxy: %u ring(s) of %llu descriptors, %s memory, %u thread(s)",
