@@ -43,26 +43,39 @@ static long ndesc = 200000;
 static int nprod = 1;
 static int stride = 2; /* destination words per descriptor: 2 scattered, 1 contiguous */
 
-/* The proxy threads (named fsh-proxy<i> by the library): their ids, and CPU time. */
+/* The proxy threads: the threads the first handle started (so also a library that does not
+ * name them fsh-proxy<i>, for A/B runs against older ones); their ids, and CPU time. */
 static int proxy_tid[64], nproxy;
 
-static void find_proxies(void)
+/* The thread ids of this process (at most max). */
+static int thread_ids(int *ids, int max)
 {
+    int n = 0;
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
-    while (d && (e = readdir(d)) != NULL && nproxy < 64) {
-        char path[300], comm[32] = "";
-        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
-        if (f && fgets(comm, sizeof(comm), f) && strncmp(comm, "fsh-proxy", 9) == 0) {
-            proxy_tid[nproxy++] = atoi(e->d_name);
-        }
-        if (f) {
-            fclose(f);
+    while (d && (e = readdir(d)) != NULL && n < max) {
+        if (e->d_name[0] != '.') {
+            ids[n++] = atoi(e->d_name);
         }
     }
     if (d) {
         closedir(d);
+    }
+    return n;
+}
+
+/* before: the ids thread_ids gave before the first handle. */
+static void find_proxies(const int *before, int nbefore)
+{
+    int now[256], n = thread_ids(now, 256);
+    for (int i = 0; i < n && nproxy < 64; i++) {
+        int old = 0;
+        for (int j = 0; j < nbefore && !old; j++) {
+            old = now[i] == before[j];
+        }
+        if (!old) {
+            proxy_tid[nproxy++] = now[i];
+        }
     }
 }
 
@@ -243,12 +256,13 @@ int main(int argc, char **argv)
     }
     dst = shmem_calloc(2 * 16 * 1024, sizeof(uint64_t));
     sig = shmem_calloc(8, sizeof(uint64_t));
+    int before[256], nbefore = thread_ids(before, 256);
     if (shmemx_device_handle_host(&h) != 0) {
         fprintf(stderr, "devproxy: no device API handle\n");
         shmem_finalize();
         return 1;
     }
-    find_proxies();
+    find_proxies(before, nbefore);
     double rp[64], rr[64], rh[64], lp[64], lh[64], cp[64], cr[64];
     long wrong_rp = 0, wrong_rh = 0, wrong_lp = 0, wrong_lh = 0;
     uint64_t base = 1, d0, p0, d1, p1, run_descs = 0, run_posts = 0;
