@@ -183,19 +183,32 @@ static void fail(const struct worker *w, int rc, int pe)
     }
 }
 
-/* The descriptor of ring c at sequence s, when all eight words are of s's lap. */
-static bool complete(unsigned c, uint64_t s, uint64_t w[8])
+/* Ring c's slot for sequence s. */
+static const struct shmemx_dev_desc *slot(unsigned c, uint64_t s)
 {
-    const struct shmemx_dev_desc *d = &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
+    return &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
+}
+
+/* Is d the descriptor of sequence s: all eight words of s's lap, word 7 = s? Nothing is
+ * copied out: decode reads the words again from the slot, which stays as it is until the
+ * tail passes it (published after the take), so from L1. Copying them through an array made
+ * the decoder's wide loads wait on eight narrow stores (a store-forwarding stall per
+ * descriptor, a third of a proxy thread's time at full rate). */
+static bool complete(const struct shmemx_dev_desc *d, uint64_t s)
+{
     uint64_t tag = (s / px.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
-    for (int i = 0; i < 8; i++) {
-        w[i] = __atomic_load_n(&d->w[i], __ATOMIC_ACQUIRE);
-        if ((w[i] & SHMEMX_DEV_TAG) != tag) {
+    for (int i = 0; i < 7; i++) {
+        if ((__atomic_load_n(&d->w[i], __ATOMIC_ACQUIRE) & SHMEMX_DEV_TAG) != tag) {
             return false;
         }
-        w[i] &= SHMEMX_DEV_PAYLOAD;
     }
-    return w[7] == (s & SHMEMX_DEV_PAYLOAD);
+    return __atomic_load_n(&d->w[7], __ATOMIC_ACQUIRE) == ((s & SHMEMX_DEV_PAYLOAD) | tag);
+}
+
+/* Word i of a complete descriptor, without its tag. */
+static uint64_t word(const struct shmemx_dev_desc *d, int i)
+{
+    return __atomic_load_n(&d->w[i], __ATOMIC_RELAXED) & SHMEMX_DEV_PAYLOAD;
 }
 
 static bool seg_ok(uint64_t seg)
@@ -205,18 +218,19 @@ static bool seg_ok(uint64_t seg)
 
 /* Decode and check one descriptor: 0, or -EINVAL (recorded) for one no producer of the header
  * writes (a corrupted ring or a wrong handle). */
-static int decode(const uint64_t w[8], unsigned c, uint64_t s, struct item *it)
+static int decode(const struct shmemx_dev_desc *d, unsigned c, uint64_t s, struct item *it)
 {
-    it->op = (uint32_t)(w[0] & 0xff);
-    it->dseg = (enum fsh_seg)((w[0] >> 8) & 0xf);
-    it->sseg = (enum fsh_seg)((w[0] >> 12) & 0xf);
-    it->sig_op = (uint32_t)((w[0] >> 16) & 0xf);
-    it->pe = (uint32_t)(w[0] >> 24);
-    it->doff = w[1];
-    it->src = (const void *)(uintptr_t)w[2];
-    it->len = w[3];
-    it->soff = w[4];
-    it->value = (w[5] & 0xffffffffu) | w[6] << 32;
+    uint64_t w0 = word(d, 0);
+    it->op = (uint32_t)(w0 & 0xff);
+    it->dseg = (enum fsh_seg)((w0 >> 8) & 0xf);
+    it->sseg = (enum fsh_seg)((w0 >> 12) & 0xf);
+    it->sig_op = (uint32_t)((w0 >> 16) & 0xf);
+    it->pe = (uint32_t)(w0 >> 24);
+    it->doff = word(d, 1);
+    it->src = (const void *)(uintptr_t)word(d, 2);
+    it->len = word(d, 3);
+    it->soff = word(d, 4);
+    it->value = (word(d, 5) & 0xffffffffu) | word(d, 6) << 32;
     const char *bad = NULL;
     enum fsh_seg seg;
     uint64_t off;
@@ -254,10 +268,10 @@ static int decode(const uint64_t w[8], unsigned c, uint64_t s, struct item *it)
 static int take(struct worker *w, unsigned k, struct item *out, size_t room, size_t *n)
 {
     unsigned c = w->own[k];
-    uint64_t s = w->taken[k], wd[8];
+    uint64_t s = w->taken[k];
     *n = 0;
-    while (*n < room && complete(c, s, wd)) {
-        int rc = decode(wd, c, s, &out[*n]);
+    while (*n < room && complete(slot(c, s), s)) {
+        int rc = decode(slot(c, s), c, s, &out[*n]);
         if (rc != 0) {
             return rc;
         }
@@ -366,13 +380,19 @@ static int src_kind(const struct item *it)
 /* Can b's data continue m's (a PUT, merged so far) in one operation? Same peer and
  * destination segment, the destination and the source both contiguous, sources of one kind,
  * at most MERGE_MAX bytes in all. b is a PUT or a PUT_SIGNAL with data (whose signal then
- * follows all of it, as a put-with-signal's does). */
-static bool joins(const struct item *m, int kind, const struct item *b)
+ * follows all of it, as a put-with-signal's does). *kind: m's source kind, found on the first
+ * pair that is contiguous (-1 until then): scattered puts, which never merge, pay no lookup. */
+static bool joins(const struct item *m, int *kind, const struct item *b)
 {
-    return b->pe == m->pe && (b->op == SHMEMX_DEV_OP_PUT || b->op == SHMEMX_DEV_OP_PUT_SIGNAL) &&
-           b->len > 0 && b->dseg == m->dseg && m->len + b->len <= MERGE_MAX &&
-           m->doff + m->len == b->doff && (const char *)m->src + m->len == (const char *)b->src &&
-           src_kind(b) == kind;
+    if (!(b->pe == m->pe && (b->op == SHMEMX_DEV_OP_PUT || b->op == SHMEMX_DEV_OP_PUT_SIGNAL) &&
+          b->len > 0 && b->dseg == m->dseg && m->len + b->len <= MERGE_MAX &&
+          m->doff + m->len == b->doff && (const char *)m->src + m->len == (const char *)b->src)) {
+        return false;
+    }
+    if (*kind < 0) {
+        *kind = src_kind(m);
+    }
+    return src_kind(b) == *kind;
 }
 
 /* Post items[i..], merging a run of contiguous PUTs (ended by a PUT_SIGNAL that continues
@@ -386,8 +406,8 @@ static int post_run(struct fsh_ctx *ctx, const struct item *items, size_t i, siz
     size_t j = i + 1;
     if (m.op == SHMEMX_DEV_OP_PUT && m.len > 0 && m.len < MERGE_MAX && j < n &&
         items[j].pe == m.pe) {
-        int kind = src_kind(&m);
-        while (j < n && m.op == SHMEMX_DEV_OP_PUT && joins(&m, kind, &items[j])) {
+        int kind = -1;
+        while (j < n && m.op == SHMEMX_DEV_OP_PUT && joins(&m, &kind, &items[j])) {
             const struct item *b = &items[j++];
             m.len += b->len;
             if (b->op == SHMEMX_DEV_OP_PUT_SIGNAL) {
@@ -457,8 +477,7 @@ static bool work_or_stop(const void *arg)
         unsigned c = w->own[k];
         uint64_t s = w->taken[k];
         uint64_t tag = (s / px.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
-        const struct shmemx_dev_desc *d = &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
-        if ((__atomic_load_n(&d->w[0], __ATOMIC_ACQUIRE) & SHMEMX_DEV_TAG) == tag) {
+        if ((__atomic_load_n(&slot(c, s)->w[0], __ATOMIC_ACQUIRE) & SHMEMX_DEV_TAG) == tag) {
             return true;
         }
     }
