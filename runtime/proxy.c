@@ -25,7 +25,9 @@
  * context, then publish each of its rings' done count. So done covers only operations
  * complete at their targets, and a fence is a round boundary. With nothing to take it waits
  * in the engine's wait (polling the fabric for the signals kernels of this PE wait on; probing
- * peers as every wait does), until one of its rings has a descriptor or it is told to stop.
+ * peers as every wait does), until one of its rings has a descriptor or it is told to stop;
+ * only worker 0 does so, the others look at their rings alone (one poller is enough, and idle
+ * workers would otherwise take turns at the engine lock with the program's threads).
  *
  * Failure: an operation, quiet or wait that fails (a dead peer, a refused descriptor) stores
  * errno | (pe + 1) << 32 in the error word, logs the recorded cause naming the worker, and
@@ -501,6 +503,14 @@ static void *proxy_main(void *arg)
             break;
         }
         if (took) {
+            continue;
+        }
+        if (w->id > 0) {
+            /* One idle proxy polling the fabric (thread 0, for the signals kernels wait on
+             * and the peers' probes) is enough: the others look at their rings only, and
+             * leave the engine lock to the program's threads. */
+            while (!work_or_stop(w)) {
+            }
             continue;
         }
         int rc = fsh_progress_wait_watched(work_or_stop, w,
