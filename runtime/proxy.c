@@ -65,7 +65,6 @@
 
 #define ROUND 256 /* descriptors taken from one ring per round */
 #define MERGE_MAX (64 * 1024) /* the most bytes adjacent descriptors are merged into */
-#define MAX_PROXIES 64
 
 struct item {
     uint32_t op, pe, sig_op, idx;
