@@ -174,13 +174,14 @@ static void fail(const struct worker *w, int rc, int pe)
     __atomic_store_n(&px.halt, 1, __ATOMIC_SEQ_CST);
     if (__atomic_compare_exchange_n(px.error, &zero, word, false, __ATOMIC_SEQ_CST,
                                     __ATOMIC_RELAXED)) {
-        FSH_ERROR("device API proxy thread %u of %u stops%s: %s (%s%s); kernels waiting on "
-                  "its rings or on signals get SHMEMX_DEV_EPROXY",
-                  w->id, px.nproxy, px.nproxy > 1 ? ", and every other with it" : "",
-                  e && e->code ? e->msg : "an operation failed", strerror(-rc), who);
+        FSH_ERROR("device API proxy stops: %s (%s%s), in proxy thread %u of %u%s; kernels "
+                  "waiting on its rings or on signals get SHMEMX_DEV_EPROXY",
+                  e && e->code ? e->msg : "an operation failed", strerror(-rc), who, w->id,
+                  px.nproxy, px.nproxy > 1 ? ", which stops every other" : "");
     } else {
-        FSH_DEBUG("device API proxy thread %u of %u stops too: %s (%s%s)", w->id, px.nproxy,
-                  e && e->code ? e->msg : "an operation failed", strerror(-rc), who);
+        FSH_DEBUG("device API proxy stops: %s (%s%s), in proxy thread %u of %u too",
+                  e && e->code ? e->msg : "an operation failed", strerror(-rc), who, w->id,
+                  px.nproxy);
     }
 }
 
