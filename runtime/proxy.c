@@ -149,11 +149,6 @@ void fsh_proxy_stats(uint64_t *descs, uint64_t *posts, uint64_t *rounds)
     }
 }
 
-unsigned fsh_proxy_threads(void)
-{
-    return px.started ? px.nproxy : 0;
-}
-
 static bool halted(void)
 {
     return __atomic_load_n(&px.halt, __ATOMIC_ACQUIRE) != 0;

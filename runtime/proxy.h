@@ -30,7 +30,5 @@ void fsh_proxy_fini(void);
 /* Counters for the benchmark and tests: descriptors taken, operations posted for them (fewer
  * where adjacent puts merged), rounds (batches) posted. */
 void fsh_proxy_stats(uint64_t *descs, uint64_t *posts, uint64_t *rounds);
-/* Proxy threads running (FABSHMEM_DEVICE_PROXIES, or auto's choice); 0 before start. */
-unsigned fsh_proxy_threads(void);
 
 #endif
