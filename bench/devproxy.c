@@ -4,9 +4,10 @@
  * of include/shmemx_device.h (the code kernels run) against the real proxy, 2 PEs, host-heap
  * targets, and the same operations through the host API in the same run:
  *
- *   desc_rate       8-byte put_nbi descriptors per second through one proxy thread (PE 0's
- *                   producer threads post n of them to PE 1, then quiet), against the host
- *                   API's shmem_putmem_nbi rate from one thread (n puts, then quiet); the
+ *   desc_rate       8-byte put_nbi descriptors per second through the proxy threads
+ *                   (FABSHMEM_DEVICE_PROXIES; PE 0's producer threads, producer t on ring t mod
+ *                   channels, post n of them to PE 1, then quiet), against the host API's
+ *                   shmem_putmem_nbi rate from one thread (n puts, then quiet); the
  *                   destinations every other word, so the proxy merges none of them;
  *   desc_rate_run   the same with contiguous destinations (and sources): runs the proxy
  *                   merges into one put each (up to 64 KiB); "posts" is how many it made;
@@ -18,8 +19,12 @@
  *       [-n descriptors] [-i pingpong iterations] [-r repetitions] [-p producer threads]
  *
  * Medians of -r repetitions; every payload is checked (#wrong). Not bench.c's driver: two
- * fixed tests, a producer thread count and one ratio per row are all it has.
+ * fixed tests, a producer thread count and one ratio per row are all it has. For the rates
+ * it also prints the rate per proxy thread, and descriptors per second of the proxy threads'
+ * CPU time (their schedstat, idle polls included): what one thread would do with a core of
+ * its own, where the machine has fewer cores than threads.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +42,61 @@ static uint64_t *dst, *sig;
 static long ndesc = 200000;
 static int nprod = 1;
 static int stride = 2; /* destination words per descriptor: 2 scattered, 1 contiguous */
+
+/* The proxy threads: the threads the first handle started (so also a library that does not
+ * name them fsh-proxy<i>, for A/B runs against older ones); their ids, and CPU time. */
+static int proxy_tid[64], nproxy;
+
+/* The thread ids of this process (at most max). */
+static int thread_ids(int *ids, int max)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL && n < max) {
+        if (e->d_name[0] != '.') {
+            ids[n++] = atoi(e->d_name);
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    return n;
+}
+
+/* before: the ids thread_ids gave before the first handle. */
+static void find_proxies(const int *before, int nbefore)
+{
+    int now[256], n = thread_ids(now, 256);
+    for (int i = 0; i < n && nproxy < 64; i++) {
+        int old = 0;
+        for (int j = 0; j < nbefore && !old; j++) {
+            old = now[i] == before[j];
+        }
+        if (!old) {
+            proxy_tid[nproxy++] = now[i];
+        }
+    }
+}
+
+/* Nanoseconds the proxy threads ran on a CPU so far. */
+static double proxy_cpu_ns(void)
+{
+    double ns = 0;
+    for (int i = 0; i < nproxy; i++) {
+        char path[64];
+        unsigned long long run = 0;
+        snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", proxy_tid[i]);
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%llu", &run) == 1) {
+            ns += (double)run;
+        }
+        if (f) {
+            fclose(f);
+        }
+    }
+    return ns;
+}
 
 struct prod {
     int t;
@@ -66,13 +126,15 @@ static void *producer(void *arg)
     return NULL;
 }
 
-/* PE 0 posts; descriptors per second; *wrong: words at PE 1 not as last sent. */
-static double rate_proxy(uint64_t base, long *wrong)
+/* PE 0 posts; descriptors per second; *wrong: words at PE 1 not as last sent; *cpu_rate:
+ * descriptors per second of the proxy threads' CPU time. */
+static double rate_proxy(uint64_t base, long *wrong, double *cpu_rate)
 {
     double rate = 0;
     struct prod p[16];
     shmem_barrier_all();
     if (shmem_my_pe() == 0) {
+        double c0 = proxy_cpu_ns();
         double t0 = bench_now_us();
         for (int t = 0; t < nprod; t++) {
             p[t] = (struct prod){.t = t, .n = ndesc / nprod, .base = base};
@@ -83,6 +145,8 @@ static double rate_proxy(uint64_t base, long *wrong)
             *wrong += p[t].rc != 0;
         }
         rate = (double)(ndesc / nprod * nprod) * 1e6 / (bench_now_us() - t0);
+        double cpu = proxy_cpu_ns() - c0;
+        *cpu_rate = cpu > 0 ? (double)(ndesc / nprod * nprod) * 1e9 / cpu : 0;
     }
     shmem_barrier_all();
     if (shmem_my_pe() == 1) {
@@ -192,21 +256,23 @@ int main(int argc, char **argv)
     }
     dst = shmem_calloc(2 * 16 * 1024, sizeof(uint64_t));
     sig = shmem_calloc(8, sizeof(uint64_t));
+    int before[256], nbefore = thread_ids(before, 256);
     if (shmemx_device_handle_host(&h) != 0) {
         fprintf(stderr, "devproxy: no device API handle\n");
         shmem_finalize();
         return 1;
     }
-    double rp[64], rr[64], rh[64], lp[64], lh[64];
+    find_proxies(before, nbefore);
+    double rp[64], rr[64], rh[64], lp[64], lh[64], cp[64], cr[64];
     long wrong_rp = 0, wrong_rh = 0, wrong_lp = 0, wrong_lh = 0;
     uint64_t base = 1, d0, p0, d1, p1, run_descs = 0, run_posts = 0;
     for (int r = 0; r < reps; r++) {
         stride = 2;
-        rp[r] = rate_proxy(base, &wrong_rp);
+        rp[r] = rate_proxy(base, &wrong_rp, &cp[r]);
         base += (uint64_t)ndesc;
         stride = 1;
         shmemx_device_proxy_stats(&d0, &p0, NULL);
-        rr[r] = rate_proxy(base, &wrong_rp);
+        rr[r] = rate_proxy(base, &wrong_rp, &cr[r]);
         shmemx_device_proxy_stats(&d1, &p1, NULL);
         run_descs += d1 - d0;
         run_posts += p1 - p0;
@@ -230,10 +296,12 @@ int main(int argc, char **argv)
         const char *prof = getenv("FABSHMEM_PROVIDER_PROFILE");
         double mrp = bench_stats(rp, reps, NULL), mrh = bench_stats(rh, reps, NULL);
         double mrr = bench_stats(rr, reps, NULL);
+        double mcp = bench_stats(cp, reps, NULL), mcr = bench_stats(cr, reps, NULL);
+        int np = nproxy > 0 ? nproxy : 1;
         double mlp = bench_stats(lp, reps, NULL), mlh = bench_stats(lh, reps, NULL);
-        printf("# devproxy: 2 PEs, %d producer thread(s) on 1 proxy thread, %d ring(s) of %llu; "
-               "provider %s, intranode %s, profile %s; median of %d\n",
-               nprod, h.nchan, (unsigned long long)h.nslots, prov ? prov : "(default)",
+        printf("# devproxy: 2 PEs, %d producer thread(s), %d proxy thread(s), %d ring(s) of "
+               "%llu; provider %s, intranode %s, profile %s; median of %d\n",
+               nprod, nproxy, h.nchan, (unsigned long long)h.nslots, prov ? prov : "(default)",
                intra ? intra : "(default)", prof ? prof : "native", reps);
         printf("# %-16s %14s %14s %8s %8s  %s\n", "test", "proxy", "host API", "ratio", "#wrong",
                "ratio is");
@@ -244,6 +312,9 @@ int main(int argc, char **argv)
                (unsigned long long)run_descs, (unsigned long long)run_posts);
         printf("  %-16s %11.2f us %11.2f us %8.3f %8ld  host/proxy latency (target >= 0.9)\n",
                "put_signal_lat", mlp, mlh, mlh / mlp, all[2] + all[3]);
+        printf("# per proxy thread: desc_rate %.3f M/s, desc_rate_run %.3f M/s; per second of "
+               "the proxy threads' CPU time: %.3f M, %.3f M\n",
+               mrp / 1e6 / np, mrr / 1e6 / np, mcp / 1e6, mcr / 1e6);
     }
     shmem_barrier_all();
     shmem_free(sig);

@@ -6,30 +6,39 @@
  * put-with-signal (rma.c, signal.c, the device heap's backend): no wire protocol of its own,
  * so a signal is applied only after its data landed on every fabric, efa-direct included.
  *
- * One thread, started by the first shmemx_device_handle, not a hook of the progress thread:
- * the progress thread polls under the engine lock, where a hook must not post, while the proxy
- * posts as any application thread does under SHMEM_THREAD_MULTIPLE (its own context, the
- * lock contract of docs/architecture.md unchanged: it holds no lock of its own while it calls
- * the runtime). It inherits the PE's CPU binding, which the topology chose near its GPU.
+ * FABSHMEM_DEVICE_PROXIES threads (a worker each), started by the first shmemx_device_handle,
+ * not hooks of the progress thread: the progress thread polls under the engine lock, where a
+ * hook must not post, while a proxy posts as any application thread does under
+ * SHMEM_THREAD_MULTIPLE (its own context, the lock contract of docs/architecture.md
+ * unchanged: it holds no lock of its own while it calls the runtime). Ring c is drained by
+ * worker c mod the thread count and by no other, so a ring's order and fences hold as with
+ * one thread; each worker publishes its own rings' tail and done, so a quiet, which waits for
+ * every ring it concerns to reach its head, needs no change (quiet_all covers rings of every
+ * worker). Each binds itself to the PUs near the GPU (topology.c's set, inside the process's
+ * binding; else it keeps the PE's binding) and is named fsh-proxy<i> (top -H, the tests).
  *
- * A round: take what every ring holds (up to ROUND descriptors per ring; a ring's round ends
- * after a fence), publish the rings' tails (the producers' credits), post the round grouped
- * by peer (stable: a peer's operations keep their order; adjacent puts whose destinations and
- * sources are contiguous merged into one, up to MERGE_MAX bytes, and into a put-with-signal
- * that continues them), quiet the proxy's context, then
- * publish each ring's done count. So done covers only operations complete at their targets,
- * and a fence is a round boundary. With nothing to take it waits in the engine's wait
- * (polling the fabric for the signals kernels of this PE wait on; probing peers as every wait
- * does), until a ring has a descriptor or the proxy is told to stop.
+ * A round (per worker): take what each of its rings holds (up to ROUND descriptors per ring;
+ * a ring's round ends after a fence), publish the rings' tails (the producers' credits), post
+ * the round grouped by peer (stable, by counting: a peer's operations keep their order;
+ * adjacent puts whose destinations and sources are contiguous merged into one, up to
+ * MERGE_MAX bytes, and into a put-with-signal that continues them), quiet the worker's
+ * context, then publish each of its rings' done count. So done covers only operations
+ * complete at their targets, and a fence is a round boundary. With nothing to take it waits
+ * in the engine's wait (polling the fabric for the signals kernels of this PE wait on; probing
+ * peers as every wait does), until one of its rings has a descriptor or it is told to stop;
+ * only worker 0 does so, the others look at their rings alone (one poller is enough, and idle
+ * workers would otherwise take turns at the engine lock with the program's threads).
  *
  * Failure: an operation, quiet or wait that fails (a dead peer, a refused descriptor) stores
- * errno | (pe + 1) << 32 in the error word, logs the recorded cause, and the thread stops
- * posting: kernels waiting on a ring or a signal see the word and return SHMEMX_DEV_EPROXY
+ * errno | (pe + 1) << 32 in the error word, logs the recorded cause naming the worker, and
+ * halts every worker: none posts again (one that took descriptors after the halt drops them),
+ * so kernels waiting on any ring or a signal see the word and return SHMEMX_DEV_EPROXY
  * instead of hanging.
  *
  * Never: it never writes a descriptor, never posts from a handler, and never touches a ring
  * slot it has not been given (tags of the lap it expects on all eight words).
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "proxy.h"
 
 #include <errno.h>
@@ -52,6 +61,7 @@
 #include "rma.h"
 #include "rt.h"
 #include "signal.h"
+#include "topology.h"
 
 #define ROUND 256 /* descriptors taken from one ring per round */
 #define MERGE_MAX (64 * 1024) /* the most bytes adjacent descriptors are merged into */
@@ -63,12 +73,28 @@ struct item {
     const void *src;
 };
 
-static struct {
-    long want_chan, want_slots;
-    bool started, cuda;
+/* One proxy thread: the rings it alone drains, its context, its round's buffers and counts.
+ * Only its thread touches it between start and fini (the counts are read atomically). */
+struct worker {
+    unsigned id;
     pthread_t thread;
-    int stop;                     /* atomic */
     struct fsh_ctx *ctx;
+    unsigned nown;       /* rings it drains */
+    unsigned *own;       /* their numbers: id, id + nproxy, ... */
+    uint64_t *taken;     /* per ring of its own: the next slot to take */
+    struct item *items;  /* the round as taken */
+    struct item *sorted; /* the round grouped by peer */
+    uint32_t *count;     /* npes + 1: the grouping's counts */
+    uint64_t descs, posts, rounds; /* atomic: for the benchmark and tests */
+};
+
+static struct {
+    long want_chan, want_slots, want_proxies;
+    bool started, cuda;
+    int stop;                     /* atomic: finalize; each worker ends after its round */
+    int halt;                     /* atomic: a worker failed; nobody posts again */
+    unsigned nproxy;              /* workers */
+    struct worker *w;
     unsigned nchan;               /* rings per handle */
     unsigned nring;               /* rings: nchan, twice that with a GPU (GPU's, then host's) */
     uint64_t nslots;
@@ -83,9 +109,6 @@ static struct {
     void **peer_base;
     void **dpeer;                 /* peer_base copied to device memory (GPU handles), or NULL */
     uint64_t *barrier;
-    uint64_t *taken;              /* per ring: the next slot to take */
-    struct item *items;
-    uint64_t descs, posts, rounds; /* atomic: for the benchmark and tests */
 } px;
 
 int fsh_proxy_init(const struct fsh_config *cfg)
@@ -95,6 +118,14 @@ int fsh_proxy_init(const struct fsh_config *cfg)
     if (px.want_chan < 1 || px.want_chan > 64) {
         return fsh_err(-EINVAL, "set FABSHMEM_DEVICE_CHANNELS to 1..64",
                        "FABSHMEM_DEVICE_CHANNELS=%ld is out of range", px.want_chan);
+    }
+    px.want_proxies = cfg->FABSHMEM_DEVICE_PROXIES;
+    if (px.want_proxies < 0 || px.want_proxies > px.want_chan) {
+        return fsh_err(-EINVAL,
+                       "set FABSHMEM_DEVICE_PROXIES to 0 (auto) or 1..FABSHMEM_DEVICE_CHANNELS "
+                       "(a ring is drained by one thread), or raise FABSHMEM_DEVICE_CHANNELS",
+                       "FABSHMEM_DEVICE_PROXIES=%ld with FABSHMEM_DEVICE_CHANNELS=%ld",
+                       px.want_proxies, px.want_chan);
     }
     if (px.want_slots < 2 || px.want_slots > (1L << 20) || (px.want_slots & (px.want_slots - 1))) {
         return fsh_err(-EINVAL, "set FABSHMEM_DEVICE_RING to a power of two in 2..1048576",
@@ -110,40 +141,71 @@ bool fsh_proxy_started(void)
 
 void fsh_proxy_stats(uint64_t *descs, uint64_t *posts, uint64_t *rounds)
 {
-    *descs = __atomic_load_n(&px.descs, __ATOMIC_RELAXED);
-    *posts = __atomic_load_n(&px.posts, __ATOMIC_RELAXED);
-    *rounds = __atomic_load_n(&px.rounds, __ATOMIC_RELAXED);
+    *descs = *posts = *rounds = 0;
+    for (unsigned i = 0; px.started && i < px.nproxy; i++) {
+        *descs += __atomic_load_n(&px.w[i].descs, __ATOMIC_RELAXED);
+        *posts += __atomic_load_n(&px.w[i].posts, __ATOMIC_RELAXED);
+        *rounds += __atomic_load_n(&px.w[i].rounds, __ATOMIC_RELAXED);
+    }
 }
 
-/* The error word: once, the first cause. */
-static void fail(int rc, int pe)
+static bool halted(void)
+{
+    return __atomic_load_n(&px.halt, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* The error word: once, the first cause; and every worker halts. The halt is stored before
+ * the word, so whoever sees the word (a producer about to post) finds the halt set by any
+ * worker that takes what it posts next. */
+static void fail(const struct worker *w, int rc, int pe)
 {
     const struct fsh_error *e = fsh_err_last();
     char who[32] = "";
     if (pe >= 0) {
         snprintf(who, sizeof(who), ", to PE %d", pe);
     }
-    FSH_ERROR("device API proxy stops: %s (%s%s); kernels waiting on its rings or on signals "
-              "get SHMEMX_DEV_EPROXY",
-              e && e->code ? e->msg : "an operation failed", strerror(-rc), who);
     uint64_t word = (uint64_t)(uint32_t)(-rc ? -rc : EIO) | (uint64_t)(uint32_t)(pe + 1) << 32;
     uint64_t zero = 0;
-    __atomic_compare_exchange_n(px.error, &zero, word, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    __atomic_store_n(&px.halt, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_compare_exchange_n(px.error, &zero, word, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_RELAXED)) {
+        FSH_ERROR("device API proxy stops: %s (%s%s), in proxy thread %u of %u%s; kernels "
+                  "waiting on its rings or on signals get SHMEMX_DEV_EPROXY",
+                  e && e->code ? e->msg : "an operation failed", strerror(-rc), who, w->id,
+                  px.nproxy, px.nproxy > 1 ? ", which stops every other" : "");
+    } else {
+        FSH_DEBUG("device API proxy stops: %s (%s%s), in proxy thread %u of %u too",
+                  e && e->code ? e->msg : "an operation failed", strerror(-rc), who, w->id,
+                  px.nproxy);
+    }
 }
 
-/* The descriptor of ring c at sequence s, when all eight words are of s's lap. */
-static bool complete(unsigned c, uint64_t s, uint64_t w[8])
+/* Ring c's slot for sequence s. */
+static const struct shmemx_dev_desc *slot(unsigned c, uint64_t s)
 {
-    const struct shmemx_dev_desc *d = &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
+    return &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
+}
+
+/* Is d the descriptor of sequence s: all eight words of s's lap, word 7 = s? Nothing is
+ * copied out: decode reads the words again from the slot, which stays as it is until the
+ * tail passes it (published after the take), so from L1. Copying them through an array made
+ * the decoder's wide loads wait on eight narrow stores (a store-forwarding stall per
+ * descriptor, a third of a proxy thread's time at full rate). */
+static bool complete(const struct shmemx_dev_desc *d, uint64_t s)
+{
     uint64_t tag = (s / px.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
-    for (int i = 0; i < 8; i++) {
-        w[i] = __atomic_load_n(&d->w[i], __ATOMIC_ACQUIRE);
-        if ((w[i] & SHMEMX_DEV_TAG) != tag) {
+    for (int i = 0; i < 7; i++) {
+        if ((__atomic_load_n(&d->w[i], __ATOMIC_ACQUIRE) & SHMEMX_DEV_TAG) != tag) {
             return false;
         }
-        w[i] &= SHMEMX_DEV_PAYLOAD;
     }
-    return w[7] == (s & SHMEMX_DEV_PAYLOAD);
+    return __atomic_load_n(&d->w[7], __ATOMIC_ACQUIRE) == ((s & SHMEMX_DEV_PAYLOAD) | tag);
+}
+
+/* Word i of a complete descriptor, without its tag. */
+static uint64_t word(const struct shmemx_dev_desc *d, int i)
+{
+    return __atomic_load_n(&d->w[i], __ATOMIC_RELAXED) & SHMEMX_DEV_PAYLOAD;
 }
 
 static bool seg_ok(uint64_t seg)
@@ -153,18 +215,19 @@ static bool seg_ok(uint64_t seg)
 
 /* Decode and check one descriptor: 0, or -EINVAL (recorded) for one no producer of the header
  * writes (a corrupted ring or a wrong handle). */
-static int decode(const uint64_t w[8], unsigned c, uint64_t s, struct item *it)
+static int decode(const struct shmemx_dev_desc *d, unsigned c, uint64_t s, struct item *it)
 {
-    it->op = (uint32_t)(w[0] & 0xff);
-    it->dseg = (enum fsh_seg)((w[0] >> 8) & 0xf);
-    it->sseg = (enum fsh_seg)((w[0] >> 12) & 0xf);
-    it->sig_op = (uint32_t)((w[0] >> 16) & 0xf);
-    it->pe = (uint32_t)(w[0] >> 24);
-    it->doff = w[1];
-    it->src = (const void *)(uintptr_t)w[2];
-    it->len = w[3];
-    it->soff = w[4];
-    it->value = (w[5] & 0xffffffffu) | w[6] << 32;
+    uint64_t w0 = word(d, 0);
+    it->op = (uint32_t)(w0 & 0xff);
+    it->dseg = (enum fsh_seg)((w0 >> 8) & 0xf);
+    it->sseg = (enum fsh_seg)((w0 >> 12) & 0xf);
+    it->sig_op = (uint32_t)((w0 >> 16) & 0xf);
+    it->pe = (uint32_t)(w0 >> 24);
+    it->doff = word(d, 1);
+    it->src = (const void *)(uintptr_t)word(d, 2);
+    it->len = word(d, 3);
+    it->soff = word(d, 4);
+    it->value = (word(d, 5) & 0xffffffffu) | word(d, 6) << 32;
     const char *bad = NULL;
     enum fsh_seg seg;
     uint64_t off;
@@ -197,13 +260,15 @@ static int decode(const uint64_t w[8], unsigned c, uint64_t s, struct item *it)
     return 0;
 }
 
-/* Take what ring c holds, up to room items (a fence ends the take). Publishes the tail. */
-static int take(unsigned c, struct item *out, size_t room, size_t *n)
+/* Take what ring c (the worker's k-th) holds, up to room items (a fence ends the take).
+ * Publishes the tail. */
+static int take(struct worker *w, unsigned k, struct item *out, size_t room, size_t *n)
 {
-    uint64_t s = px.taken[c], w[8];
+    unsigned c = w->own[k];
+    uint64_t s = w->taken[k];
     *n = 0;
-    while (*n < room && complete(c, s, w)) {
-        int rc = decode(w, c, s, &out[*n]);
+    while (*n < room && complete(slot(c, s), s)) {
+        int rc = decode(slot(c, s), c, s, &out[*n]);
         if (rc != 0) {
             return rc;
         }
@@ -213,7 +278,7 @@ static int take(unsigned c, struct item *out, size_t room, size_t *n)
         }
     }
     if (*n) {
-        px.taken[c] = s;
+        w->taken[k] = s;
         __atomic_store_n(&px.chan[c].tail, s, __ATOMIC_RELEASE);
     }
     return 0;
@@ -228,10 +293,45 @@ static int by_peer(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* One descriptor, through the same calls the host API makes for it (api.c). */
-static int post(const struct item *it)
+/* The round grouped by peer, each peer's items in the order taken. Most rounds need nothing
+ * (a ring's burst to one peer, or already in peer order); else a counting sort, O(n + npes),
+ * where the PEs are not many more than the items; qsort only beyond. (qsort was a third of a
+ * proxy thread's time at full rate: a merge sort through a comparison call per step.) */
+static struct item *group(struct worker *w, size_t n)
 {
-    struct fsh_ctx *ctx = px.ctx;
+    struct item *it = w->items;
+    size_t i = 1;
+    while (i < n && it[i].pe >= it[i - 1].pe) {
+        i++;
+    }
+    if (i >= n) {
+        return it;
+    }
+    size_t npes = (size_t)fsh_rt.npes;
+    if (npes > 4 * n + 256) {
+        for (size_t j = 0; j < n; j++) {
+            it[j].idx = (uint32_t)j;
+        }
+        qsort(it, n, sizeof(it[0]), by_peer);
+        return it;
+    }
+    uint32_t *cnt = w->count;
+    memset(cnt, 0, (npes + 1) * sizeof(cnt[0]));
+    for (size_t j = 0; j < n; j++) {
+        cnt[it[j].pe + 1]++;
+    }
+    for (size_t p = 1; p <= npes; p++) {
+        cnt[p] += cnt[p - 1];
+    }
+    for (size_t j = 0; j < n; j++) {
+        w->sorted[cnt[it[j].pe]++] = it[j];
+    }
+    return w->sorted;
+}
+
+/* One descriptor, through the same calls the host API makes for it (api.c). */
+static int post(struct fsh_ctx *ctx, const struct item *it)
+{
     int pe = (int)it->pe;
     size_t len = it->len;
     if (it->op == SHMEMX_DEV_OP_FENCE) {
@@ -277,28 +377,35 @@ static int src_kind(const struct item *it)
 /* Can b's data continue m's (a PUT, merged so far) in one operation? Same peer and
  * destination segment, the destination and the source both contiguous, sources of one kind,
  * at most MERGE_MAX bytes in all. b is a PUT or a PUT_SIGNAL with data (whose signal then
- * follows all of it, as a put-with-signal's does). */
-static bool joins(const struct item *m, int kind, const struct item *b)
+ * follows all of it, as a put-with-signal's does). *kind: m's source kind, found on the first
+ * pair that is contiguous (-1 until then): scattered puts, which never merge, pay no lookup. */
+static bool joins(const struct item *m, int *kind, const struct item *b)
 {
-    return b->pe == m->pe && (b->op == SHMEMX_DEV_OP_PUT || b->op == SHMEMX_DEV_OP_PUT_SIGNAL) &&
-           b->len > 0 && b->dseg == m->dseg && m->len + b->len <= MERGE_MAX &&
-           m->doff + m->len == b->doff && (const char *)m->src + m->len == (const char *)b->src &&
-           src_kind(b) == kind;
+    if (!(b->pe == m->pe && (b->op == SHMEMX_DEV_OP_PUT || b->op == SHMEMX_DEV_OP_PUT_SIGNAL) &&
+          b->len > 0 && b->dseg == m->dseg && m->len + b->len <= MERGE_MAX &&
+          m->doff + m->len == b->doff && (const char *)m->src + m->len == (const char *)b->src)) {
+        return false;
+    }
+    if (*kind < 0) {
+        *kind = src_kind(m);
+    }
+    return src_kind(b) == *kind;
 }
 
 /* Post items[i..], merging a run of contiguous PUTs (ended by a PUT_SIGNAL that continues
  * them, if any) into one operation; *next: the first item not posted. Merging changes no
  * promise: the round's operations are unordered until its quiet anyway (a fence ends a
  * round), and done is published only after that quiet. */
-static int post_run(size_t i, size_t n, size_t *next)
+static int post_run(struct fsh_ctx *ctx, const struct item *items, size_t i, size_t n,
+                    size_t *next)
 {
-    struct item m = px.items[i];
+    struct item m = items[i];
     size_t j = i + 1;
     if (m.op == SHMEMX_DEV_OP_PUT && m.len > 0 && m.len < MERGE_MAX && j < n &&
-        px.items[j].pe == m.pe) {
-        int kind = src_kind(&m);
-        while (j < n && m.op == SHMEMX_DEV_OP_PUT && joins(&m, kind, &px.items[j])) {
-            const struct item *b = &px.items[j++];
+        items[j].pe == m.pe) {
+        int kind = -1;
+        while (j < n && m.op == SHMEMX_DEV_OP_PUT && joins(&m, &kind, &items[j])) {
+            const struct item *b = &items[j++];
             m.len += b->len;
             if (b->op == SHMEMX_DEV_OP_PUT_SIGNAL) {
                 m.op = b->op;
@@ -310,18 +417,18 @@ static int post_run(size_t i, size_t n, size_t *next)
         }
     }
     *next = j;
-    return post(&m);
+    return post(ctx, &m);
 }
 
-/* One round; *took: descriptors taken. */
-static int round_once(size_t *took)
+/* One round of worker w; *took: descriptors taken. */
+static int round_once(struct worker *w, size_t *took)
 {
     size_t n = 0;
-    for (unsigned c = 0; c < px.nring; c++) {
+    for (unsigned k = 0; k < w->nown; k++) {
         size_t got;
-        int rc = take(c, px.items + n, ROUND, &got);
+        int rc = take(w, k, w->items + n, ROUND, &got);
         if (rc != 0) {
-            fail(rc, -1);
+            fail(w, rc, -1);
             return rc;
         }
         n += got;
@@ -330,77 +437,159 @@ static int round_once(size_t *took)
     if (n == 0) {
         return 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        px.items[i].idx = (uint32_t)i;
+    if (halted()) {
+        return -ECANCELED; /* another worker failed: what was taken is never posted */
     }
-    qsort(px.items, n, sizeof(px.items[0]), by_peer);
+    const struct item *items = group(w, n);
     uint64_t posts = 0;
     for (size_t i = 0, next; i < n; i = next, posts++) {
-        int rc = post_run(i, n, &next);
+        int rc = post_run(w->ctx, items, i, n, &next);
         if (rc != 0) {
-            fail(rc, (int)px.items[i].pe);
+            fail(w, rc, (int)items[i].pe);
             return rc;
         }
     }
-    int rc = fsh_rma_quiet(px.ctx);
+    int rc = fsh_rma_quiet(w->ctx);
     if (rc != 0) {
-        fail(rc, -1);
+        fail(w, rc, -1);
         return rc;
     }
-    for (unsigned c = 0; c < px.nring; c++) {
-        __atomic_store_n(&px.chan[c].done, px.taken[c], __ATOMIC_RELEASE);
+    for (unsigned k = 0; k < w->nown; k++) {
+        __atomic_store_n(&px.chan[w->own[k]].done, w->taken[k], __ATOMIC_RELEASE);
     }
-    __atomic_add_fetch(&px.descs, n, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&px.posts, posts, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&px.rounds, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&w->descs, n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&w->posts, posts, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&w->rounds, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
-/* The idle wait's end: a ring has its next descriptor's first word, or stop. */
+/* The idle wait's end: one of w's rings has its next descriptor's first word, or stop. */
 static bool work_or_stop(const void *arg)
 {
-    (void)arg;
-    if (__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE)) {
+    const struct worker *w = arg;
+    if (__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE) || halted()) {
         return true;
     }
-    for (unsigned c = 0; c < px.nring; c++) {
-        uint64_t s = px.taken[c];
+    for (unsigned k = 0; k < w->nown; k++) {
+        unsigned c = w->own[k];
+        uint64_t s = w->taken[k];
         uint64_t tag = (s / px.nslots) & 1 ? 0 : SHMEMX_DEV_TAG;
-        const struct shmemx_dev_desc *d = &px.ring[(uint64_t)c * px.nslots + (s & (px.nslots - 1))];
-        if ((__atomic_load_n(&d->w[0], __ATOMIC_ACQUIRE) & SHMEMX_DEV_TAG) == tag) {
+        if ((__atomic_load_n(&slot(c, s)->w[0], __ATOMIC_ACQUIRE) & SHMEMX_DEV_TAG) == tag) {
             return true;
         }
     }
-    /* Nothing yet: let the CPU go. The proxy inherits the PE's binding, which may be one core
-     * shared with the program's host thread (or, in the tests, with the CPU producers it
-     * waits for); where the core is its own, sched_yield returns at once. */
+    /* Nothing yet: let the CPU go. A proxy may share a core with the program's host thread
+     * (or, in the tests, with the CPU producers it waits for); where the core is its own,
+     * sched_yield returns at once. */
     sched_yield();
     return false;
 }
 
 static void *proxy_main(void *arg)
 {
-    (void)arg;
-    while (!__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE)) {
+    struct worker *w = arg;
+    char where[192];
+    fsh_topo_bind_thread_near(where, sizeof(where));
+    FSH_DEBUG("device API proxy thread %u of %u: %u ring(s) from %u, PUs %s", w->id, px.nproxy,
+              w->nown, w->own[0], where);
+    while (!__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE) && !halted()) {
         size_t took = 0;
-        if (round_once(&took) != 0) {
+        if (round_once(w, &took) != 0) {
             break;
         }
         if (took) {
             continue;
         }
-        int rc = fsh_progress_wait_watched(work_or_stop, NULL,
+        if (w->id > 0) {
+            /* One idle proxy polling the fabric (thread 0, for the signals kernels wait on
+             * and the peers' probes) is enough: the others look at their rings only, and
+             * leave the engine lock to the program's threads. */
+            while (!work_or_stop(w)) {
+            }
+            continue;
+        }
+        int rc = fsh_progress_wait_watched(work_or_stop, w,
                                            "device API proxy: waiting for descriptors", NULL, 0);
         if (rc == -ETIMEDOUT) {
             fsh_err_clear(); /* FABSHMEM_WAIT_TIMEOUT bounds user waits, not an idle proxy */
             continue;
         }
-        if (rc != 0 && !__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE)) {
-            fail(rc, -1);
+        if (rc != 0 && !__atomic_load_n(&px.stop, __ATOMIC_ACQUIRE) && !halted()) {
+            fail(w, rc, -1);
             break;
         }
     }
     return NULL;
+}
+
+static void free_workers(void)
+{
+    for (unsigned i = 0; px.w && i < px.nproxy; i++) {
+        struct worker *w = &px.w[i];
+        free(w->own);
+        free(w->taken);
+        free(w->items);
+        free(w->sorted);
+        free(w->count);
+    }
+    free(px.w);
+    px.w = NULL;
+}
+
+/* How many workers: the setting, or auto: one per 3 cores of the PE's share near its GPU
+ * (the others stay the program's host thread's, the progress thread's and the launches'),
+ * 1..4 (UCCL-EP's count per GPU; 4 threads at >= 5 M descriptors/s each pass what a GPU's
+ * NICs take in small messages), at most one per channel. 1 where the share is unknown. */
+static unsigned proxies_wanted(void)
+{
+    long n = px.want_proxies;
+    if (n == 0) {
+        n = fsh_topo_near_cores() / 3;
+        n = n < 1 ? 1 : n > 4 ? 4 : n;
+    }
+    return (unsigned)(n > (long)px.nchan ? (long)px.nchan : n);
+}
+
+/* The workers and their rings: ring c to worker c mod the count. */
+static int alloc_workers(void)
+{
+    px.nproxy = proxies_wanted();
+    px.w = calloc(px.nproxy, sizeof(px.w[0]));
+    if (!px.w) {
+        return -ENOMEM;
+    }
+    for (unsigned i = 0; i < px.nproxy; i++) {
+        struct worker *w = &px.w[i];
+        w->id = i;
+        w->nown = (px.nring - i + px.nproxy - 1) / px.nproxy;
+        w->own = calloc(w->nown, sizeof(w->own[0]));
+        w->taken = calloc(w->nown, sizeof(w->taken[0]));
+        w->items = calloc((size_t)w->nown * ROUND, sizeof(w->items[0]));
+        w->sorted = calloc((size_t)w->nown * ROUND, sizeof(w->sorted[0]));
+        w->count = calloc((size_t)fsh_rt.npes + 1, sizeof(w->count[0]));
+        if (!w->own || !w->taken || !w->items || !w->sorted || !w->count) {
+            return -ENOMEM;
+        }
+        for (unsigned k = 0; k < w->nown; k++) {
+            w->own[k] = i + k * px.nproxy;
+        }
+    }
+    return 0;
+}
+
+/* Stop and join the first n workers, destroy their contexts. */
+static void stop_workers(unsigned n)
+{
+    __atomic_store_n(&px.stop, 1, __ATOMIC_RELEASE);
+    for (unsigned i = 0; i < n; i++) {
+        pthread_join(px.w[i].thread, NULL);
+    }
+    for (unsigned i = 0; i < px.nproxy; i++) {
+        if (px.w[i].ctx) {
+            fsh_rma_ctx_destroy(px.w[i].ctx);
+            px.w[i].ctx = NULL;
+        }
+    }
 }
 
 static void free_block(void)
@@ -412,14 +601,11 @@ static void free_block(void)
     } else {
         free(px.mem);
     }
-    free(px.taken);
-    free(px.items);
+    free_workers();
     px.mem = px.dmem = NULL;
     px.dpeer = NULL;
     px.dclaim = NULL;
     px.depoch = NULL;
-    px.taken = NULL;
-    px.items = NULL;
 }
 
 int fsh_proxy_start(uint64_t *barrier)
@@ -453,9 +639,8 @@ int fsh_proxy_start(uint64_t *barrier)
                     "device API rings: %zu bytes", px.bytes);
         }
     }
-    px.taken = calloc(px.nring, sizeof(uint64_t));
-    px.items = calloc(px.nring * ROUND, sizeof(struct item));
-    if (!px.mem || !px.taken || !px.items) {
+    int wrc = px.mem ? alloc_workers() : 0;
+    if (!px.mem || wrc != 0) {
         free_block();
         return fsh_err_last() && fsh_err_last()->code
                    ? fsh_err_last()->code
@@ -493,8 +678,12 @@ int fsh_proxy_start(uint64_t *barrier)
         }
     }
     px.barrier = barrier;
-    int rc = fsh_rma_ctx_create(0, NULL, NULL, &px.ctx);
+    int rc = 0;
+    for (unsigned i = 0; i < px.nproxy && rc == 0; i++) {
+        rc = fsh_rma_ctx_create(0, NULL, NULL, &px.w[i].ctx);
+    }
     if (rc != 0) {
+        stop_workers(0);
         free_block();
         return rc;
     }
@@ -506,16 +695,23 @@ int fsh_proxy_start(uint64_t *barrier)
         fsh_progress_stop_counting_writes();
     }
     __atomic_store_n(&px.stop, 0, __ATOMIC_RELEASE);
-    rc = pthread_create(&px.thread, NULL, proxy_main, NULL);
-    if (rc != 0) {
-        fsh_rma_ctx_destroy(px.ctx);
-        free_block();
-        return fsh_err(-rc, "raise the process's thread limit", "device API proxy thread: %s",
-                       strerror(rc));
+    __atomic_store_n(&px.halt, 0, __ATOMIC_RELEASE);
+    for (unsigned i = 0; i < px.nproxy; i++) {
+        rc = pthread_create(&px.w[i].thread, NULL, proxy_main, &px.w[i]);
+        if (rc != 0) {
+            stop_workers(i);
+            free_block();
+            return fsh_err(-rc, "raise the process's thread limit or lower FABSHMEM_DEVICE_PROXIES",
+                           "device API proxy thread %u of %u: %s", i, px.nproxy, strerror(rc));
+        }
+        char name[16]; /* named before start returns, so a program sees them all */
+        snprintf(name, sizeof(name), "fsh-proxy%u", i % 64);
+        pthread_setname_np(px.w[i].thread, name);
     }
     px.started = true;
-    FSH_DEBUG("device API proxy: %u ring(s) of %llu descriptors, %s memory", px.nring,
-              (unsigned long long)px.nslots, px.cuda ? "host-mapped" : "host");
+    FSH_DEBUG("device API proxy: %u ring(s) of %llu descriptors, %s memory, %u thread(s)",
+              px.nring, (unsigned long long)px.nslots, px.cuda ? "host-mapped" : "host",
+              px.nproxy);
     return 0;
 }
 
@@ -555,10 +751,8 @@ void fsh_proxy_fini(void)
     if (!px.started) {
         return;
     }
-    __atomic_store_n(&px.stop, 1, __ATOMIC_RELEASE);
-    pthread_join(px.thread, NULL);
-    fsh_rma_ctx_destroy(px.ctx);
+    stop_workers(px.nproxy);
     free_block();
     px.started = false;
-    px.descs = px.posts = px.rounds = 0;
+    px.nproxy = 0;
 }

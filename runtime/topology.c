@@ -872,3 +872,59 @@ void fsh_topo_describe(char *buf, size_t len)
     fsh_topo_pe_str(placement.m, &placement.pes[placement.local_rank], line, sizeof(line));
     snprintf(buf, len, "%s bind=%s", line, placement.bind);
 }
+
+/* The PUs near this PE's GPU that the process may run on, or NULL (unknown or empty). */
+static hwloc_bitmap_t near_set(void)
+{
+    if (!placement.pes || !placement.m->this_system) {
+        return NULL;
+    }
+    const struct fsh_topo_pe *pe = &placement.pes[placement.local_rank];
+    if (pe->numa < 0) {
+        return NULL;
+    }
+    hwloc_bitmap_t set = fsh_topo_cpuset(placement.m, pe);
+    if (!set) {
+        set = hwloc_bitmap_dup(placement.m->numa[pe->numa].cpuset);
+    }
+    hwloc_bitmap_t cur = hwloc_bitmap_alloc();
+    if (set && cur && hwloc_get_cpubind(placement.m->topo, cur, HWLOC_CPUBIND_PROCESS) == 0) {
+        hwloc_bitmap_and(set, set, cur);
+    }
+    hwloc_bitmap_free(cur);
+    if (set && hwloc_bitmap_iszero(set)) {
+        hwloc_bitmap_free(set);
+        set = NULL;
+    }
+    return set;
+}
+
+int fsh_topo_near_cores(void)
+{
+    hwloc_bitmap_t set = near_set();
+    if (!set) {
+        return 0;
+    }
+    int n = hwloc_get_nbobjs_inside_cpuset_by_type(placement.m->topo, set, HWLOC_OBJ_CORE);
+    hwloc_bitmap_free(set);
+    return n > 0 ? n : 0;
+}
+
+int fsh_topo_bind_thread_near(char *buf, size_t len)
+{
+    hwloc_bitmap_t set = near_set();
+    if (!set) {
+        snprintf(buf, len, "unbound (no PUs near the GPU known inside the process's binding)");
+        return 1;
+    }
+    char list[128];
+    hwloc_bitmap_list_snprintf(list, sizeof(list), set);
+    int rc = hwloc_set_cpubind(placement.m->topo, set, HWLOC_CPUBIND_THREAD);
+    if (rc == 0) {
+        snprintf(buf, len, "%s", list);
+    } else {
+        snprintf(buf, len, "unbound (binding to PUs %s: %s)", list, strerror(errno));
+    }
+    hwloc_bitmap_free(set);
+    return rc == 0 ? 0 : 1;
+}

@@ -162,5 +162,13 @@ const char *fsh_topo_gpu_busid(int gpu);
 bool fsh_topo_nic_forced(void);
 /* This PE's line for SHMEM_INFO: the map entry plus how the binding went. */
 void fsh_topo_describe(char *buf, size_t len);
+/* Helper threads of this PE (the device API's proxies) run near its GPU: the PUs of the PE's
+ * cores (its slice of its GPU's NUMA node, else the whole NUMA node's when it was given none),
+ * within the PUs the process may run on now (a launcher's binding stands). near_cores: how many
+ * whole cores that is, 0 when unknown (no topology, a topology read from a file, no NUMA node,
+ * or nothing left inside the process's binding). bind_thread_near binds the calling thread to
+ * them: 0 bound (buf: the PU list), 1 left as it was (buf: why), never an error. */
+int fsh_topo_near_cores(void);
+int fsh_topo_bind_thread_near(char *buf, size_t len);
 
 #endif

@@ -126,7 +126,7 @@ gpu_other       | test  | gpu          | 90      | mock    | tests/mpi/gpu_*.c  
 device_kernels  | test  | gpu,nvcc     | 90      | compile | tests/gpu/*.cu             | cu_tests
 ep_device       | test  | gpu,nvcc,mps | 90      | compile | tests/gpu/ep_device.cu     | ep_device_gpu
 kernel_pingpong | bench | gpu,nvcc,mps | 60      | compile | bench/device_pingpong.cu   | bench_kernel_pp
-proxy_rate      | bench | gpu          | 60      | mock    | bench/devproxy.c           | bench_proxy_rate
+proxy_rate      | bench | gpu          | 90      | mock    | bench/devproxy.c           | bench_proxy_rate
 idle_quiet      | bench | gpu,nvcc     | 45      | compile | bench/device_pingpong.cu   | bench_idle_quiet
 stream_signal   | bench | gpu          | 45      | mock    | bench/stream.c             | bench_stream
 '
@@ -147,6 +147,7 @@ put_signal_nogdr_8B   | us      | peer      | -     | gdrcopy
 kernel_pp_mapping_8B  | us      | max       | 2     | kernel_pingpong
 kernel_pp_proxy_8B    | us      | max       | 5     | kernel_pingpong
 proxy_desc_rate       | Mdesc/s | min       | 5     | proxy_rate
+proxy_desc_rate_4threads | Mdesc/s | min    | 5     | proxy_rate
 idle_device_quiet     | us      | max       | 1     | idle_quiet
 stream_put_signal     | us      | ratio_max | 1.3   | stream_signal
 ep_dispatch_128       | us      | peer      | -     | ep_device
@@ -551,6 +552,19 @@ bench_proxy_rate() {
     [ "$wrong" = 0 ] || { log "wrong data in devproxy"; return 1; }
     [ -n "$v" ] || { log "no desc_rate row"; return 1; }
     emit proxy_desc_rate "$v"
+    # four proxy threads (FABSHMEM_DEVICE_PROXIES) drained by eight producers: the rate per
+    # thread, from "# per proxy thread: desc_rate X M/s, ..."
+    out=$LOGS/proxy_rate4.txt
+    # shellcheck disable=SC2086
+    $LAUNCH -n 2 -x FI_PROVIDER=shm -x FABSHMEM_DEVICE_HEAP_SIZE=64M -x FABSHMEM_CUDA_LIB \
+        -x FABSHMEM_DEVICE_PROXIES=4 -x LD_LIBRARY_PATH ./bench/devproxy $n -p 8 >"$out" 2>&1 ||
+        { cat "$out"; return 1; }
+    cat "$out"
+    wrong=$(awk '$1 == "desc_rate" || $1 == "put_signal_lat" { w += $7 } END { print w + 0 }' "$out")
+    [ "$wrong" = 0 ] || { log "wrong data in devproxy with 4 proxy threads"; return 1; }
+    v=$(awk '/^# per proxy thread:/ { print $6 }' "$out")
+    [ -n "$v" ] || { log "no per-thread line with 4 proxy threads"; return 1; }
+    emit proxy_desc_rate_4threads "$v"
 }
 
 # a stream-ordered put-with-signal (and its stream synchronize) against a launch plus the same
