@@ -144,6 +144,9 @@ int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
 /* Expect n more arrivals from team PE i; wait until all expected ones arrived. */
 void fsh_notify_expect(const struct fsh_team *t, int i, uint32_t n);
 int fsh_notify_wait(const struct fsh_team *t, int i, const char *what);
+/* Whether every arrival expected from team PE i is in: one load, no progress (a caller that
+ * polls before it waits). */
+bool fsh_notify_reached(const struct fsh_team *t, int i);
 /* The same wait, given up after secs seconds: 0 with *late false when everything arrived, 0
  * with *late true when the time ran out first (nothing consumed: wait again), or -errno. */
 int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
