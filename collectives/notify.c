@@ -103,7 +103,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,7 +129,8 @@
 #define ARENA_PER_TEAM 3072
 #define TEAM_PAGES 59 /* of the 61: a team of every PE fits, */
 #define HALF_PAGES 30 /* and two of half of them */
-#define HEAD 192 /* the data-less arrivals' source and sink words, a landing word, records */
+#define HEAD 192 /* data-less arrivals' source and sink, a landing word, BSRC_OFF, records */
+#define BSRC_OFF 32 /* a broadcast root's source, for the children that read it */
 #define REC_OFF 64 /* fingerprint.c's records of this PE's last two fingerprinted calls */
 _Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scratch's head");
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
@@ -872,6 +872,13 @@ char *fsh_notify_eager_slot(int pe, uint64_t seq)
 {
     char *mine = notify_mem.eager + (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT;
     return pe == fsh_rt.pe ? mine : fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(mine));
+}
+
+uint64_t *fsh_notify_bsrc(int pe)
+{
+    char *mine = notify_mem.scratch + BSRC_OFF;
+    return pe == fsh_rt.pe ? (uint64_t *)(void *)mine
+                           : fsh_local_addr(pe, FSH_SEG_HEAP, notify_mem.scratch_off + BSRC_OFF);
 }
 
 uint64_t fsh_notify_scratch_off(const void *p)
