@@ -84,6 +84,7 @@
 #include "nap.h"
 #include "notify.h"
 #include "local.h"
+#include "env.h"
 #include "error.h"
 #include "rt.h"
 
@@ -297,12 +298,25 @@ static int feed(struct fsh_notify_batch *b, struct kid *kids, int nk, size_t ava
     return rc;
 }
 
+/* Do chunks go from PE to PE as they are copied? Not where waits yield the core (PEs
+ * outnumber the cores, or FABSHMEM_YIELD=always): a chunk handed over would wait for a time slice,
+ * so a parent hands its data over whole. */
+static bool handoffs(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        int i = fsh_env_word_index("FABSHMEM_YIELD");
+        on = !(i == 0 ? fsh_rt.oversubscribed : i == 1);
+    }
+    return on;
+}
+
 /* Wait for the next chunk of my parent's: a short poll first (the parent is usually copying
  * it right now), so that a chunk costs no wait message. */
 static int wait_chunk(const struct fsh_team *t, int parent)
 {
     fsh_notify_expect(t, parent, 1);
-    for (unsigned i = 0; i < PULL_POLLS; i++) {
+    for (unsigned i = 0; i < PULL_POLLS && handoffs(); i++) {
         if (fsh_notify_reached(t, parent)) {
             return 0;
         }
@@ -517,7 +531,8 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         top *= 2;
     }
     /* Children, the largest subtree first. A PE still pulling its own data serves now only
-     * those whose ready is in already (they pull behind it, chunk by chunk), the rest after. */
+     * those whose ready is in already (they pull behind it, chunk by chunk), the rest after;
+     * none where PEs outnumber the cores (a chunk handed over would wait for a time slice). */
     bool served[MAX_KIDS] = {false};
     int nc = 0;
     for (int k = top / 2; k >= 1 && rc == 0; k /= 2, nc++) {
@@ -532,7 +547,7 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
             continue;
         }
         fsh_notify_expect(t, child, 1); /* its ready */
-        if (pulling && (!fsh_notify_reached(t, child) ||
+        if (pulling && (!handoffs() || !fsh_notify_reached(t, child) ||
                         !(__atomic_load_n(&asks[child], __ATOMIC_ACQUIRE) & ASK_PULL))) {
             continue;
         }
@@ -545,8 +560,9 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         uint64_t word = __atomic_load_n(&asks[parent], __ATOMIC_ACQUIRE);
         rc = pull(t, &b, parent, pw, word, tag, dest, bytes, seg, off, kids, s.nk);
     } else if (rc == 0 && copy) {
-        for (size_t lo = 0; lo < bytes && rc == 0; lo += PULL_CHUNK) {
-            size_t len = bytes - lo < PULL_CHUNK ? bytes - lo : PULL_CHUNK;
+        size_t step = handoffs() ? PULL_CHUNK : bytes;
+        for (size_t lo = 0; lo < bytes && rc == 0; lo += step) {
+            size_t len = bytes - lo < step ? bytes - lo : step;
             memcpy((char *)dest + lo, (const char *)src + lo, len);
             rc = feed(&b, kids, s.nk, lo + len);
         }
