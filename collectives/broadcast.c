@@ -49,10 +49,13 @@
  * its own size in the same way: the data, or on a mark the ready path (so a parent that
  * passed more names the difference from the ready, as before); a larger one that finds data
  * there while it waits names the difference itself. A slot's reader frees it (state FREE)
- * once it has read it, a mark at the end of its call; a writer waits while the slot it is
- * to write holds an older broadcast's data or mark that is not read yet (credits in the slot
- * itself: back to back, no other line crosses, where a separate consumed word crossed each
- * call once the root was a ring ahead). A root's own claim needs no reading.
+ * once it has read it, a mark at the end of its call; a writer takes the slot when it holds
+ * the broadcast a ring before, read (credits in the slot itself: back to back, no other line
+ * crosses, where a separate consumed word crossed each call once the root was a ring ahead),
+ * and else only once the child's done word (the number of the last broadcast it finished)
+ * says it finished that one: the slot's writers change with the root and with calls too
+ * large for it, and a parent a ring ahead must not take a slot an earlier parent has still to
+ * fill. A root's own claim needs no reading.
  * The root claims its own slot k
  * (state ROOT): two PEs that both take themselves for the root, or two parents of one PE,
  * meet in one slot's compare-and-swap, and the second names the other's call.
@@ -104,8 +107,8 @@ enum { SLOT_ROOT = 1, SLOT_DATA = 2, SLOT_MARK = 3, SLOT_FREE = 4 };
 #define SLOT_SEQ(h) ((uint32_t)(h))
 #define SLOT_FP(h) ((uint16_t)((h) >> 32))
 #define SLOT_STATE(h) ((unsigned)((h) >> 48) & 7u)
-#define SLOT_SIZE(h) ((size_t)((h) >> 51) & 511u)
-_Static_assert(EAGER_DATA < 512, "a slot's size fits its 9 bits");
+#define SLOT_SIZE(h) ((size_t)((h) >> 51) & 8191u)
+_Static_assert(EAGER_DATA < 8192, "a slot's size fits its 13 bits");
 
 static uint64_t eager_seq;  /* broadcasts of the world team so far */
 
@@ -114,15 +117,34 @@ static uint64_t slot_word(uint64_t seq, uint16_t fp, unsigned state, size_t size
     return (uint32_t)seq | (uint64_t)fp << 32 | (uint64_t)state << 48 | (uint64_t)size << 51;
 }
 
+/* May the slot for seq, now holding h, of world PE pe be written? When it holds the broadcast
+ * a ring before, read (or a root's claim); else only once pe has finished that broadcast, as
+ * its done word says: a slot is written by the parent of that broadcast, which is not always
+ * the same PE (roots turn, and larger calls skip the ring), so a parent a ring ahead must not
+ * take it before an earlier one's parent has written it and pe read it. */
+static bool slot_writable(int pe, uint64_t h, uint64_t seq)
+{
+    unsigned st = SLOT_STATE(h);
+    if (seq <= FSH_NOTIFY_EAGER_SLOTS ||
+        (SLOT_SEQ(h) == (uint32_t)(seq - FSH_NOTIFY_EAGER_SLOTS) &&
+         (st == SLOT_FREE || st == SLOT_ROOT))) {
+        return true;
+    }
+    uint32_t done = (uint32_t)__atomic_load_n(fsh_notify_eager_done(pe), __ATOMIC_ACQUIRE);
+    return (int32_t)(done - (uint32_t)(seq - FSH_NOTIFY_EAGER_SLOTS)) >= 0;
+}
+
 struct head_want {
     const uint64_t *head;
-    uint64_t was;
+    uint64_t was, seq;
+    int pe;
 };
 
 static bool head_moved(const void *arg)
 {
     const struct head_want *w = arg;
-    return __atomic_load_n(w->head, __ATOMIC_ACQUIRE) != w->was;
+    uint64_t h = __atomic_load_n(w->head, __ATOMIC_ACQUIRE);
+    return h != w->was || slot_writable(w->pe, h, w->seq);
 }
 
 /* Two writers of one slot: the other one's call differs from mine. */
@@ -147,13 +169,12 @@ static int slot_put(int pe, uint64_t seq, uint64_t word, const void *data, size_
     uint64_t *head = (uint64_t *)(void *)slot;
     uint64_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
     while (SLOT_SEQ(h) != (uint32_t)seq) {
-        unsigned st = SLOT_STATE(h);
-        if (pe != fsh_rt.pe && (st == SLOT_DATA || st == SLOT_MARK)) {
+        if (pe != fsh_rt.pe && !slot_writable(pe, h, seq)) {
             /* An older broadcast's, not read yet: the ring is full. */
-            struct head_want w = {head, h};
+            struct head_want w = {head, h, seq, pe};
             char msg[160];
-            snprintf(msg, sizeof(msg), "broadcast: waiting for PE %d to read broadcast %u",
-                     pe, SLOT_SEQ(h));
+            snprintf(msg, sizeof(msg), "broadcast: waiting for PE %d to finish broadcast %llu",
+                     pe, (unsigned long long)(seq - FSH_NOTIFY_EAGER_SLOTS));
             int rc = fsh_progress_wait_arrival(head_moved, &w, msg, pe);
             if (rc != 0) {
                 return rc;
@@ -591,6 +612,11 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         if (SLOT_SEQ(h) == (uint32_t)seq && SLOT_STATE(h) == SLOT_MARK) {
             __atomic_store_n(head, slot_word(seq, SLOT_FP(h), SLOT_FREE, 0), __ATOMIC_RELEASE);
         }
+    }
+    if (ring && rc == 0) {
+        /* Done with this one, its slot included: the parents of later ones may take that slot
+         * (slot_writable). */
+        __atomic_store_n(fsh_notify_eager_done(fsh_rt.pe), seq, __ATOMIC_RELEASE);
     }
     return rc ? rc : crc ? crc : mm->pe >= 0;
 }

@@ -96,7 +96,7 @@
  * region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB
  * (active sets); and the arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at
  * least enough for a team of every PE (about 24 bytes per PE: a split as large as the world always
- * fits); 2 KiB for the eager broadcast slots (broadcast.c). Private: 12 bytes per sender of each
+ * fits); 2 KiB for the eager broadcast slots and a line (broadcast.c). Private: 12 bytes per sender of each
  * region (expected counts, fingerprints sent and checked).
  */
 #include "notify.h"
@@ -137,7 +137,8 @@ _Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scr
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
 #define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
 /* The eager broadcast ring (broadcast.c). */
-#define EAGER_BYTES (FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
+#define EAGER_RING (FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
+#define EAGER_BYTES (EAGER_RING + 64) /* and a line for the number of the last one done */
 
 static struct {
     int npes;
@@ -872,6 +873,13 @@ char *fsh_notify_eager_slot(int pe, uint64_t seq)
 {
     char *mine = notify_mem.eager + (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT;
     return pe == fsh_rt.pe ? mine : fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(mine));
+}
+
+uint64_t *fsh_notify_eager_done(int pe)
+{
+    char *mine = notify_mem.eager + EAGER_RING;
+    return pe == fsh_rt.pe ? (uint64_t *)(void *)mine
+                           : fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(mine));
 }
 
 uint64_t *fsh_notify_bsrc(int pe)

@@ -188,6 +188,8 @@ int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *o
 void fsh_notify_eager_enable(bool on);
 bool fsh_notify_eager(const struct fsh_team *t);
 char *fsh_notify_eager_slot(int pe, uint64_t seq);
+/* PE pe's number of the last world-team broadcast it finished (its own line, as mapped here). */
+uint64_t *fsh_notify_eager_done(int pe);
 /* World PE pe's broadcast source word (broadcast.c: where a root's source is, for the
  * children that read it there), as mapped here (pe may be this PE); NULL when not mapped. */
 uint64_t *fsh_notify_bsrc(int pe);
