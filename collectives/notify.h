@@ -184,7 +184,7 @@ int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *o
  * numbered seq written by that PE's parent in it. Addresses are PE pe's, as mapped here (pe
  * may be this PE). */
 #define FSH_NOTIFY_EAGER_SLOTS 8
-#define FSH_NOTIFY_EAGER_SLOT 256
+#define FSH_NOTIFY_EAGER_SLOT 320
 void fsh_notify_eager_enable(bool on);
 bool fsh_notify_eager(const struct fsh_team *t);
 char *fsh_notify_eager_slot(int pe, uint64_t seq);
