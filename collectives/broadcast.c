@@ -125,10 +125,13 @@ static uint64_t slot_word(uint64_t seq, uint16_t fp, unsigned state, size_t size
 static bool slot_writable(int pe, uint64_t h, uint64_t seq)
 {
     unsigned st = SLOT_STATE(h);
-    if (seq <= FSH_NOTIFY_EAGER_SLOTS ||
-        (SLOT_SEQ(h) == (uint32_t)(seq - FSH_NOTIFY_EAGER_SLOTS) &&
-         (st == SLOT_FREE || st == SLOT_ROOT))) {
+    if (seq <= FSH_NOTIFY_EAGER_SLOTS) {
         return true;
+    }
+    if (SLOT_SEQ(h) == (uint32_t)(seq - FSH_NOTIFY_EAGER_SLOTS)) {
+        /* That one's data or mark is freed before the child's done word moves: no need to
+         * take the done word's line from the child while waiting for the slot. */
+        return st == SLOT_FREE || st == SLOT_ROOT;
     }
     uint32_t done = (uint32_t)__atomic_load_n(fsh_notify_eager_done(pe), __ATOMIC_ACQUIRE);
     return (int32_t)(done - (uint32_t)(seq - FSH_NOTIFY_EAGER_SLOTS)) >= 0;
@@ -483,7 +486,9 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     }
     enum fsh_seg seg = FSH_SEG_HEAP;
     uint64_t off = 0;
-    int rc = bytes > 0 ? fsh_notify_dest(dest, bytes, &seg, &off) : 0;
+    bool ring = fsh_notify_eager(t), small = ring && bytes <= EAGER_DATA, got = false;
+    /* An eager call writes slots, never dest's remote copies: the API checked dest already. */
+    int rc = bytes > 0 && !small ? fsh_notify_dest(dest, bytes, &seg, &off) : 0;
     if (rc != 0) {
         return rc;
     }
@@ -492,7 +497,6 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t);
     uint64_t tag = (uint64_t)t->fp << 48;
-    bool ring = fsh_notify_eager(t), small = ring && bytes <= EAGER_DATA, got = false;
     uint64_t seq = ring ? ++eager_seq : 0;
     struct kid kids[MAX_KIDS];
     struct serve s = {t, &b, asks, tag, seq, seg, off, r == 0 ? src : dest, bytes, r, ring,
