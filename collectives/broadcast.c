@@ -10,12 +10,13 @@
  * blocks on many PEs a scatter followed by an all-gather would move each byte fewer times
  * (not done yet: the tree is bandwidth-optimal up to 2 PEs and within 2x beyond).
  *
- * Only the parent writes a PE's dest, once per call, and only after that PE said it entered
- * the call (a data-less "ready" arrival, sent on entry): a root many calls ahead must not
- * overwrite a dest a slow PE is still reading, since nothing else in a broadcast makes the
- * root wait for anybody. The ready messages travel while the data waits for the tree above,
- * so they cost about one latency at the root. Back-to-back broadcasts therefore need no
- * barrier even into the same dest, once each PE is done with it before its next call.
+ * Only the parent writes a PE's dest (or the PE itself, pulling: below), once per call, and
+ * only after that PE said it entered the call (a "ready" arrival, sent on entry): a root many
+ * calls ahead must not overwrite a dest a slow PE is still reading, since nothing else in a
+ * broadcast makes the root wait for anybody. The ready messages travel while the data waits
+ * for the tree above, so they cost about one latency at the root. Back-to-back broadcasts
+ * therefore need no barrier even into the same dest, once each PE is done with it before its
+ * next call.
  *
  * The ready is an 8-byte counted write of the size the PE asked for (its nelems in bytes) into
  * the parent's ask mailbox (notify.h: the mailboxes of the team's next step, safe to share as

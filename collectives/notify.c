@@ -96,8 +96,8 @@
  * region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB
  * (active sets); and the arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at
  * least enough for a team of every PE (about 24 bytes per PE: a split as large as the world always
- * fits); 2.5 KiB for the eager broadcast slots and a line (broadcast.c). Private: 12 bytes per sender of each
- * region (expected counts, fingerprints sent and checked).
+ * fits); 2.5 KiB for the eager broadcast slots and a line (broadcast.c). Private: 12 bytes per
+ * sender of each region (expected counts, fingerprints sent and checked).
  */
 #include "notify.h"
 
