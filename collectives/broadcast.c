@@ -98,6 +98,7 @@
 #define ASK_SRC ((uint64_t)1 << 45)  /* an offer: read my source (my fsh_notify_bsrc) */
 #define ASK_BYTES (ASK_SRC - 1)
 #define PULL_MIN (64 * 1024)   /* a mapped child of at least this many bytes reads its data */
+#define PULL_MIN_CROWDED (512 * 1024) /* the same where PEs outnumber the cores (handoffs) */
 #define PULL_CHUNK (32 * 1024) /* a parent signals its dest's progress in chunks of this */
 #define PULL_POLLS 4096        /* a chunk's polls before its wait */
 #define MAX_KIDS 32            /* children of one PE: log2 of a team's size */
@@ -291,13 +292,27 @@ static uint32_t chunks_of(size_t len)
     return (uint32_t)((len + PULL_CHUNK - 1) / PULL_CHUNK);
 }
 
+/* Do chunks go from PE to PE as they are copied? Not where waits yield the core (PEs
+ * outnumber the cores, or FABSHMEM_YIELD=always): a chunk handed over would wait for a time slice,
+ * so a parent hands its data over whole. */
+static bool handoffs(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        int i = fsh_env_word_index("FABSHMEM_YIELD");
+        on = !(i == 0 ? fsh_rt.oversubscribed : i == 1);
+    }
+    return on;
+}
+
 /* Does a child read its data from world PE pw's dest itself? Large sizes, host memory its
  * parent's mapping shows here, and a parent whose dest will hold the data (not the root of
  * an active-set broadcast, which leaves its dest alone). */
 static bool pulls_from(int pw, enum fsh_seg seg, uint64_t off, size_t bytes, bool from_root,
                        bool to_root)
 {
-    return bytes >= PULL_MIN && seg != FSH_SEG_DEVICE && (to_root || !from_root) &&
+    return bytes >= (handoffs() ? PULL_MIN : PULL_MIN_CROWDED) && seg != FSH_SEG_DEVICE &&
+           (to_root || !from_root) &&
            fsh_local_addr(pw, seg, off) != NULL && fsh_local_addr(pw, FSH_SEG_HEAP, 0) != NULL;
 }
 
@@ -321,19 +336,6 @@ static int feed(struct fsh_notify_batch *b, struct kid *kids, int nk, size_t ava
         }
     }
     return rc;
-}
-
-/* Do chunks go from PE to PE as they are copied? Not where waits yield the core (PEs
- * outnumber the cores, or FABSHMEM_YIELD=always): a chunk handed over would wait for a time slice,
- * so a parent hands its data over whole. */
-static bool handoffs(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        int i = fsh_env_word_index("FABSHMEM_YIELD");
-        on = !(i == 0 ? fsh_rt.oversubscribed : i == 1);
-    }
-    return on;
 }
 
 /* Wait for the next chunk of my parent's: a short poll first (the parent is usually copying
