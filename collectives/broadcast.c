@@ -10,12 +10,13 @@
  * blocks on many PEs a scatter followed by an all-gather would move each byte fewer times
  * (not done yet: the tree is bandwidth-optimal up to 2 PEs and within 2x beyond).
  *
- * Only the parent writes a PE's dest, once per call, and only after that PE said it entered
- * the call (a data-less "ready" arrival, sent on entry): a root many calls ahead must not
- * overwrite a dest a slow PE is still reading, since nothing else in a broadcast makes the
- * root wait for anybody. The ready messages travel while the data waits for the tree above,
- * so they cost about one latency at the root. Back-to-back broadcasts therefore need no
- * barrier even into the same dest, once each PE is done with it before its next call.
+ * Only the parent writes a PE's dest (or the PE itself, pulling: below), once per call, and
+ * only after that PE said it entered the call (a "ready" arrival, sent on entry): a root many
+ * calls ahead must not overwrite a dest a slow PE is still reading, since nothing else in a
+ * broadcast makes the root wait for anybody. The ready messages travel while the data waits
+ * for the tree above, so they cost about one latency at the root. Back-to-back broadcasts
+ * therefore need no barrier even into the same dest, once each PE is done with it before its
+ * next call.
  *
  * The ready is an 8-byte counted write of the size the PE asked for (its nelems in bytes) into
  * the parent's ask mailbox (notify.h: the mailboxes of the team's next step, safe to share as
@@ -49,13 +50,32 @@
  * its own size in the same way: the data, or on a mark the ready path (so a parent that
  * passed more names the difference from the ready, as before); a larger one that finds data
  * there while it waits names the difference itself. A slot's reader frees it (state FREE)
- * once it has read it, a mark at the end of its call; a writer waits while the slot it is
- * to write holds an older broadcast's data or mark that is not read yet (credits in the slot
- * itself: back to back, no other line crosses, where a separate consumed word crossed each
- * call once the root was a ring ahead). A root's own claim needs no reading.
+ * once it has read it, a mark at the end of its call; a writer takes the slot when it holds
+ * the broadcast a ring before, read (credits in the slot itself: back to back, no other line
+ * crosses, where a separate consumed word crossed each call once the root was a ring ahead),
+ * and else only once the child's done word (the number of the last broadcast it finished)
+ * says it finished that one: the slot's writers change with the root and with calls too
+ * large for it, and a parent a ring ahead must not take a slot an earlier parent has still to
+ * fill. A root's own claim needs no reading.
  * The root claims its own slot k
  * (state ROOT): two PEs that both take themselves for the root, or two parents of one PE,
  * meet in one slot's compare-and-swap, and the second names the other's call.
+ *
+ * Pulled broadcasts (a child of at least PULL_MIN bytes whose parent's memory is mapped here,
+ * host memory): the child reads its data itself, so that the two copies a team broadcast's
+ * root made (into its own dest, then into the child's) become one each on two cores at once.
+ * Its ready carries ASK_PULL; the parent answers with an offer in the child's ask mailbox for
+ * it (its fingerprint and size, like a ready): ASK_SRC where the root's source is in its heap
+ * (the offset in the root's fsh_notify_bsrc word: the child copies it whole while the root
+ * copies it into its own dest), else ASK_PULL: read my dest, chunk by chunk as I signal
+ * PULL_CHUNK bytes of it ready (a root copying its private source into its dest, or a parent
+ * that pulls itself and is passed on behind it), or neither: I pushed it (the root of an
+ * active-set broadcast has no dest to read; its children of the same call never ask to pull,
+ * only a mix of the two forms does). The child copies min(its size, the parent's) and sends
+ * a "done"; the parent returns only after every such child's done, since its source or dest
+ * is being read until then (and its mailbox at the child is free only then). A size mismatch
+ * is named from the ready as on the push path. A root whose source overlaps its dest copies
+ * first and offers its dest.
  */
 #include "coll.h"
 
@@ -65,13 +85,23 @@
 #include <string.h>
 
 #include "fingerprint.h"
+#include "nap.h"
 #include "notify.h"
+#include "local.h"
+#include "env.h"
 #include "error.h"
 #include "rt.h"
 
 #define ASK_HELLO ((uint64_t)1 << 47)
 #define HELLO_WAIT 0.001 /* seconds a root waits for a child's ready before its hello */
-#define ASK_BYTES (ASK_HELLO - 1)
+#define ASK_PULL ((uint64_t)1 << 46) /* a ready: I read from your dest; an offer: read mine */
+#define ASK_SRC ((uint64_t)1 << 45)  /* an offer: read my source (my fsh_notify_bsrc) */
+#define ASK_BYTES (ASK_SRC - 1)
+#define PULL_MIN (64 * 1024)   /* a mapped child of at least this many bytes reads its data */
+#define PULL_MIN_CROWDED (512 * 1024) /* the same where PEs outnumber the cores (handoffs) */
+#define PULL_CHUNK (32 * 1024) /* a parent signals its dest's progress in chunks of this */
+#define PULL_POLLS 4096        /* a chunk's polls before its wait */
+#define MAX_KIDS 32            /* children of one PE: log2 of a team's size */
 
 /* An eager slot: its head word, the writer's world PE, the data. */
 #define EAGER_DATA (FSH_NOTIFY_EAGER_SLOT - 16)
@@ -79,8 +109,8 @@ enum { SLOT_ROOT = 1, SLOT_DATA = 2, SLOT_MARK = 3, SLOT_FREE = 4 };
 #define SLOT_SEQ(h) ((uint32_t)(h))
 #define SLOT_FP(h) ((uint16_t)((h) >> 32))
 #define SLOT_STATE(h) ((unsigned)((h) >> 48) & 7u)
-#define SLOT_SIZE(h) ((size_t)((h) >> 51) & 511u)
-_Static_assert(EAGER_DATA < 512, "a slot's size fits its 9 bits");
+#define SLOT_SIZE(h) ((size_t)((h) >> 51) & 8191u)
+_Static_assert(EAGER_DATA < 8192, "a slot's size fits its 13 bits");
 
 static uint64_t eager_seq;  /* broadcasts of the world team so far */
 
@@ -89,15 +119,37 @@ static uint64_t slot_word(uint64_t seq, uint16_t fp, unsigned state, size_t size
     return (uint32_t)seq | (uint64_t)fp << 32 | (uint64_t)state << 48 | (uint64_t)size << 51;
 }
 
+/* May the slot for seq, now holding h, of world PE pe be written? When it holds the broadcast
+ * a ring before, read (or a root's claim); else only once pe has finished that broadcast, as
+ * its done word says: a slot is written by the parent of that broadcast, which is not always
+ * the same PE (roots turn, and larger calls skip the ring), so a parent a ring ahead must not
+ * take it before an earlier one's parent has written it and pe read it. */
+static bool slot_writable(int pe, uint64_t h, uint64_t seq)
+{
+    unsigned st = SLOT_STATE(h);
+    if (seq <= FSH_NOTIFY_EAGER_SLOTS) {
+        return true;
+    }
+    if (SLOT_SEQ(h) == (uint32_t)(seq - FSH_NOTIFY_EAGER_SLOTS)) {
+        /* That one's data or mark is freed before the child's done word moves: no need to
+         * take the done word's line from the child while waiting for the slot. */
+        return st == SLOT_FREE || st == SLOT_ROOT;
+    }
+    uint32_t done = (uint32_t)__atomic_load_n(fsh_notify_eager_done(pe), __ATOMIC_ACQUIRE);
+    return (int32_t)(done - (uint32_t)(seq - FSH_NOTIFY_EAGER_SLOTS)) >= 0;
+}
+
 struct head_want {
     const uint64_t *head;
-    uint64_t was;
+    uint64_t was, seq;
+    int pe;
 };
 
 static bool head_moved(const void *arg)
 {
     const struct head_want *w = arg;
-    return __atomic_load_n(w->head, __ATOMIC_ACQUIRE) != w->was;
+    uint64_t h = __atomic_load_n(w->head, __ATOMIC_ACQUIRE);
+    return h != w->was || slot_writable(w->pe, h, w->seq);
 }
 
 /* Two writers of one slot: the other one's call differs from mine. */
@@ -122,13 +174,12 @@ static int slot_put(int pe, uint64_t seq, uint64_t word, const void *data, size_
     uint64_t *head = (uint64_t *)(void *)slot;
     uint64_t h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
     while (SLOT_SEQ(h) != (uint32_t)seq) {
-        unsigned st = SLOT_STATE(h);
-        if (pe != fsh_rt.pe && (st == SLOT_DATA || st == SLOT_MARK)) {
+        if (pe != fsh_rt.pe && !slot_writable(pe, h, seq)) {
             /* An older broadcast's, not read yet: the ring is full. */
-            struct head_want w = {head, h};
+            struct head_want w = {head, h, seq, pe};
             char msg[160];
-            snprintf(msg, sizeof(msg), "broadcast: waiting for PE %d to read broadcast %u",
-                     pe, SLOT_SEQ(h));
+            snprintf(msg, sizeof(msg), "broadcast: waiting for PE %d to finish broadcast %llu",
+                     pe, (unsigned long long)(seq - FSH_NOTIFY_EAGER_SLOTS));
             int rc = fsh_progress_wait_arrival(head_moved, &w, msg, pe);
             if (rc != 0) {
                 return rc;
@@ -234,6 +285,196 @@ static int answer(struct fsh_notify_batch *b, int child, enum fsh_seg seg, uint6
     return rc;
 }
 
+/* ------------------------------------------------------------------ pulled broadcasts */
+
+static uint32_t chunks_of(size_t len)
+{
+    return (uint32_t)((len + PULL_CHUNK - 1) / PULL_CHUNK);
+}
+
+/* Do chunks go from PE to PE as they are copied? Not where waits yield the core (PEs
+ * outnumber the cores, or FABSHMEM_YIELD=always): a chunk handed over would wait for a time slice,
+ * so a parent hands its data over whole. */
+static bool handoffs(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        int i = fsh_env_word_index("FABSHMEM_YIELD");
+        on = !(i == 0 ? fsh_rt.oversubscribed : i == 1);
+    }
+    return on;
+}
+
+/* Does a child read its data from world PE pw's dest itself? Large sizes, host memory its
+ * parent's mapping shows here, and a parent whose dest will hold the data (not the root of
+ * an active-set broadcast, which leaves its dest alone). */
+static bool pulls_from(int pw, enum fsh_seg seg, uint64_t off, size_t bytes, bool from_root,
+                       bool to_root)
+{
+    return bytes >= (handoffs() ? PULL_MIN : PULL_MIN_CROWDED) && seg != FSH_SEG_DEVICE &&
+           (to_root || !from_root) &&
+           fsh_local_addr(pw, seg, off) != NULL && fsh_local_addr(pw, FSH_SEG_HEAP, 0) != NULL;
+}
+
+/* A child that reads from this PE: chunks of its `want` bytes signalled so far. */
+struct kid {
+    int child;   /* team PE */
+    size_t want; /* what it reads: the smaller of its size and mine */
+    uint32_t sent;
+};
+
+/* Signal to each pulling child the chunks of it that `avail` bytes of my dest now hold. */
+static int feed(struct fsh_notify_batch *b, struct kid *kids, int nk, size_t avail)
+{
+    int rc = 0;
+    for (int i = 0; i < nk && rc == 0; i++) {
+        uint32_t ready = avail >= kids[i].want ? chunks_of(kids[i].want)
+                                               : (uint32_t)(avail / PULL_CHUNK);
+        while (kids[i].sent < ready && rc == 0) {
+            rc = fsh_notify_signal(b, kids[i].child);
+            kids[i].sent++;
+        }
+    }
+    return rc;
+}
+
+/* Wait for the next chunk of my parent's: a short poll first (the parent is usually copying
+ * it right now), so that a chunk costs no wait message. */
+static int wait_chunk(const struct fsh_team *t, int parent)
+{
+    fsh_notify_expect(t, parent, 1);
+    for (unsigned i = 0; i < PULL_POLLS && handoffs(); i++) {
+        if (fsh_notify_reached(t, parent)) {
+            return 0;
+        }
+        fsh_cpu_relax();
+    }
+    return fsh_notify_wait(t, parent, "broadcast: waiting for the parent's next chunk");
+}
+
+/* The child's side once its parent's offer is in (the word in my ask mailbox for the parent):
+ * read min(its size, mine) from the parent's dest chunk by chunk as the parent signals them,
+ * feeding my own pulling children on the way; or, where the parent pushed instead, wait for
+ * that. Then the "done" that lets the parent return. */
+static int pull(const struct fsh_team *t, struct fsh_notify_batch *b, int parent, int pw,
+                uint64_t word, uint64_t tag, void *dest, size_t bytes, enum fsh_seg seg,
+                uint64_t off, struct kid *kids, int nk)
+{
+    if ((word & ~(ASK_BYTES | ASK_PULL | ASK_SRC)) != tag) {
+        return fsh_fingerprint_report(pw, t->fp, (uint16_t)(word >> 48));
+    }
+    size_t theirs = (size_t)(word & ASK_BYTES), m = theirs < bytes ? theirs : bytes;
+    int rc = 0;
+    if (word & ASK_SRC) {
+        /* The root's source, whole: copied while the root copies it into its own dest. */
+        uint64_t soff = __atomic_load_n(fsh_notify_bsrc(pw), __ATOMIC_RELAXED);
+        const char *from = fsh_local_addr(pw, FSH_SEG_HEAP, soff);
+        for (size_t lo = 0; lo < m && rc == 0; lo += PULL_CHUNK) {
+            size_t len = m - lo < PULL_CHUNK ? m - lo : PULL_CHUNK;
+            memcpy((char *)dest + lo, from + lo, len);
+            rc = feed(b, kids, nk, lo + len);
+        }
+    } else if (word & ASK_PULL) {
+        const char *from = fsh_local_addr(pw, seg, off);
+        for (uint32_t k = 0; k < chunks_of(m) && rc == 0; k++) {
+            size_t lo = (size_t)k * PULL_CHUNK, len = m - lo < PULL_CHUNK ? m - lo : PULL_CHUNK;
+            rc = wait_chunk(t, parent);
+            if (rc == 0) {
+                memcpy((char *)dest + lo, from + lo, len);
+                rc = feed(b, kids, nk, lo + len);
+            }
+        }
+    } else {
+        /* Pushed, pieces up to my size (answer). */
+        fsh_notify_expect(t, parent, fsh_notify_pieces(bytes));
+        rc = fsh_notify_wait(t, parent, "broadcast: waiting for the data");
+    }
+    return rc ? rc : fsh_notify_signal(b, parent);
+}
+
+struct serve {
+    struct fsh_team *t;
+    struct fsh_notify_batch *b;
+    uint64_t *asks, tag, seq;
+    enum fsh_seg seg;
+    uint64_t off;
+    const void *from;
+    size_t bytes;
+    int r;
+    bool ring, readable; /* readable: my dest (or src) will hold the data: a pull is served */
+    bool src_ok;         /* the root's src is in its heap: children read it there */
+    struct fsh_coll_mismatch *mm;
+    struct kid *kids;
+    int nk;
+};
+
+/* Child (team PE) of mine: wait for its ready, check it, then push its data (or as much as it
+ * asked for), or offer it my dest to read from (a pulling child: s->kids). */
+static int serve_child(struct serve *s, int child)
+{
+    struct fsh_team *t = s->t;
+    /* The root's hello, only for a child whose ready is late (HELLO_WAIT): else the data (or
+     * the offer) counts as it too. A late child may wait in its eager slot: mark it. */
+    bool plus = s->r == 0 && t->fp != 0, late = false;
+    int rc = 0;
+    if (plus || s->ring) {
+        rc = fsh_notify_wait_for(t, child, "broadcast: waiting for a PE to enter the call",
+                                 HELLO_WAIT, &late);
+    }
+    if (rc == 0 && late && s->ring) {
+        rc = slot_put(fsh_team_world_pe(t, child), s->seq,
+                      slot_word(s->seq, t->fp, SLOT_MARK, 0), NULL, 0, t->fp);
+    }
+    if (rc == 0 && late && plus) {
+        plus = false;
+        rc = fsh_notify_word(s->b, child, &s->asks[t->my_pe], s->tag | ASK_HELLO);
+        if (rc == 0) {
+            /* The offer that may follow lands in the same mailbox, after this. */
+            rc = fsh_notify_complete(s->b, "broadcast: a hello");
+        }
+    }
+    if (rc == 0 && !plus) {
+        rc = fsh_notify_wait(t, child, "broadcast: waiting for a PE to enter the call");
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    uint64_t word = __atomic_load_n(&s->asks[child], __ATOMIC_ACQUIRE);
+    if (__builtin_expect((word & ~(ASK_BYTES | ASK_PULL | ASK_SRC)) != s->tag, 0)) {
+        /* Another call's fingerprint, or a hello: the child takes itself for the root. */
+        return fsh_fingerprint_report(fsh_team_world_pe(t, child), t->fp,
+                                      (uint16_t)(word >> 48));
+    }
+    size_t ask = (size_t)(word & ASK_BYTES);
+    if (ask != s->bytes && s->mm->pe < 0) {
+        s->mm->pe = fsh_team_world_pe(t, child);
+        s->mm->theirs = ask;
+    }
+    if (!(word & ASK_PULL)) {
+        return answer(s->b, child, s->seg, s->off, s->from, s->bytes, ask, plus);
+    }
+    /* The offer: my size, and whether to read it from my dest or wait for my push. Its
+     * mailbox is mine at the child, free again once the child's done is in. */
+    uint64_t offer = s->tag | (s->src_ok ? ASK_SRC : s->readable ? ASK_PULL : 0) | s->bytes;
+    rc = fsh_notify_word(s->b, child, &s->asks[t->my_pe], offer);
+    if (rc == 0 && plus) {
+        rc = fsh_notify_signal(s->b, child);
+    }
+    if (rc == 0) {
+        /* Counted toward the child's first wait: in place before anything counted later. */
+        rc = fsh_notify_complete(s->b, "broadcast: an offer");
+    }
+    /* Its done is waited for at the end (nothing to read where I pushed). */
+    fsh_notify_expect(t, child, 1);
+    /* Chunks signalled only to a child that reads my dest. */
+    size_t want = !s->readable || s->src_ok ? 0 : ask < s->bytes ? ask : s->bytes;
+    s->kids[s->nk++] = (struct kid){child, want, 0};
+    if (rc == 0 && !s->readable) {
+        rc = answer(s->b, child, s->seg, s->off, s->from, s->bytes, ask, false);
+    }
+    return rc;
+}
+
 int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t bytes, int root,
                        bool to_root, struct fsh_coll_mismatch *mm)
 {
@@ -248,7 +489,9 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     }
     enum fsh_seg seg = FSH_SEG_HEAP;
     uint64_t off = 0;
-    int rc = bytes > 0 ? fsh_notify_dest(dest, bytes, &seg, &off) : 0;
+    bool ring = fsh_notify_eager(t), small = ring && bytes <= EAGER_DATA, got = false;
+    /* An eager call writes slots, never dest's remote copies: the API checked dest already. */
+    int rc = bytes > 0 && !small ? fsh_notify_dest(dest, bytes, &seg, &off) : 0;
     if (rc != 0) {
         return rc;
     }
@@ -257,17 +500,24 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
     struct fsh_notify_batch b;
     fsh_notify_batch_init(&b, t);
     uint64_t tag = (uint64_t)t->fp << 48;
-    bool ring = fsh_notify_eager(t), small = ring && bytes <= EAGER_DATA, got = false;
     uint64_t seq = ring ? ++eager_seq : 0;
+    struct kid kids[MAX_KIDS];
+    struct serve s = {t, &b, asks, tag, seq, seg, off, r == 0 ? src : dest, bytes, r, ring,
+                      r != 0 || to_root, false, mm, kids, 0};
+    int parent = 0, pw = 0;
+    bool pulling = false, copy = false; /* copy: the root's own copy still to do */
     if (r != 0) {
-        int parent = (r - low + root) % n, pw = fsh_team_world_pe(t, parent);
+        parent = (r - low + root) % n;
+        pw = fsh_team_world_pe(t, parent);
         if (small) {
             rc = slot_take(pw, seq, dest, bytes, t->fp, mm, &got);
         }
+        bool hello = parent == root && t->fp != 0;
+        pulling = !got && pulls_from(pw, seg, off, bytes, parent == root, to_root);
         if (rc == 0 && !got) {
-            rc = fsh_notify_word(&b, parent, &asks[t->my_pe], tag | bytes);
-            bool hello = parent == root && t->fp != 0;
-            fsh_notify_expect(t, parent, fsh_notify_pieces(bytes) + hello);
+            rc = fsh_notify_word(&b, parent, &asks[t->my_pe],
+                                 tag | (pulling ? ASK_PULL : 0) | bytes);
+            fsh_notify_expect(t, parent, (pulling ? 1 : fsh_notify_pieces(bytes)) + hello);
         }
         /* A larger PE than an eager parent would wait for ever: it looks at its slot too. */
         if (rc == 0 && !got && ring) {
@@ -286,60 +536,80 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         if (ring) {
             rc = slot_put(fsh_rt.pe, seq, slot_word(seq, t->fp, SLOT_ROOT, 0), NULL, 0, t->fp);
         }
-        if (to_root && dest != src && bytes > 0) {
+        copy = to_root && dest != src && bytes > 0;
+        enum fsh_seg sseg;
+        uint64_t soff;
+        if (bytes >= PULL_MIN && fsh_mr_lookup(src, bytes, &sseg, &soff) == 0 &&
+            sseg == FSH_SEG_HEAP) {
+            /* Children that pull read my source itself (published by the offers). */
+            __atomic_store_n(fsh_notify_bsrc(fsh_rt.pe), soff, __ATOMIC_RELAXED);
+            s.src_ok = s.readable = true;
+        }
+        if (copy && ((const char *)src < (const char *)dest + bytes &&
+                     (const char *)dest < (const char *)src + bytes)) {
+            /* Overlapping: copy first, and send from dest (src is partly overwritten). */
             memmove(dest, src, bytes);
+            copy = false;
+            s.from = dest;
+            s.src_ok = false;
         }
     }
-    const void *from = r == 0 ? src : dest;
     int top = 1;
     while (top < n && top < low) {
         top *= 2;
     }
-    for (int k = top / 2; k >= 1 && rc == 0; k /= 2) {
-        if (k < low && r + k < n) {
-            int child = (r + k + root) % n;
-            if (small) {
-                rc = slot_put(fsh_team_world_pe(t, child), seq,
-                              slot_word(seq, t->fp, SLOT_DATA, bytes), from, bytes, t->fp);
-                continue;
-            }
-            fsh_notify_expect(t, child, 1);
-            /* The root's hello, only for a child whose ready is late (HELLO_WAIT): else the
-             * data counts as it too. A late child may wait in its eager slot: mark it. */
-            bool plus = r == 0 && t->fp != 0, late = false;
-            if (plus || ring) {
-                rc = fsh_notify_wait_for(t, child, "broadcast: waiting for a PE to enter the call",
-                                         HELLO_WAIT, &late);
-            }
-            if (rc == 0 && late && ring) {
-                rc = slot_put(fsh_team_world_pe(t, child), seq,
-                              slot_word(seq, t->fp, SLOT_MARK, 0), NULL, 0, t->fp);
-            }
-            if (rc == 0 && late && plus) {
-                plus = false;
-                rc = fsh_notify_word(&b, child, &asks[t->my_pe], tag | ASK_HELLO);
-            }
-            if (rc == 0 && !plus) {
-                rc = fsh_notify_wait(t, child, "broadcast: waiting for a PE to enter the call");
-            }
-            if (rc != 0) {
-                break;
-            }
-            uint64_t word = __atomic_load_n(&asks[child], __ATOMIC_ACQUIRE);
-            if (__builtin_expect((word & ~ASK_BYTES) != tag, 0)) {
-                /* Another call's fingerprint, or a hello: the child takes itself for the
-                 * root. */
-                rc = fsh_fingerprint_report(fsh_team_world_pe(t, child), t->fp,
-                                            (uint16_t)(word >> 48));
-                break;
-            }
-            size_t ask = (size_t)(word & ASK_BYTES);
-            if (ask != bytes && mm->pe < 0) {
-                mm->pe = fsh_team_world_pe(t, child);
-                mm->theirs = ask;
-            }
-            rc = answer(&b, child, seg, off, from, bytes, ask, plus);
+    /* Children, the largest subtree first. A PE still pulling its own data serves now only
+     * those whose ready is in already (they pull behind it, chunk by chunk), the rest after;
+     * none where PEs outnumber the cores (a chunk handed over would wait for a time slice). */
+    bool served[MAX_KIDS] = {false};
+    int nc = 0;
+    for (int k = top / 2; k >= 1 && rc == 0; k /= 2, nc++) {
+        if (!(k < low && r + k < n)) {
+            continue;
         }
+        int child = (r + k + root) % n;
+        if (small) {
+            rc = slot_put(fsh_team_world_pe(t, child), seq,
+                          slot_word(seq, t->fp, SLOT_DATA, bytes), s.from, bytes, t->fp);
+            served[nc] = true;
+            continue;
+        }
+        fsh_notify_expect(t, child, 1); /* its ready */
+        if (pulling && (!handoffs() || !fsh_notify_reached(t, child) ||
+                        !(__atomic_load_n(&asks[child], __ATOMIC_ACQUIRE) & ASK_PULL))) {
+            continue;
+        }
+        rc = serve_child(&s, child);
+        served[nc] = true;
+    }
+    /* My own data: the root's copy into its dest, or a pulling child's reads; the children
+     * that pull from me follow it chunk by chunk. */
+    if (rc == 0 && pulling) {
+        uint64_t word = __atomic_load_n(&asks[parent], __ATOMIC_ACQUIRE);
+        rc = pull(t, &b, parent, pw, word, tag, dest, bytes, seg, off, kids, s.nk);
+    } else if (rc == 0 && copy) {
+        size_t step = handoffs() ? PULL_CHUNK : bytes;
+        for (size_t lo = 0; lo < bytes && rc == 0; lo += step) {
+            size_t len = bytes - lo < step ? bytes - lo : step;
+            memcpy((char *)dest + lo, (const char *)src + lo, len);
+            rc = feed(&b, kids, s.nk, lo + len);
+        }
+    }
+    if (rc == 0) {
+        rc = feed(&b, kids, s.nk, bytes);
+    }
+    nc = 0;
+    for (int k = top / 2; k >= 1 && rc == 0; k /= 2, nc++) {
+        if (k < low && r + k < n && !served[nc]) {
+            rc = serve_child(&s, (r + k + root) % n);
+            if (rc == 0) {
+                rc = feed(&b, kids, s.nk, bytes);
+            }
+        }
+    }
+    /* The pulling children's done: my dest (or src) is theirs to read until then. */
+    for (int i = 0; i < s.nk && rc == 0; i++) {
+        rc = fsh_notify_wait(t, kids[i].child, "broadcast: waiting for a PE to read its data");
     }
     int crc = fsh_notify_complete(&b, "broadcast: forwarding");
     if (ring && r != 0 && !got && rc == 0) {
@@ -349,6 +619,11 @@ int fsh_coll_broadcast(struct fsh_team *t, void *dest, const void *src, size_t b
         if (SLOT_SEQ(h) == (uint32_t)seq && SLOT_STATE(h) == SLOT_MARK) {
             __atomic_store_n(head, slot_word(seq, SLOT_FP(h), SLOT_FREE, 0), __ATOMIC_RELEASE);
         }
+    }
+    if (ring && rc == 0) {
+        /* Done with this one, its slot included: the parents of later ones may take that slot
+         * (slot_writable). */
+        __atomic_store_n(fsh_notify_eager_done(fsh_rt.pe), seq, __ATOMIC_RELEASE);
     }
     return rc ? rc : crc ? crc : mm->pe >= 0;
 }

@@ -96,14 +96,13 @@
  * region, an 8-byte cell for finalize; landing buffers of at most 64 KiB (world) and 32 KiB
  * (active sets); and the arena, 3 KiB per FABSHMEM_MAX_TEAMS, that the other teams share, and at
  * least enough for a team of every PE (about 24 bytes per PE: a split as large as the world always
- * fits); 2 KiB for the eager broadcast slots (broadcast.c). Private: 12 bytes per sender of each
- * region (expected counts, fingerprints sent and checked).
+ * fits); 2.5 KiB for the eager broadcast slots and a line (broadcast.c). Private: 12 bytes per
+ * sender of each region (expected counts, fingerprints sent and checked).
  */
 #include "notify.h"
 
 #include <errno.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,14 +129,16 @@
 #define ARENA_PER_TEAM 3072
 #define TEAM_PAGES 59 /* of the 61: a team of every PE fits, */
 #define HALF_PAGES 30 /* and two of half of them */
-#define HEAD 192 /* the data-less arrivals' source and sink words, a landing word, records */
+#define HEAD 192 /* data-less arrivals' source and sink, a landing word, BSRC_OFF, records */
+#define BSRC_OFF 32 /* a broadcast root's source, for the children that read it */
 #define REC_OFF 64 /* fingerprint.c's records of this PE's last two fingerprinted calls */
 _Static_assert(REC_OFF + FSH_FINGERPRINT_BYTES <= HEAD, "the records fit the scratch's head");
 #define FP_HIGH 0x80000000u /* in the immediate's upper half: a fingerprint, */
 #define FP_PAR_SHIFT 30     /* the parity of its message number, and the 16 bits */
 #define PLUS_HIGH (1u << 29) /* in the upper half: count this write as two arrivals */
 /* The eager broadcast ring (broadcast.c). */
-#define EAGER_BYTES (FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
+#define EAGER_RING (FSH_NOTIFY_EAGER_SLOTS * FSH_NOTIFY_EAGER_SLOT)
+#define EAGER_BYTES (EAGER_RING + 64) /* and a line for the number of the last one done */
 
 static struct {
     int npes;
@@ -794,124 +795,6 @@ int fsh_notify_complete(struct fsh_notify_batch *b, const char *what)
     return fsh_progress_wait_track(&b->sync, what);
 }
 
-void fsh_notify_expect(const struct fsh_team *t, int i, uint32_t n)
-{
-    t->nr->expected[counter_of(t, i)] += n;
-}
-
-struct want {
-    const uint32_t *arrived;
-    uint32_t expected;
-};
-
-static bool reached(const void *arg)
-{
-    const struct want *w = arg;
-    uint32_t a = __atomic_load_n(w->arrived, __ATOMIC_ACQUIRE);
-    return (int32_t)(a - w->expected) >= 0;
-}
-
-/* Wait with done(arg) for w, the counter of team index i, named in the wait's message. */
-static int wait_counter(const struct fsh_team *t, int i, const char *what, const struct want *w,
-                        fsh_done_fn done, const void *arg)
-{
-    int from = fsh_team_world_pe(t, i);
-    char msg[256];
-    /* The counts run from the team's making, over all its collectives: say so. */
-    snprintf(msg, sizeof(msg),
-             "%s: waiting for PE %d (%u of the %u writes this team's collectives expect from it "
-             "so far have arrived)", what, from, __atomic_load_n(w->arrived, __ATOMIC_RELAXED),
-             w->expected);
-    /* A collective's arrival comes only from the sender itself: a sender gone into finalize
-     * (or exit) never sends it. Finalize's own sync waits for peers that may still compute. */
-    if (t->nr == &notify_mem.final) {
-        return fsh_progress_wait(done, arg, msg, from);
-    }
-    return fsh_progress_wait_arrival(done, arg, msg, from);
-}
-
-int fsh_notify_wait(const struct fsh_team *t, int i, const char *what)
-{
-    size_t c = counter_of(t, i);
-    struct want w = {&t->nr->cells[c].arrived, t->nr->expected[c]};
-    return reached(&w) ? 0 : wait_counter(t, i, what, &w, reached, &w);
-}
-
-struct want_or {
-    struct want w;
-    fsh_done_fn other;
-    const void *arg;
-    unsigned polls;
-};
-
-static bool reached_or_other(const void *arg)
-{
-    struct want_or *f = (struct want_or *)arg;
-    return reached(&f->w) || ((++f->polls & 63) == 0 && f->other(f->arg));
-}
-
-int fsh_notify_wait_or(const struct fsh_team *t, int i, const char *what, fsh_done_fn other,
-                       const void *arg, bool *hit)
-{
-    size_t c = counter_of(t, i);
-    struct want_or f = {.w = {&t->nr->cells[c].arrived, t->nr->expected[c]}, other, arg, 0};
-    *hit = false;
-    if (reached(&f.w)) {
-        return 0;
-    }
-    int rc = wait_counter(t, i, what, &f.w, reached_or_other, &f);
-    *hit = rc == 0 && !reached(&f.w);
-    return rc;
-}
-
-struct want_for {
-    struct want w;
-    struct timespec end;
-    unsigned polls;
-    bool late;
-};
-
-static bool reached_or_late(const void *arg)
-{
-    struct want_for *f = (struct want_for *)arg;
-    if (reached(&f->w)) {
-        return true;
-    }
-    /* The clock every 64 polls: this wait is for a peer that is late already. */
-    if ((++f->polls & 63) == 0) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec > f->end.tv_sec ||
-            (now.tv_sec == f->end.tv_sec && now.tv_nsec >= f->end.tv_nsec)) {
-            f->late = true;
-            return true;
-        }
-    }
-    return false;
-}
-
-int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
-                        bool *late)
-{
-    size_t c = counter_of(t, i);
-    struct want_for f = {.w = {&t->nr->cells[c].arrived, t->nr->expected[c]}};
-    *late = false;
-    if (reached(&f.w)) {
-        return 0;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &f.end);
-    long ns = f.end.tv_nsec + (long)(secs * 1e9);
-    f.end.tv_sec += ns / 1000000000L;
-    f.end.tv_nsec = ns % 1000000000L;
-    int from = fsh_team_world_pe(t, i);
-    char msg[160];
-    snprintf(msg, sizeof(msg), "%s: waiting for PE %d (%u of %u arrivals)", what, from,
-             __atomic_load_n(f.w.arrived, __ATOMIC_RELAXED), f.w.expected);
-    int rc = fsh_progress_wait_arrival(reached_or_late, &f, msg, from);
-    *late = rc == 0 && !reached(&f.w);
-    return rc;
-}
-
 /* The dissemination rounds of a barrier (barrier.c) carrying an 8-byte word: an all-reduce
  * for idempotent operations (AND here; hearing a value twice is harmless). The word of round
  * k comes from team PE me - 2^k and lands in that sender's mailbox, as every mailbox write
@@ -990,6 +873,20 @@ char *fsh_notify_eager_slot(int pe, uint64_t seq)
 {
     char *mine = notify_mem.eager + (size_t)(seq % FSH_NOTIFY_EAGER_SLOTS) * FSH_NOTIFY_EAGER_SLOT;
     return pe == fsh_rt.pe ? mine : fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(mine));
+}
+
+uint64_t *fsh_notify_eager_done(int pe)
+{
+    char *mine = notify_mem.eager + EAGER_RING;
+    return pe == fsh_rt.pe ? (uint64_t *)(void *)mine
+                           : fsh_local_addr(pe, FSH_SEG_HEAP, fsh_notify_scratch_off(mine));
+}
+
+uint64_t *fsh_notify_bsrc(int pe)
+{
+    char *mine = notify_mem.scratch + BSRC_OFF;
+    return pe == fsh_rt.pe ? (uint64_t *)(void *)mine
+                           : fsh_local_addr(pe, FSH_SEG_HEAP, notify_mem.scratch_off + BSRC_OFF);
 }
 
 uint64_t fsh_notify_scratch_off(const void *p)

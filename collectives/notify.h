@@ -144,6 +144,9 @@ int fsh_notify_fp_check(const struct fsh_team *t, int i, uint16_t fp, bool data)
 /* Expect n more arrivals from team PE i; wait until all expected ones arrived. */
 void fsh_notify_expect(const struct fsh_team *t, int i, uint32_t n);
 int fsh_notify_wait(const struct fsh_team *t, int i, const char *what);
+/* Whether every arrival expected from team PE i is in: one load, no progress (a caller that
+ * polls before it waits). */
+bool fsh_notify_reached(const struct fsh_team *t, int i);
 /* The same wait, given up after secs seconds: 0 with *late false when everything arrived, 0
  * with *late true when the time ran out first (nothing consumed: wait again), or -errno. */
 int fsh_notify_wait_for(const struct fsh_team *t, int i, const char *what, double secs,
@@ -181,10 +184,15 @@ int fsh_notify_dest(const void *dest, size_t len, enum fsh_seg *seg, uint64_t *o
  * numbered seq written by that PE's parent in it. Addresses are PE pe's, as mapped here (pe
  * may be this PE). */
 #define FSH_NOTIFY_EAGER_SLOTS 8
-#define FSH_NOTIFY_EAGER_SLOT 256
+#define FSH_NOTIFY_EAGER_SLOT 320
 void fsh_notify_eager_enable(bool on);
 bool fsh_notify_eager(const struct fsh_team *t);
 char *fsh_notify_eager_slot(int pe, uint64_t seq);
+/* PE pe's number of the last world-team broadcast it finished (its own line, as mapped here). */
+uint64_t *fsh_notify_eager_done(int pe);
+/* World PE pe's broadcast source word (broadcast.c: where a root's source is, for the
+ * children that read it there), as mapped here (pe may be this PE); NULL when not mapped. */
+uint64_t *fsh_notify_bsrc(int pe);
 /* Heap offset (the same on every PE) of a scratch address returned above. */
 uint64_t fsh_notify_scratch_off(const void *p);
 

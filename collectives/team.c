@@ -160,6 +160,9 @@ int fsh_team_index(const struct fsh_team *t, int world)
         return -1;
     }
     long d = (long)world - t->start;
+    if (t->stride == 1) {
+        return d >= 0 && d < t->size ? (int)d : -1; /* no division: every active-set call */
+    }
     if (d % t->stride != 0) {
         return -1;
     }

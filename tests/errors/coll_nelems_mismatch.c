@@ -6,7 +6,8 @@
  * collectives' messages carry name both PEs and their values (tests/errors/coll_fp_*); with
  * FABSHMEM_CHECK=1 the arguments are compared before any data moves (coll_mismatch_*).
  * FSH_COLL_CASE picks the collective (default: shmem_broadcastmem); broadcast_rev has the root
- * pass the smaller nelems, broadcast_zero has PE 1 pass 0, broadcast64 is the active-set form.
+ * pass the smaller nelems, broadcast_zero has PE 1 pass 0, broadcast64 is the active-set form,
+ * broadcast_pull(_rev) the same as broadcast(_rev) with sizes whose children pull.
  */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
@@ -28,8 +29,8 @@ int main(void)
     }
     shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
-    long *src = shmem_calloc(4000, sizeof(long));
-    long *dst = shmem_calloc(4000 * (size_t)npes, sizeof(long));
+    long *src = shmem_calloc(20000, sizeof(long));
+    long *dst = shmem_calloc(20000 * (size_t)npes, sizeof(long));
     size_t n = me == 0 ? 100 : 10; /* PE 0 passes 100, the others 10 */
     if (!strcmp(c, "broadcast")) {
         shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, n, 0);
@@ -37,6 +38,11 @@ int main(void)
         shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, me == 0 ? 10 : 100, 0);
     } else if (!strcmp(c, "broadcast_zero")) {
         shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, me == 1 ? 0 : 10, 0);
+    } else if (!strcmp(c, "broadcast_pull")) {
+        /* one node: children large enough to read their data themselves (broadcast.c) */
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, me == 0 ? 160000 : 80000, 0);
+    } else if (!strcmp(c, "broadcast_pull_rev")) {
+        shmem_broadcastmem(SHMEM_TEAM_WORLD, dst, src, me == 0 ? 8000 : 160000, 0);
     } else if (!strcmp(c, "broadcast64")) {
         shmem_broadcast64(dst, src, n, 0, 0, 0, npes, psync);
     } else if (!strcmp(c, "broadcast_root")) {

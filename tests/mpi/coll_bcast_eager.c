@@ -5,9 +5,9 @@
  * node; the ready path elsewhere, which this checks the same way).
  *
  *  1. 1200 calls of shmem_broadcastmem into one dest, the root turning (call % npes), the
- *     size cycling over 0, 1, 8, 239, 240 (the largest eager slot), 241, 256 and 1000 bytes
- *     (so eager and ready calls alternate), the root refilling its source at once after
- *     each call; every PE checks each call's bytes and that the byte after them kept the
+ *     size cycling over 0, 1, 8, 239, 240, 241, 256, 303, 304 (the largest eager slot), 305 and
+ *     1000 bytes (so eager and ready calls alternate), the root refilling its source at once
+ *     after each call; every PE checks each call's bytes and that the byte after them kept the
  *     sentinel it wrote before the call.
  *  2. 400 calls of 8 bytes from PE 0, the last PE sleeping 300 us every 16th call: the root
  *     fills the ring and waits for credits; every call's value is checked.
@@ -57,7 +57,7 @@ static void check(const char *phase, int root, int call, size_t n)
 
 int main(void)
 {
-    static const size_t sizes[] = {0, 1, 8, 239, 240, 241, 256, 1000};
+    static const size_t sizes[] = {0, 1, 8, 239, 240, 241, 256, 303, 304, 305, 1000};
     const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
     shmem_init();
     t_start(NAME);
