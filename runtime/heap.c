@@ -35,6 +35,10 @@ struct heap {
     uint8_t *base;
     size_t size;
     struct block *head;
+    /* Every block before scan is live: first fit starts there, past the reservations made at
+     * init (the collectives' scratch and the like), which a shmem_malloc + shmem_free pair
+     * walked twice. Derived from the call sequence only, so offsets stay the same on every PE. */
+    struct block *scan;
     const char *var; /* the variable that sizes it, for messages */
 };
 static struct heap heaps[FSH_HEAP_NKINDS];
@@ -84,15 +88,39 @@ void fsh_heap_unmap(void *base, size_t size)
     }
 }
 
+/* List nodes that splits and merges gave back, kept for the next split (at most SPARE_MAX):
+ * shmem_malloc and shmem_free each split or merge once, and a calloc and a free per pair were
+ * a measurable part of a pair's time on 2 PEs (bench/RESULTS.md, issue 35). */
+#define SPARE_MAX 64
+static struct {
+    struct block *head;
+    unsigned n;
+} spare;
+
 static struct block *node(size_t off, size_t size, bool live)
 {
-    struct block *b = calloc(1, sizeof(*b));
+    struct block *b = spare.head;
     if (b) {
-        b->off = off;
-        b->size = size;
-        b->live = live;
+        spare.head = b->next;
+        spare.n--;
+    } else {
+        b = malloc(sizeof(*b));
+    }
+    if (b) {
+        *b = (struct block){.off = off, .size = size, .live = live};
     }
     return b;
+}
+
+static void unnode(struct block *b)
+{
+    if (spare.n < SPARE_MAX) {
+        b->next = spare.head;
+        spare.head = b;
+        spare.n++;
+    } else {
+        free(b);
+    }
 }
 
 static int init(struct heap *h, void *base, size_t size, const char *var)
@@ -100,7 +128,7 @@ static int init(struct heap *h, void *base, size_t size, const char *var)
     h->var = var;
     h->base = base;
     h->size = size;
-    h->head = node(0, size, false);
+    h->head = h->scan = node(0, size, false);
     if (!h->head) {
         return fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
     }
@@ -116,6 +144,12 @@ static void fini(struct heap *h)
         b = n;
     }
     memset(h, 0, sizeof(*h));
+    while (spare.head) {
+        b = spare.head;
+        spare.head = b->next;
+        free(b);
+    }
+    spare.n = 0;
 }
 
 /* Split b so that it keeps its first `size` bytes; the rest becomes a new block after it. */
@@ -138,8 +172,16 @@ static int split(struct block *b, size_t size, bool rest_live)
     return 0;
 }
 
+/* b, free now, may lie before the scan start. */
+static void freed(struct heap *h, struct block *b)
+{
+    if (!h->scan || b->off < h->scan->off) {
+        h->scan = b;
+    }
+}
+
 /* Merge b with its free neighbours; returns the surviving block. */
-static struct block *coalesce(struct block *b)
+static struct block *coalesce(struct heap *h, struct block *b)
 {
     if (b->next && !b->next->live) {
         struct block *n = b->next;
@@ -148,7 +190,10 @@ static struct block *coalesce(struct block *b)
         if (n->next) {
             n->next->prev = b;
         }
-        free(n);
+        if (h->scan == n) {
+            h->scan = b;
+        }
+        unnode(n);
     }
     if (b->prev && !b->prev->live) {
         struct block *p = b->prev;
@@ -157,9 +202,13 @@ static struct block *coalesce(struct block *b)
         if (b->next) {
             b->next->prev = p;
         }
-        free(b);
+        if (h->scan == b) {
+            h->scan = p;
+        }
+        unnode(b);
         b = p;
     }
+    freed(h, b);
     return b;
 }
 
@@ -187,7 +236,10 @@ static void *alloc(struct heap *h, size_t size, size_t align)
         goto exhausted;
     }
     size = round_up(size ? size : 1, FSH_HEAP_MIN_ALIGN);
-    for (struct block *b = h->head; b; b = b->next) {
+    while (h->scan && h->scan->live) {
+        h->scan = h->scan->next;
+    }
+    for (struct block *b = h->scan; b; b = b->next) {
         if (b->live) {
             continue;
         }
@@ -229,7 +281,8 @@ static struct block *find_live(struct heap *h, const void *p)
         return NULL;
     }
     size_t off = (size_t)((const uint8_t *)p - h->base);
-    for (struct block *b = h->head; b && b->off <= off; b = b->next) {
+    struct block *b = h->scan && h->scan->off <= off ? h->scan : h->head;
+    for (; b && b->off <= off; b = b->next) {
         if (b->off == off) {
             return b->live ? b : NULL;
         }
@@ -246,7 +299,7 @@ static int free_block(struct heap *h, void *p)
                        p);
     }
     b->live = false;
-    coalesce(b);
+    coalesce(h, b);
     return 0;
 }
 
@@ -291,7 +344,7 @@ void *fsh_heap_realloc(void *p, size_t size)
                 fsh_err(-ENOMEM, "", "out of memory for heap bookkeeping");
                 return NULL;
             }
-            coalesce(b->next);
+            coalesce(h, b->next);
         }
         return p;
     }
@@ -307,7 +360,10 @@ void *fsh_heap_realloc(void *p, size_t size)
         if (n->next) {
             n->next->prev = b;
         }
-        free(n);
+        if (h->scan == n) {
+            h->scan = b;
+        }
+        unnode(n);
         return p;
     }
     void *q = alloc(h, size, 0);
@@ -342,9 +398,14 @@ int fsh_heap_check(void)
     const struct heap *h = &heaps[FSH_HEAP_HOST];
     size_t expect = 0;
     const struct block *prev = NULL;
+    bool scanned = h->scan == NULL; /* NULL: every block is live */
     for (const struct block *b = h->head; b; prev = b, b = b->next) {
         if (b->off != expect || b->size == 0 || b->prev != prev) {
             return -1; /* gap, overlap, empty block or broken links */
+        }
+        scanned = scanned || b == h->scan;
+        if (!scanned && !b->live) {
+            return -5; /* a free block before the scan start: first fit would miss it */
         }
         if (prev && !prev->live && !b->live) {
             return -2; /* adjacent free blocks were not merged */
@@ -353,6 +414,9 @@ int fsh_heap_check(void)
             return -3;
         }
         expect = b->off + b->size;
+    }
+    if (!scanned) {
+        return -6; /* the scan start is not in the list */
     }
     return expect == h->size ? 0 : -4;
 }
