@@ -1,23 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rma_session.c: OpenSHMEM 1.6 sessions, a hint, and the batches of small puts they hold.
+ * rma_session.c: the batches of small puts, on every context (FABSHMEM_PUT_BATCH) and inside
+ * OpenSHMEM 1.6 sessions (a hint).
  *
- * In a BATCH session small puts to fabric peers are copied into a per-context, per-PE batch
- * and posted as one injected write that scatters them over up to the provider's rma_iov_limit
- * remote segments (contiguous ones merged), so N puts cost the provider one message, one
- * operation and one completion. Nothing is held while anybody waits: every poll of the
- * progress engine posts what is held (its post hook), as do quiet, fence, pe_quiet, a get on
- * the context (rma.c), session stop and destroy. Puts in a batch are as unordered as puts
- * always are; one that overlaps a held one is not merged with it (the batch goes first), so
- * overlapping puts keep the order they would have had without the session. The batches are
- * under the engine lock. A session never changes what a program sees: without a batch (none
- * wanted, or no memory for one) puts go as they always do.
+ * Small puts to fabric peers are copied into a per-context, per-PE batch and posted as one
+ * injected write that scatters them over up to the provider's rma_iov_limit remote segments
+ * (contiguous ones merged), so N puts cost the provider one message, one operation and one
+ * completion. Implicitly on every context without an endpoint of its own (FABSHMEM_PUT_BATCH,
+ * auto: where the progress thread runs), and in BATCH sessions. Nothing is held while anybody
+ * waits: every poll of the progress engine posts what is held (its post hook; the progress
+ * thread's polls too), as do quiet, fence, pe_quiet, a get on the context, any other write of
+ * the context to the same PE (rma.c: posted after what the batch holds, so the order the
+ * provider gives one endpoint's writes is kept), session stop and destroy. Puts in a batch are
+ * as unordered as puts always are; one that overlaps a held one is not merged with it (the
+ * batch goes first), so overlapping puts keep the order they would have had without batches.
+ * Why it is legal: a put's source is copied before it returns (a blocking put may return at
+ * once); quiet and fence post the batch before they complete what was posted; device memory is
+ * never copied here. The batches are under the engine lock. Without a batch (none wanted, or no
+ * memory for one) puts go as they always do.
  */
 #include "rma_session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "fabric.h"
 #include "log.h"
 #include "progress.h"
@@ -42,7 +50,61 @@ struct fsh_batch {
 static struct {
     unsigned held;  /* non-empty slots, all contexts: the post hook's fast exit at 0 */
     bool flushing;  /* the hook is posting (a post that polls must not re-enter it) */
+    uint64_t puts, writes; /* puts batched, writes that carried them (FABSHMEM_LOG=info) */
 } batches;
+
+/* FABSHMEM_PUT_BATCH, decided at the first put after init (the progress thread runs by then):
+ * 1 on, -1 off (why says why), 0 not yet. */
+static struct {
+    int state;
+    const char *why;
+} implicit;
+
+static int implicit_decide(void)
+{
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    int w = fsh_env_word_index("FABSHMEM_PUT_BATCH"); /* auto, on, off, 1, 0 */
+    const char *why = NULL;
+    if (fsh_fabric_none()) {
+        why = "none: no PE is reached through the fabric";
+    } else if (w == 2 || w == 4) {
+        why = "off (FABSHMEM_PUT_BATCH=off): every small put is one write";
+    } else if (fa->inject_size < 16) {
+        why = "off: the provider injects less than 16 bytes, so no two puts fit a write";
+    } else if (w == 0 && !(fa->manual_progress && fsh_progress_serves())) {
+        why = "off: no progress thread posts what is held while the program computes without "
+              "calling the library (FABSHMEM_PROGRESS_THREAD; FABSHMEM_PUT_BATCH=on batches "
+              "anyway)";
+    }
+    implicit.why = why;
+    __atomic_store_n(&implicit.state, why ? -1 : 1, __ATOMIC_RELAXED);
+    return why ? -1 : 1;
+}
+
+bool fsh_rma_session_implicit(const struct fsh_ctx *ctx)
+{
+    int st = __atomic_load_n(&implicit.state, __ATOMIC_RELAXED);
+    return !ctx->lane && (st ? st : implicit_decide()) > 0;
+}
+
+void fsh_rma_session_describe(char *buf, size_t len)
+{
+    if (!implicit.state) {
+        implicit_decide();
+    }
+    if (implicit.why) {
+        snprintf(buf, len, "%s", implicit.why);
+        return;
+    }
+    const struct fsh_fabric_attr *fa = fsh_fabric_attr();
+    size_t segs = fa->rma_iov_limit < FSH_XREQ_SEGS ? fa->rma_iov_limit : FSH_XREQ_SEGS;
+    snprintf(buf, len, "puts up to %zu B from host memory go to a batch per PE, posted as one "
+             "injected write over up to %zu remote segment%s at every poll, quiet, fence and get; "
+             "not on contexts with endpoints of their own (FABSHMEM_PUT_BATCH=%s)",
+             fa->inject_size / 2, segs, segs == 1 ? "" : "s",
+             fsh_env_word_index("FABSHMEM_PUT_BATCH") == 0 ? "auto: the progress thread runs"
+                                                            : "on");
+}
 
 /* Post what the slot holds (one injected write) and empty it. Caller holds the engine lock. */
 static int flush_slot(struct fsh_ctx *ctx, struct batch_slot *s)
@@ -57,7 +119,8 @@ static int flush_slot(struct fsh_ctx *ctx, struct batch_slot *s)
     s->pe = -1;
     s->len = 0;
     s->nseg = 0;
-    batches.held--;
+    __atomic_store_n(&batches.held, batches.held - 1, __ATOMIC_RELAXED);
+    batches.writes++;
     return fsh_rma_post(ctx, NULL, FSH_OP_PUT, out.data, out.len, out.pe, out.seg, out.nseg, false,
                         0, 0);
 }
@@ -74,11 +137,31 @@ static int flush_ctx(struct fsh_ctx *ctx)
 
 int fsh_rma_session_flush(struct fsh_ctx *ctx)
 {
-    if (!ctx->batch) {
+    if (!ctx->batch || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
     fsh_progress_lock();
     int rc = flush_ctx(ctx);
+    fsh_progress_unlock();
+    return rc;
+}
+
+/* Post what ctx's batch holds for pe, before another write of ctx to pe. Caller holds the
+ * engine lock. */
+static int flush_pe_locked(struct fsh_ctx *ctx, int pe)
+{
+    struct batch_slot *s = ctx->batch ? &ctx->batch->slot[(unsigned)pe % BATCH_SLOTS] : NULL;
+    return s && s->pe == pe ? flush_slot(ctx, s) : 0;
+}
+
+int fsh_rma_session_flush_pe(struct fsh_ctx *ctx, int pe)
+{
+    /* Nothing held anywhere: no lock (this thread's own batching, done before, is seen). */
+    if (!ctx->batch || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
+        return 0;
+    }
+    fsh_progress_lock();
+    int rc = flush_pe_locked(ctx, pe);
     fsh_progress_unlock();
     return rc;
 }
@@ -131,8 +214,9 @@ static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, 
     }
     if (s->pe < 0) {
         s->pe = pe;
-        batches.held++;
+        __atomic_store_n(&batches.held, batches.held + 1, __ATOMIC_RELAXED);
     }
+    batches.puts++;
     struct fsh_xseg *last = s->nseg ? &s->seg[s->nseg - 1] : NULL;
     if (last && last->key == key && last->addr + last->len == raddr) {
         last->len += len;
@@ -143,33 +227,44 @@ static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, 
     s->len += len;
     /* total_ops puts issued: the session's expected work is all here, nothing more will join
      * it, so it goes now rather than at the next poll. */
-    if (++b->ops >= ctx->total_ops) {
+    if (ctx->session && ++b->ops >= ctx->total_ops) {
         b->ops = 0;
         return flush_ctx(ctx);
     }
     return 0;
 }
 
+/* Is a batch wanted on ctx? Not in a session whose total_ops says batching cannot pay (fewer
+ * than two puts); else in a BATCH session, or implicitly (FABSHMEM_PUT_BATCH). At least two
+ * puts must fit a write. */
+static bool batch_wanted(const struct fsh_ctx *ctx)
+{
+    if (fsh_fabric_attr()->inject_size < 16 || (ctx->session && ctx->total_ops < 2)) {
+        return false;
+    }
+    return ctx->session_batch || fsh_rma_session_implicit(ctx);
+}
+
+static int batch_alloc(struct fsh_ctx *ctx);
+
 int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                         size_t len, int pe)
 {
     /* Up to half a batch (a batch holds the inject size): the size test needs no lock, and a
-     * larger put skips the lookups. */
+     * larger put skips the lookups. What the batch holds for pe goes before it. */
     if (len > fsh_fabric_attr()->inject_size / 2 || fsh_mr_is_device(src, len)) {
-        return 1;
+        int rc = fsh_rma_session_flush_pe(ctx, pe);
+        return rc ? rc : 1;
     }
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     fsh_progress_lock();
+    if (!ctx->batch && batch_wanted(ctx)) {
+        batch_alloc(ctx); /* none (no memory): the put goes as always */
+    }
     int rc = ctx->batch ? batch_put(ctx, pe, raddr, key, src, len) : 1;
     fsh_progress_unlock();
     return rc;
-}
-
-/* Batching pays when at least two puts fit a write and the session expects more than one. */
-static bool batch_wanted(const struct fsh_ctx *ctx)
-{
-    return ctx->session_batch && ctx->total_ops >= 2 && fsh_fabric_attr()->inject_size >= 16;
 }
 
 static int batch_alloc(struct fsh_ctx *ctx)
@@ -178,7 +273,11 @@ static int batch_alloc(struct fsh_ctx *ctx)
     size_t cap = fa->inject_size;
     struct fsh_batch *b = calloc(1, sizeof(*b) + BATCH_SLOTS * cap);
     if (!b) {
-        FSH_DEBUG("session: no memory for a batch; the session's puts are posted one by one");
+        FSH_DEBUG("no memory for a batch of puts; the context's puts are posted one by one");
+        if (!ctx->session_batch) {
+            implicit.why = "off: no memory for a batch";
+            __atomic_store_n(&implicit.state, -1, __ATOMIC_RELAXED);
+        }
         return 0; /* a hint: without the batch, puts go as always */
     }
     b->cap = cap;
@@ -227,23 +326,39 @@ int fsh_rma_session_start(struct fsh_ctx *ctx, bool batch, size_t total_ops, boo
 int fsh_rma_session_stop(struct fsh_ctx *ctx)
 {
     fsh_progress_lock();
-    int rc = ctx->batch ? batch_free(ctx) : 0;
     ctx->session = false;
     ctx->session_batch = false;
     ctx->total_ops = SIZE_MAX;
+    /* What is held goes (the spec's stop posts, it does not quiet); the batch stays where the
+     * context batches without a session. */
+    int rc = !ctx->batch ? 0 : batch_wanted(ctx) ? flush_ctx(ctx) : batch_free(ctx);
+    fsh_progress_unlock();
+    return rc;
+}
+
+int fsh_rma_session_end(struct fsh_ctx *ctx)
+{
+    fsh_progress_lock();
+    ctx->session = false;
+    ctx->session_batch = false;
+    int rc = ctx->batch ? batch_free(ctx) : 0;
     fsh_progress_unlock();
     return rc;
 }
 
 void fsh_rma_session_fini(void)
 {
-    /* A session left open must not reach the next init (its batch was sized for this
-     * fabric). */
+    /* A batch must not reach the next init (it was sized for this fabric). */
     fsh_progress_lock();
     for (struct fsh_ctx *c = fsh_rma_ctx_first(); c; c = c->next) {
         free(c->batch);
         c->batch = NULL;
     }
     fsh_progress_unlock();
+    if (implicit.state > 0 || batches.puts > 0) {
+        FSH_INFO("put batches: %llu puts went as %llu writes",
+                 (unsigned long long)batches.puts, (unsigned long long)batches.writes);
+    }
     memset(&batches, 0, sizeof(batches));
+    memset(&implicit, 0, sizeof(implicit));
 }
