@@ -12,8 +12,9 @@
  * thread's polls too), as do quiet, fence, pe_quiet, a get on the context, any other write of
  * the context to the same PE (rma.c: posted after what the batch holds, so the order the
  * provider gives one endpoint's writes is kept), session stop and destroy. Puts in a batch are
- * as unordered as puts always are; one that overlaps a held one is not merged with it (the
- * batch goes first), so overlapping puts keep the order they would have had without batches.
+ * as unordered as puts always are, but overlapping puts keep the order they would have had
+ * without batches: they share a write only where the provider applies its segments in order
+ * (overlap_in_order), else the batch goes first. No put is dropped or replaced.
  * Why it is legal: a put's source is copied before it returns (a blocking put may return at
  * once); quiet and fence post the batch before they complete what was posted; device memory is
  * never copied here. The batches are under the engine lock. Without a batch (none wanted, or no
@@ -44,13 +45,16 @@ struct batch_slot {
 struct fsh_batch {
     size_t cap;  /* bytes per write: the inject size, so the write is injected */
     size_t segs; /* remote segments per write */
+    bool overlap; /* one write may carry puts that overlap (overlap_in_order) */
     size_t ops;  /* puts batched since the last total_ops flush */
     struct batch_slot slot[BATCH_SLOTS];
 };
 static struct {
     unsigned held;  /* non-empty slots, all contexts: the post hook's fast exit at 0 */
     bool flushing;  /* the hook is posting (a post that polls must not re-enter it) */
-    uint64_t puts, writes; /* puts batched, writes that carried them (FABSHMEM_LOG=info) */
+    /* puts batched, writes that carried them, puts that joined a held one they overlap
+     * (FABSHMEM_LOG=info) */
+    uint64_t puts, writes, over;
 } batches;
 
 /* FABSHMEM_PUT_BATCH, decided at the first put after init (the progress thread runs by then):
@@ -182,18 +186,20 @@ static int flush_held(void)
     return rc;
 }
 
-/* May the put [raddr, raddr + len) under key join what slot s holds for pe? */
+/* May the put [raddr, raddr + len) under key join what slot s holds for pe? *over: it
+ * overlaps a held put (and joins it: b->overlap). */
 static bool joins(const struct fsh_batch *b, const struct batch_slot *s, int pe, uint64_t raddr,
-                  uint64_t key, size_t len)
+                  uint64_t key, size_t len, bool *over)
 {
     if (s->pe != pe || s->len + len > b->cap) {
         return false;
     }
-    for (size_t i = 0; i < s->nseg; i++) {
+    for (size_t i = 0; i < s->nseg && !*over; i++) {
         const struct fsh_xseg *g = &s->seg[i];
-        if (g->key == key && raddr < g->addr + g->len && g->addr < raddr + len) {
-            return false; /* overlaps a held put: that one goes first */
-        }
+        *over = g->key == key && raddr < g->addr + g->len && g->addr < raddr + len;
+    }
+    if (*over && !b->overlap) {
+        return false; /* that one goes first */
     }
     const struct fsh_xseg *last = &s->seg[s->nseg - 1];
     return s->nseg < b->segs || (last->key == key && last->addr + last->len == raddr);
@@ -206,12 +212,15 @@ static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, 
     FSH_ASSERT_ENGINE_HELD();
     struct fsh_batch *b = ctx->batch;
     struct batch_slot *s = &b->slot[(unsigned)pe % BATCH_SLOTS];
-    if (s->pe >= 0 && !joins(b, s, pe, raddr, key, len)) {
+    bool over = false;
+    if (s->pe >= 0 && !joins(b, s, pe, raddr, key, len, &over)) {
+        over = false;
         int rc = flush_slot(ctx, s);
         if (rc != 0) {
             return rc;
         }
     }
+    batches.over += over;
     if (s->pe < 0) {
         s->pe = pe;
         __atomic_store_n(&batches.held, batches.held + 1, __ATOMIC_RELAXED);
@@ -267,6 +276,22 @@ int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, con
     return rc;
 }
 
+/* May one write carry puts that overlap? It then holds them in the order issued, segment
+ * after segment (a put merged into the last segment comes after every earlier one too), and
+ * the later one must land last, as it would have as a separate write after the earlier one
+ * where the provider orders one endpoint's writes (WAW). shm and tcp;ofi_rxm copy a write's
+ * segments one after another, in order: shm's target copies an inline or injected write with
+ * ofi_copy_to_mr_iov over the segments in order, tcp's receives its payload into the segments
+ * in order (one readv into the target's iovec, after ofi_rxm copied an injected write into one
+ * buffer and posted it with the same segments). Where the provider orders no writes, two
+ * separate writes were not ordered either, so neither is the one write (the spec orders
+ * overlapping puts only across a fence, which posts the batch). Any other provider: an
+ * overlapping put posts the batch first, as before. */
+static bool overlap_in_order(const struct fsh_fabric_attr *fa)
+{
+    return !fa->order_waw || strcmp(fa->prov, "shm") == 0 || strcmp(fa->prov, "tcp;ofi_rxm") == 0;
+}
+
 static int batch_alloc(struct fsh_ctx *ctx)
 {
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
@@ -282,6 +307,7 @@ static int batch_alloc(struct fsh_ctx *ctx)
     }
     b->cap = cap;
     b->segs = fa->rma_iov_limit < FSH_XREQ_SEGS ? fa->rma_iov_limit : FSH_XREQ_SEGS;
+    b->overlap = overlap_in_order(fa);
     for (size_t i = 0; i < BATCH_SLOTS; i++) {
         b->slot[i].pe = -1;
         b->slot[i].data = (uint8_t *)(b + 1) + i * cap;
@@ -356,8 +382,9 @@ void fsh_rma_session_fini(void)
     }
     fsh_progress_unlock();
     if (implicit.state > 0 || batches.puts > 0) {
-        FSH_INFO("put batches: %llu puts went as %llu writes",
-                 (unsigned long long)batches.puts, (unsigned long long)batches.writes);
+        FSH_INFO("put batches: %llu puts went as %llu writes, %llu in a write with a put they "
+                 "overlap", (unsigned long long)batches.puts, (unsigned long long)batches.writes,
+                 (unsigned long long)batches.over);
     }
     memset(&batches, 0, sizeof(batches));
     memset(&implicit, 0, sizeof(implicit));
