@@ -165,7 +165,10 @@ static bool flush_mark(int pe)
 
 bool fsh_rma_post_first_to(int pe)
 {
-    return fl.mode != FLUSH_NONE && __atomic_load_n(&fl.state[pe], __ATOMIC_RELAXED) == CLEAN;
+    /* Marks are made only for counted puts: without the write counter (SHMEM_THREAD_MULTIPLE
+     * stops it after init) a PE would stay CLEAN and every put look like a first one. */
+    return fl.mode != FLUSH_NONE && fsh_progress_counts_writes() &&
+           __atomic_load_n(&fl.state[pe], __ATOMIC_RELAXED) == CLEAN;
 }
 
 int fsh_rma_post_flush(struct fsh_ctx *ctx)
