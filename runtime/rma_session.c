@@ -260,20 +260,21 @@ static int batch_alloc(struct fsh_ctx *ctx);
 int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void *src,
                         size_t len, int pe)
 {
+    /* The first put to pe since the last quiet, with nothing held for pe, is posted at once,
+     * as without batches: delivery-complete with a completion entry (rma_post.c), so a lone
+     * put + quiet costs that write and no batch work; the puts after it are batched. Read
+     * without the lock (a hint: this thread's own batching is seen). Only while puts are
+     * counted, so never under SHMEM_THREAD_MULTIPLE: the count needs no atomic. */
+    struct batch_slot *s = ctx->batch ? &ctx->batch->slot[(unsigned)pe % BATCH_SLOTS] : NULL;
+    if (fsh_rma_post_first_to(pe) && (!s || __atomic_load_n(&s->pe, __ATOMIC_RELAXED) != pe)) {
+        batches.direct += len <= fsh_fabric_attr()->inject_size / 2;
+        return 1;
+    }
     /* Up to half a batch (a batch holds the inject size): the size test needs no lock, and a
      * larger put skips the lookups. What the batch holds for pe goes before it. */
     if (len > fsh_fabric_attr()->inject_size / 2 || fsh_mr_is_device(src, len)) {
         int rc = fsh_rma_session_flush_pe(ctx, pe);
         return rc ? rc : 1;
-    }
-    /* The first put to pe since the last quiet, with nothing held for pe, is posted at once,
-     * as without batches: delivery-complete with a completion entry (rma_post.c), so a lone
-     * put + quiet costs that write and no batch work; the puts after it are batched. Read
-     * without the lock (a hint: this thread's own batching is seen). */
-    struct batch_slot *s = ctx->batch ? &ctx->batch->slot[(unsigned)pe % BATCH_SLOTS] : NULL;
-    if (fsh_rma_post_first_to(pe) && (!s || __atomic_load_n(&s->pe, __ATOMIC_RELAXED) != pe)) {
-        __atomic_fetch_add(&batches.direct, 1, __ATOMIC_RELAXED);
-        return 1;
     }
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
