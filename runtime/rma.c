@@ -176,12 +176,19 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
         return 0;
     }
     /* With a batch (FABSHMEM_PUT_BATCH, or a BATCH session) a small put is copied into it: the
-     * source is free at once, blocking or not, as an injected put's is. */
-    if (ctx->batch || fsh_rma_session_implicit(ctx)) {
+     * source is free at once, blocking or not, as an injected put's is. A first put to pe
+     * since the last quiet is not (rma_session.c), so a context without a batch yet skips the
+     * call for it. */
+    bool first = !ctx->batch && fsh_rma_post_first_to(pe);
+    if (ctx->batch || (!first && fsh_rma_session_implicit(ctx))) {
         int rc = fsh_rma_session_put(ctx, seg, off, src, len, pe);
         if (rc <= 0) {
             return rc;
         }
+    } else if (first) {
+        /* The first put to pe since the last quiet, and ctx holds nothing: posted at once,
+         * without a call into the batches (put + quiet costs what it did before them). */
+        fsh_rma_session_count_first(len);
     }
     /* An injected put leaves the source free at once; anything larger must complete before a
      * blocking put returns, because the provider reads the source until then, unless it was

@@ -244,6 +244,11 @@ static int batch_put(struct fsh_ctx *ctx, int pe, uint64_t raddr, uint64_t key, 
     return 0;
 }
 
+void fsh_rma_session_count_first(size_t len)
+{
+    batches.direct += len <= fsh_fabric_attr()->inject_size / 2;
+}
+
 /* Is a batch wanted on ctx? Not in a session whose total_ops says batching cannot pay (fewer
  * than two puts); else in a BATCH session, or implicitly (FABSHMEM_PUT_BATCH). At least two
  * puts must fit a write. */

@@ -44,6 +44,9 @@ int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, con
 /* Post what ctx's batch holds, if it has one (before a get on ctx, and by its quiets). 0 or
  * -errno. */
 int fsh_rma_session_flush(struct fsh_ctx *ctx);
+/* A first put to a PE since the last quiet, posted at once by rma.c on a context without a
+ * batch: counted with the puts (FABSHMEM_LOG=info's line), where it is small. */
+void fsh_rma_session_count_first(size_t len);
 /* Post what ctx's batch holds for pe, before another write of ctx to pe (so that it follows
  * them, where the provider orders one endpoint's writes). 0 or -errno. */
 int fsh_rma_session_flush_pe(struct fsh_ctx *ctx, int pe);
