@@ -274,6 +274,7 @@ static struct words {
     /* init.c: yield, the progress thread, whether to open a provider, the chaos modes. */
     WORDS(FABSHMEM_YIELD, ONE, "auto", "always", "never"),
     WORDS(FABSHMEM_PROGRESS_THREAD, ONE, "auto", "on", "off", "1", "0"),
+    WORDS(FABSHMEM_PUT_BATCH, ONE, "auto", "on", "off", "1", "0"),
     WORDS(FABSHMEM_FABRIC, ONE, "auto", "always"),
     WORDS(FABSHMEM_CHAOS, SET, "reorder", "delay"),
 #undef WORDS

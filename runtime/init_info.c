@@ -28,6 +28,7 @@
 #include "progress.h"
 #include "rma.h"
 #include "rma_post.h"
+#include "rma_session.h"
 #include "rt.h"
 #include "shmem.h"
 #include "signal.h"
@@ -93,6 +94,8 @@ void fsh_init_info_print(const struct fsh_config *cfg, void *heap_base, size_t h
         printf("  contexts' own endpoints: %s\n", lanes);
         fsh_rma_bounce_describe(lanes, sizeof(lanes));
         printf("  blocking puts' bounce slots: %s\n", lanes);
+        fsh_rma_session_describe(lanes, sizeof(lanes));
+        printf("  small puts' batches: %s\n", lanes);
     }
     char loc[160];
     fsh_local_describe(loc, sizeof(loc));

@@ -11,8 +11,9 @@
  *    allows, else through the engine; a blocking call waits for its own operations on one of
  *    the two.
  *  - A blocking put returns once its source may be reused: at once when injected or copied
- *    into a bounce slot (FABSHMEM_BOUNCE_SIZE), else when it completed. In a BATCH session a
- *    small put is copied into the context's batch (rma_session.c).
+ *    into a bounce slot (FABSHMEM_BOUNCE_SIZE), else when it completed. A small put is copied
+ *    into the context's batch (rma_session.c: FABSHMEM_PUT_BATCH, BATCH sessions); any other
+ *    write of the context to that PE is posted after what the batch holds.
  *  - Quiet waits for every operation of the context (its tracks on the engine and its lane;
  *    where targets count arrivals, their counts: arrive.c; where the provider orders writes,
  *    one flush per target of its injected puts: rma_post.c, and of its injected atomics:
@@ -182,13 +183,20 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
         memcpy(dst, src, len);
         return 0;
     }
-    /* In a batch session a small put is copied into the batch: the source is free at once,
-     * blocking or not, as an injected put's is. */
-    if (ctx->batch) {
+    /* With a batch (FABSHMEM_PUT_BATCH, or a BATCH session) a small put is copied into it: the
+     * source is free at once, blocking or not, as an injected put's is. A first put to pe
+     * since the last quiet is not (rma_session.c), so a context without a batch yet skips the
+     * call for it. */
+    bool first = !ctx->batch && fsh_rma_post_first_to(pe);
+    if (ctx->batch || (!first && fsh_rma_session_implicit(ctx))) {
         int rc = fsh_rma_session_put(ctx, seg, off, src, len, pe);
         if (rc <= 0) {
             return rc;
         }
+    } else if (first) {
+        /* The first put to pe since the last quiet, and ctx holds nothing: posted at once,
+         * without a call into the batches (put + quiet costs what it did before them). */
+        fsh_rma_session_count_first(len);
     }
     /* An injected put leaves the source free at once; anything larger must complete before a
      * blocking put returns, because the provider reads the source until then, unless it was
@@ -296,6 +304,10 @@ int fsh_rma_ibget(struct fsh_ctx *ctx, void *dest, enum fsh_seg seg, uint64_t of
 int fsh_rma_write(struct fsh_ctx *ctx, struct fsh_op_track *sync, const void *src, size_t len,
                   int pe, enum fsh_seg seg, uint64_t off, bool has_imm, uint64_t imm)
 {
+    int rc = fsh_rma_session_flush_pe(ctx, pe); /* after the puts held for pe */
+    if (rc != 0) {
+        return rc;
+    }
     uint64_t raddr, key;
     fsh_mr_remote(pe, seg, off, &raddr, &key);
     return post_to(ctx, sync, has_imm ? FSH_OP_PUT_IMM : FSH_OP_PUT, (void *)src, len, pe, raddr,
@@ -312,6 +324,10 @@ int fsh_rma_write_pair(struct fsh_ctx *ctx, const void *src, int pe, enum fsh_se
                        uint64_t off_a, size_t len_a, enum fsh_seg seg_b, uint64_t off_b,
                        size_t len_b, uint32_t imm)
 {
+    int rc = fsh_rma_session_flush_pe(ctx, pe); /* after the puts held for pe */
+    if (rc != 0) {
+        return rc;
+    }
     struct fsh_xseg segs[2] = {{.len = len_a}, {.len = len_b}};
     fsh_mr_remote(pe, seg_a, off_a, &segs[0].addr, &segs[0].key);
     fsh_mr_remote(pe, seg_b, off_b, &segs[1].addr, &segs[1].key);
@@ -466,7 +482,7 @@ int fsh_rma_ctx_destroy(struct fsh_ctx *ctx)
 {
     /* The spec: destroying a context completes its outstanding operations. */
     int rc = fsh_rma_quiet(ctx);
-    int stop_rc = fsh_rma_session_stop(ctx); /* quiet posted what it held: nothing to post */
+    int stop_rc = fsh_rma_session_end(ctx); /* quiet posted what it held: nothing to post */
     fsh_rma_ctx_release(ctx);
     return rc ? rc : stop_rc;
 }

@@ -154,13 +154,21 @@ static bool flush_mark(int pe)
 {
     FSH_ASSERT_ENGINE_HELD();
     if (fl.state[pe] == CLEAN) {
-        fl.state[pe] = ONE;
+        __atomic_store_n(&fl.state[pe], ONE, __ATOMIC_RELAXED);
         fl.list[fl.n] = pe;
         __atomic_store_n(&fl.n, fl.n + 1, __ATOMIC_RELAXED);
         return false;
     }
-    fl.state[pe] = DIRTY;
+    __atomic_store_n(&fl.state[pe], DIRTY, __ATOMIC_RELAXED);
     return true;
+}
+
+bool fsh_rma_post_first_to(int pe)
+{
+    /* Marks are made only for counted puts: without the write counter (SHMEM_THREAD_MULTIPLE
+     * stops it after init) a PE would stay CLEAN and every put look like a first one. */
+    return fl.mode != FLUSH_NONE && fsh_progress_counts_writes() &&
+           __atomic_load_n(&fl.state[pe], __ATOMIC_RELAXED) == CLEAN;
 }
 
 int fsh_rma_post_flush(struct fsh_ctx *ctx)
@@ -184,7 +192,7 @@ int fsh_rma_post_flush(struct fsh_ctx *ctx)
         if (fl.state[pe] == DIRTY) {
             fl.flushing[nflush++] = pe;
         }
-        fl.state[pe] = CLEAN;
+        __atomic_store_n(&fl.state[pe], CLEAN, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&fl.n, 0, __ATOMIC_RELAXED);
     struct fsh_op_track sync = {0, 0, 0};

@@ -53,6 +53,10 @@ void fsh_rma_post_flush_fini(void);
  * on return every counted put posted before the call is in its target's memory. */
 int fsh_rma_post_flush(struct fsh_ctx *ctx);
 
+/* Would a small put to pe be the first since the last flush (posted delivery-complete with a
+ * record: a lone put + quiet costs that one write)? Read without the engine lock: a hint. */
+bool fsh_rma_post_first_to(int pe);
+
 /* SHMEM_INFO's line. */
 const char *fsh_rma_post_flush_describe(void);
 
