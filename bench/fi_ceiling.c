@@ -357,14 +357,11 @@ static void wait_event(uint64_t data)
     }
 }
 
-/* A phase boundary: the passive rank serves until the active one says DONE; then both fence. */
-/* Rank 1 counts the wrong bytes of its remote area (pattern size * 8 + tag) and sends the count
- * to rank 0 in the immediate data of a DONE message; both ranks return it. */
-static long report_wrong(size_t size, uint64_t tag)
+/* Rank 1's count of wrong bytes or values, sent to rank 0 in the immediate data of a DONE
+ * message; both ranks return it. */
+static long share_wrong(long wrong)
 {
-    long wrong = 0;
     if (rank == 1) {
-        wrong = bench_count_wrong(F.buf + F.max, size, size * 8 + tag);
         post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
         wait_pending();
     } else if (rank == 0) {
@@ -378,6 +375,13 @@ static long report_wrong(size_t size, uint64_t tag)
     return wrong;
 }
 
+/* Rank 1 counts the wrong bytes of its remote area (pattern size * 8 + tag); shared as above. */
+static long report_wrong(size_t size, uint64_t tag)
+{
+    return share_wrong(rank == 1 ? bench_count_wrong(F.buf + F.max, size, size * 8 + tag) : 0);
+}
+
+/* A phase boundary: the passive rank serves until the active one says DONE; then both fence. */
 static void phase_end(uint64_t tag)
 {
     if (rank == 0) {
@@ -652,16 +656,8 @@ static void atomic_test(const char *name, bool inject_them)
             want ^= atomic_operand(i);
         }
         wrong = *word != want;
-        post(3, 0, 0, DONE | 0x100000 | (uint64_t)wrong, 0);
-        wait_pending();
-    } else if (rank == 0) {
-        while (F.remote_events == 0 || (F.last_data & ~UINT64_C(0xfffff)) != (DONE | 0x100000)) {
-            poll_cq();
-        }
-        wrong = (long)(F.last_data & 0xfffff);
-        F.last_data = 0;
     }
-    fsh_boot_fence(0, serve);
+    wrong = share_wrong(wrong);
     bench_row(sizeof(uint64_t), per / med, per / best, wrong);
 }
 
