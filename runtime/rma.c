@@ -187,8 +187,9 @@ int fsh_rma_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, const void 
      * source is free at once, blocking or not, as an injected put's is. A first put to pe
      * since the last quiet is not (rma_session.c), so a context without a batch yet skips the
      * call for it. */
-    bool first = !ctx->batch && fsh_rma_post_first_to(pe);
-    if (ctx->batch || (!first && fsh_rma_session_implicit(ctx))) {
+    bool batched = fsh_rma_session_batched(ctx) != NULL;
+    bool first = !batched && fsh_rma_post_first_to(pe);
+    if (batched || (!first && fsh_rma_session_implicit(ctx))) {
         int rc = fsh_rma_session_put(ctx, seg, off, src, len, pe);
         if (rc <= 0) {
             return rc;

@@ -142,7 +142,7 @@ static int flush_ctx(struct fsh_ctx *ctx)
 
 int fsh_rma_session_flush(struct fsh_ctx *ctx)
 {
-    if (!ctx->batch || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
+    if (!fsh_rma_session_batched(ctx) || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
     fsh_progress_lock();
@@ -162,7 +162,7 @@ static int flush_pe_locked(struct fsh_ctx *ctx, int pe)
 int fsh_rma_session_flush_pe(struct fsh_ctx *ctx, int pe)
 {
     /* Nothing held anywhere: no lock (this thread's own batching, done before, is seen). */
-    if (!ctx->batch || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
+    if (!fsh_rma_session_batched(ctx) || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
         return 0;
     }
     fsh_progress_lock();
@@ -270,7 +270,8 @@ int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, con
      * put + quiet costs that write and no batch work; the puts after it are batched. Read
      * without the lock (a hint: this thread's own batching is seen). Only while puts are
      * counted, so never under SHMEM_THREAD_MULTIPLE: the count needs no atomic. */
-    struct batch_slot *s = ctx->batch ? &ctx->batch->slot[(unsigned)pe % BATCH_SLOTS] : NULL;
+    struct fsh_batch *b = fsh_rma_session_batched(ctx);
+    struct batch_slot *s = b ? &b->slot[(unsigned)pe % BATCH_SLOTS] : NULL;
     if (fsh_rma_post_first_to(pe) && (!s || __atomic_load_n(&s->pe, __ATOMIC_RELAXED) != pe)) {
         batches.direct += len <= fsh_fabric_attr()->inject_size / 2;
         return 1;
@@ -328,7 +329,7 @@ static int batch_alloc(struct fsh_ctx *ctx)
         b->slot[i].pe = -1;
         b->slot[i].data = (uint8_t *)(b + 1) + i * cap;
     }
-    ctx->batch = b;
+    __atomic_store_n(&ctx->batch, b, __ATOMIC_RELEASE);
     fsh_progress_set_post_hook(FSH_POST_BATCHES, flush_held);
     return 0;
 }
@@ -339,7 +340,7 @@ static int batch_free(struct fsh_ctx *ctx)
     FSH_ASSERT_ENGINE_HELD();
     int rc = flush_ctx(ctx);
     free(ctx->batch);
-    ctx->batch = NULL;
+    __atomic_store_n(&ctx->batch, NULL, __ATOMIC_RELEASE);
     return rc;
 }
 
@@ -394,7 +395,7 @@ void fsh_rma_session_fini(void)
     fsh_progress_lock();
     for (struct fsh_ctx *c = fsh_rma_ctx_first(); c; c = c->next) {
         free(c->batch);
-        c->batch = NULL;
+        __atomic_store_n(&c->batch, NULL, __ATOMIC_RELEASE);
     }
     fsh_progress_unlock();
     if (implicit.state > 0 || batches.puts > 0) {

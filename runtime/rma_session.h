@@ -35,6 +35,13 @@ bool fsh_rma_session_implicit(const struct fsh_ctx *ctx);
 /* SHMEM_INFO's line: how small puts are batched, or why not. */
 void fsh_rma_session_describe(char *buf, size_t len);
 
+/* ctx's batch, or NULL: read without the engine lock (set and dropped under it, atomically, so
+ * another thread's put may look without taking it). */
+static inline struct fsh_batch *fsh_rma_session_batched(struct fsh_ctx *ctx)
+{
+    return __atomic_load_n(&ctx->batch, __ATOMIC_ACQUIRE);
+}
+
 /* A put to (seg, off) of pe, a fabric peer, on ctx while it has a batch (ctx->batch) or may
  * get one (fsh_rma_session_implicit): copied into the batch when it is small enough and in host
  * memory (src is then free at once). 1 when the batch does not take it (the caller posts it;
