@@ -454,12 +454,13 @@ static int round_once(struct worker *w, size_t *took)
         fail(w, rc, -1);
         return rc;
     }
-    for (unsigned k = 0; k < w->nown; k++) {
-        __atomic_store_n(&px.chan[w->own[k]].done, w->taken[k], __ATOMIC_RELEASE);
-    }
+    /* Counted before done is published: a quiet that saw done (acquire) sees the counts. */
     __atomic_add_fetch(&w->descs, n, __ATOMIC_RELAXED);
     __atomic_add_fetch(&w->posts, posts, __ATOMIC_RELAXED);
     __atomic_add_fetch(&w->rounds, 1, __ATOMIC_RELAXED);
+    for (unsigned k = 0; k < w->nown; k++) {
+        __atomic_store_n(&px.chan[w->own[k]].done, w->taken[k], __ATOMIC_RELEASE);
+    }
     return 0;
 }
 
