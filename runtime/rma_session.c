@@ -92,6 +92,13 @@ bool fsh_rma_session_implicit(const struct fsh_ctx *ctx)
     return !ctx->lane && (st ? st : implicit_decide()) > 0;
 }
 
+/* Remote segments one batch write scatters over: the provider's rma_iov_limit, at most
+ * FSH_XREQ_SEGS. */
+static size_t write_segs(const struct fsh_fabric_attr *fa)
+{
+    return fa->rma_iov_limit < FSH_XREQ_SEGS ? fa->rma_iov_limit : FSH_XREQ_SEGS;
+}
+
 void fsh_rma_session_describe(char *buf, size_t len)
 {
     if (!implicit.state) {
@@ -102,7 +109,7 @@ void fsh_rma_session_describe(char *buf, size_t len)
         return;
     }
     const struct fsh_fabric_attr *fa = fsh_fabric_attr();
-    size_t segs = fa->rma_iov_limit < FSH_XREQ_SEGS ? fa->rma_iov_limit : FSH_XREQ_SEGS;
+    size_t segs = write_segs(fa);
     snprintf(buf, len, "puts up to %zu B from host memory go to a batch per PE, posted as one "
              "injected write over up to %zu remote segment%s at every poll, quiet, fence and get; "
              "not on contexts with endpoints of their own (FABSHMEM_PUT_BATCH=%s)",
@@ -140,9 +147,16 @@ static int flush_ctx(struct fsh_ctx *ctx)
     return rc;
 }
 
+/* May ctx hold anything? Read without the lock: this thread's own batching, done before, is
+ * seen; a flush that finds nothing held anywhere takes no lock. */
+static bool may_hold(struct fsh_ctx *ctx)
+{
+    return fsh_rma_session_batched(ctx) && __atomic_load_n(&batches.held, __ATOMIC_RELAXED) != 0;
+}
+
 int fsh_rma_session_flush(struct fsh_ctx *ctx)
 {
-    if (!fsh_rma_session_batched(ctx) || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
+    if (!may_hold(ctx)) {
         return 0;
     }
     fsh_progress_lock();
@@ -161,8 +175,7 @@ static int flush_pe_locked(struct fsh_ctx *ctx, int pe)
 
 int fsh_rma_session_flush_pe(struct fsh_ctx *ctx, int pe)
 {
-    /* Nothing held anywhere: no lock (this thread's own batching, done before, is seen). */
-    if (!fsh_rma_session_batched(ctx) || __atomic_load_n(&batches.held, __ATOMIC_RELAXED) == 0) {
+    if (!may_hold(ctx)) {
         return 0;
     }
     fsh_progress_lock();
@@ -273,7 +286,7 @@ int fsh_rma_session_put(struct fsh_ctx *ctx, enum fsh_seg seg, uint64_t off, con
     struct fsh_batch *b = fsh_rma_session_batched(ctx);
     struct batch_slot *s = b ? &b->slot[(unsigned)pe % BATCH_SLOTS] : NULL;
     if (fsh_rma_post_first_to(pe) && (!s || __atomic_load_n(&s->pe, __ATOMIC_RELAXED) != pe)) {
-        batches.direct += len <= fsh_fabric_attr()->inject_size / 2;
+        fsh_rma_session_count_first(len);
         return 1;
     }
     /* Up to half a batch (a batch holds the inject size): the size test needs no lock, and a
@@ -323,7 +336,7 @@ static int batch_alloc(struct fsh_ctx *ctx)
         return 0; /* a hint: without the batch, puts go as always */
     }
     b->cap = cap;
-    b->segs = fa->rma_iov_limit < FSH_XREQ_SEGS ? fa->rma_iov_limit : FSH_XREQ_SEGS;
+    b->segs = write_segs(fa);
     b->overlap = overlap_in_order(fa);
     for (size_t i = 0; i < BATCH_SLOTS; i++) {
         b->slot[i].pe = -1;
